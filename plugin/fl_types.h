@@ -1,0 +1,73 @@
+/* Types shared by every layer of the plugin: results, properties, identity, timings. */
+#ifndef FL_TYPES_H
+#define FL_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Same numbering as ncclResult_t (0..7 are valid in every NCCL we support). */
+enum fl_result {
+	FL_OK = 0,
+	FL_ERR_CUDA = 1,
+	FL_ERR_SYSTEM = 2,   /* kernel or hardware failure, dead peer */
+	FL_ERR_INTERNAL = 3, /* NCCL misused the API */
+	FL_ERR_ARGUMENT = 4,
+	FL_ERR_USAGE = 5,    /* user or configuration error */
+	FL_ERR_REMOTE = 6,
+	FL_IN_PROGRESS = 7,
+};
+
+#define FL_HANDLE_SIZE 128
+#define FL_MAX_REQUESTS 32 /* NCCL_NET_MAX_REQUESTS since 2.19 */
+#define FL_MAX_RECVS 8     /* most buffers one irecv may post */
+#define FL_MAX_VDEVS 8
+#define FL_PTR_HOST 0x1
+#define FL_PTR_CUDA 0x2
+#define FL_PTR_DMABUF 0x4
+#define FL_MAX_NET_BYTES (1ULL << 40) /* NCCL_MAX_NET_SIZE_BYTES */
+#define FL_MAX_COLL_BYTES (512ULL << 20)
+#define FL_NODE_NAME_LEN 48
+#define FL_DEV_NAME_LEN 16
+
+/* Properties of one device, in the richest (v12) shape; adapters narrow it. */
+struct fl_props {
+	const char *name;
+	const char *pci_path; /* NULL when the device has no PCI parent */
+	uint64_t guid;
+	int ptr_support;
+	int reg_is_global;
+	int force_flush;
+	int speed_mbps;
+	int port;
+	float latency_us;
+	int max_comms;
+	int max_recvs;
+	int vdev_count;
+	int vdevs[FL_MAX_VDEVS];
+	size_t max_p2p_bytes;
+	size_t max_coll_bytes;
+	int max_multi_request_size;
+	int16_t rail_id;
+	int16_t plane_id;
+};
+
+/* Who sits at one end of a connection. Travels in the handle and the hello. */
+struct fl_endpoint {
+	char node[FL_NODE_NAME_LEN];
+	char dev_name[FL_DEV_NAME_LEN];
+	int32_t dev;
+	int32_t rank; /* -1 where unknown */
+	uint64_t comm_hash;
+};
+
+/*
+ * Phases of one completed request, CLOCK_MONOTONIC ns, filled by the transport
+ * from the side that sees them. 0 means "not observed".
+ */
+struct fl_xfer_times {
+	uint64_t ready_ns;      /* the transfer could start: receiver ready, header seen */
+	uint64_t wire_start_ns; /* first payload byte moved */
+	uint64_t wire_end_ns;   /* last payload byte moved */
+};
+
+#endif

@@ -1,0 +1,14 @@
+/* Who this process is: node name and rank, as they appear in handles and reports. */
+#ifndef FL_IDENTITY_H
+#define FL_IDENTITY_H
+
+#include "fl_types.h"
+
+/*
+ * Node = FABRICLAB_NODE_NAME, else NODE_NAME (Kubernetes downward API), else
+ * the hostname. Rank from FABRICLAB_RANK, RANK, OMPI_COMM_WORLD_RANK or
+ * SLURM_PROCID, else -1 (NCCL's tags tell the wrap later).
+ */
+void fl_identity_local(struct fl_endpoint *ep, int dev, const char *dev_name, uint64_t comm_hash);
+
+#endif

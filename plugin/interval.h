@@ -1,0 +1,127 @@
+/*
+ * The exact union of time intervals reported by many connections at once (the
+ * wire intervals of every channel of a hop, or their posted -> done intervals),
+ * in bounded memory, without a lock on the data path.
+ *
+ * Writer side (struct fl_runs, one per connection and kind, single writer: the
+ * thread that completes its requests): intervals arrive roughly in time order,
+ * so the writer keeps the union of its own as "runs". The open run grows at its
+ * end; when an interval starts after it, the open run is closed into a small
+ * SPSC ring. The open run is published as two words, start then end (release),
+ * and every pair a reader can observe (end first) lies inside the true union.
+ *
+ * Reader side (struct fl_union, one per hop and kind, under the hop table's
+ * lock): takes the closed runs and a copy of each open run (adding the same
+ * coverage twice is harmless: a union is idempotent), keeps the part after its
+ * watermark as a sorted list of disjoint runs, and folds the part before a new
+ * watermark into a total. The watermark is a time before which no connection
+ * can still report anything (see hop.c: the oldest request still outstanding).
+ *
+ * Both sides stay bounded: a full ring makes the writer bridge the gap to the
+ * next interval, a full pending list makes the reader bridge its smallest gaps.
+ * Either way the bridged time is counted (the writer's `bridged_ns` plus the
+ * reader's), so the union is known to lie in [total - bridged, total]; it stays
+ * 0 while the reader keeps up.
+ */
+#ifndef FL_INTERVAL_H
+#define FL_INTERVAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FL_RUN_RING 1024 /* power of two */
+
+struct fl_run {
+	uint64_t start, end;
+};
+
+struct fl_run_slot {
+	_Atomic uint64_t start, end;
+};
+
+struct fl_runs {
+	/* writer-private */
+	uint64_t w_start, w_end; /* the open run; w_end == 0 before the first interval */
+	uint64_t head_w;         /* next ring slot to fill */
+	uint64_t tail_seen;      /* the reader's tail as last read */
+	/* published by the writer */
+	_Atomic uint64_t open_start, open_end;
+	_Atomic uint64_t head;
+	_Atomic uint64_t bridged_ns;
+	_Atomic uint64_t closed_ns; /* total length of the runs closed so far */
+	/* published by the reader, on a line of its own */
+	_Alignas(64) _Atomic uint64_t tail;
+	_Alignas(64) struct fl_run_slot ring[FL_RUN_RING];
+};
+
+/* Closes the open run into the ring (or bridges to [s, e] when the ring is full). */
+void fl_runs_close(struct fl_runs *r, uint64_t s, uint64_t e);
+/* An interval entirely before the open run: pushed as a run of its own. */
+void fl_runs_push_early(struct fl_runs *r, uint64_t s, uint64_t e);
+
+/*
+ * Release on both words: a reader that sees either one of a new run also sees
+ * the ring slot the previous run was closed into.
+ */
+static inline void fl_runs_publish(struct fl_runs *r)
+{
+	atomic_store_explicit(&r->open_start, r->w_start, memory_order_release);
+	atomic_store_explicit(&r->open_end, r->w_end, memory_order_release);
+}
+
+/* Adds [s, e) to a connection's union. Writer thread only. */
+static inline void fl_runs_add(struct fl_runs *r, uint64_t s, uint64_t e)
+{
+	if (e <= s)
+		return;
+	if (s > r->w_end) {
+		fl_runs_close(r, s, e);
+		return;
+	}
+	if (e < r->w_start) {
+		fl_runs_push_early(r, s, e);
+		return;
+	}
+	if (e > r->w_end) {
+		r->w_end = e;
+		atomic_store_explicit(&r->open_end, e, memory_order_release);
+	}
+	if (s < r->w_start) {
+		r->w_start = s;
+		atomic_store_explicit(&r->open_start, s, memory_order_release);
+	}
+}
+
+/* Length of one connection's own runs so far (for its closing log line). */
+uint64_t fl_runs_own_ns(const struct fl_runs *r);
+
+#define FL_UNION_PENDING 1024 /* disjoint runs kept after the watermark */
+#define FL_UNION_INTAKE 1024  /* runs taken before they are merged in */
+
+struct fl_union {
+	uint64_t watermark; /* coverage before it is final and folded into folded_ns */
+	uint64_t folded_ns;
+	uint64_t bridged_ns; /* upper bound on how much the total overstates the union */
+	struct fl_run *runs; /* [0, npending) sorted disjoint, then the intake */
+	size_t npending, nintake;
+};
+
+void fl_union_init(struct fl_union *u);
+void fl_union_free(struct fl_union *u);
+/* Adds one run (clipped to the watermark). Merges the intake when it is full. */
+void fl_union_add(struct fl_union *u, uint64_t start, uint64_t end);
+/*
+ * Takes a connection's closed runs and a copy of its open run; returns how
+ * many ring slots were drained (the caller's measure of how full rings get).
+ */
+size_t fl_union_take(struct fl_union *u, struct fl_runs *r);
+/*
+ * Merges what was taken, then folds everything before `floor` (a time before
+ * which no connection can report anything any more) into the final total.
+ */
+void fl_union_settle(struct fl_union *u, uint64_t floor);
+/* Length of the union of everything taken so far (ns); call after settle. */
+uint64_t fl_union_ns(const struct fl_union *u);
+
+#endif

@@ -1,0 +1,29 @@
+#include "log.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+static _Atomic(fl_logger_fn) current_logger;
+
+void fl_log_set_logger(fl_logger_fn logger)
+{
+	if (logger)
+		atomic_store_explicit(&current_logger, logger, memory_order_release);
+}
+
+void fl_log_emit(int level, const char *file, int line, const char *fmt, ...)
+{
+	fl_logger_fn logger = atomic_load_explicit(&current_logger, memory_order_acquire);
+	char msg[512];
+	va_list ap;
+
+	if (!logger)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* NCCL tags its own warnings with every subsystem so a subsystem filter never hides them. */
+	logger(level, level == FL_LOG_WARN ? ~0UL : FL_LOG_SUBSYS_NET, file, line,
+	       "NET/fabriclab : %s", msg);
+}

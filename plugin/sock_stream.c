@@ -1,0 +1,192 @@
+#include "sock_stream.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "clock.h"
+#include "error.h"
+
+#define SOCK_HELPER_STACK (256 << 10)
+
+void sock_sink_widen(struct sock_sink *sink, uint64_t start, uint64_t end)
+{
+	uint64_t cur = atomic_load_explicit(&sink->wire_start_ns, memory_order_relaxed);
+
+	while ((!cur || start < cur) &&
+	       !atomic_compare_exchange_weak_explicit(&sink->wire_start_ns, &cur, start,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+	cur = atomic_load_explicit(&sink->wire_end_ns, memory_order_relaxed);
+	while (end > cur &&
+	       !atomic_compare_exchange_weak_explicit(&sink->wire_end_ns, &cur, end,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+/* Returns 0, or the errno that ended the stream (-1 for EOF). */
+static int send_piece(struct sock_stream *s, const struct sock_task *t)
+{
+	uint64_t start = fl_clock_ns();
+	size_t off = 0;
+
+	while (off < t->len) {
+		ssize_t n = send(s->fd, t->buf + off, t->len - off, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno;
+		off += (size_t)n;
+	}
+	sock_sink_widen(t->sink, start, fl_clock_ns());
+	return 0;
+}
+
+static int recv_some(int fd, uint8_t *buf, size_t len, int flags, size_t *got)
+{
+	for (;;) {
+		ssize_t n = recv(fd, buf, len, flags);
+
+		if (n > 0) {
+			*got = (size_t)n;
+			return 0;
+		}
+		if (n == 0)
+			return -1;
+		if (errno != EINTR)
+			return errno;
+	}
+}
+
+/* The first recv returns as soon as bytes arrive: that is the wire start. */
+static int recv_piece(struct sock_stream *s, const struct sock_task *t)
+{
+	size_t off = 0, got = 0;
+	uint64_t start = 0;
+	int err;
+
+	while (off < t->len) {
+		err = recv_some(s->fd, t->buf + off, t->len - off, off ? MSG_WAITALL : 0, &got);
+		if (err)
+			return err;
+		if (!off)
+			start = fl_clock_ns();
+		off += got;
+	}
+	sock_sink_widen(t->sink, start, fl_clock_ns());
+	return 0;
+}
+
+/* Sleeps until the producer posts past tail or stop is set. */
+static void wait_for_work(struct sock_stream *s, uint32_t tail)
+{
+	pthread_mutex_lock(&s->lock);
+	atomic_store(&s->sleeping, 1);
+	while (atomic_load(&s->head) == tail && !atomic_load(&s->stop))
+		pthread_cond_wait(&s->wake, &s->lock);
+	atomic_store(&s->sleeping, 0);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static int next_task(struct sock_stream *s, struct sock_task *t)
+{
+	for (;;) {
+		uint32_t tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
+
+		if (atomic_load_explicit(&s->stop, memory_order_acquire))
+			return 0;
+		if (atomic_load_explicit(&s->head, memory_order_acquire) != tail) {
+			*t = s->ring[tail % SOCK_RING_SIZE];
+			/* free the slot before moving bytes: the ring then never holds done work */
+			atomic_store_explicit(&s->tail, tail + 1, memory_order_release);
+			return 1;
+		}
+		wait_for_work(s, tail);
+	}
+}
+
+static void *stream_main(void *arg)
+{
+	struct sock_stream *s = arg;
+	struct sock_task t;
+	char what[32];
+
+	while (next_task(s, &t)) {
+		int err = s->receiving ? recv_piece(s, &t) : send_piece(s, &t);
+
+		if (!err) {
+			atomic_fetch_sub_explicit(&t.sink->pending, 1, memory_order_release);
+			continue;
+		}
+		if (!atomic_load(&s->stop)) {
+			snprintf(what, sizeof(what), "%s on data stream %u",
+				 s->receiving ? "recv" : "send", s->index);
+			sock_fault_errno(s->fault, what, err < 0 ? 0 : err);
+		}
+		break;
+	}
+	return NULL;
+}
+
+int sock_stream_start(struct sock_stream *s, unsigned index, int fd, int receiving,
+		      struct sock_fault *fault)
+{
+	pthread_attr_t attr;
+	char name[16];
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->fd = fd;
+	s->index = index;
+	s->receiving = receiving;
+	s->fault = fault;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->wake, NULL);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, SOCK_HELPER_STACK);
+	err = pthread_create(&s->thread, &attr, stream_main, s);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		pthread_cond_destroy(&s->wake);
+		pthread_mutex_destroy(&s->lock);
+		return fl_fail(FL_ERR_SYSTEM, "starting a socket helper thread: %s", strerror(err));
+	}
+	snprintf(name, sizeof(name), "fl-sock-%c%u", receiving ? 'r' : 's', index);
+	pthread_setname_np(s->thread, name);
+	s->started = 1;
+	return FL_OK;
+}
+
+int sock_stream_post(struct sock_stream *s, uint8_t *buf, size_t len, struct sock_sink *sink)
+{
+	uint32_t head = atomic_load_explicit(&s->head, memory_order_relaxed);
+
+	if (head - atomic_load_explicit(&s->tail, memory_order_acquire) >= SOCK_RING_SIZE)
+		return fl_fail(FL_ERR_INTERNAL, "socket data stream %u: task ring full", s->index);
+	s->ring[head % SOCK_RING_SIZE] = (struct sock_task){ buf, len, sink };
+	/* seq_cst pairs with the helper's store of sleeping: one of us sees the other */
+	atomic_store(&s->head, head + 1);
+	if (atomic_load(&s->sleeping)) {
+		pthread_mutex_lock(&s->lock);
+		pthread_cond_signal(&s->wake);
+		pthread_mutex_unlock(&s->lock);
+	}
+	return FL_OK;
+}
+
+void sock_stream_stop(struct sock_stream *s)
+{
+	if (!s->started)
+		return;
+	atomic_store(&s->stop, 1);
+	shutdown(s->fd, SHUT_RDWR);
+	pthread_mutex_lock(&s->lock);
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->lock);
+	s->started = 0;
+}

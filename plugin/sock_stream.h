@@ -1,0 +1,69 @@
+/*
+ * One data stream of a connection and the helper thread that drives it with
+ * blocking send()/recv(). The proxy thread hands it pieces through a
+ * single-producer/single-consumer ring; the helper reports each moved piece on
+ * the request's sink. The helper sleeps on its own condvar when idle and the
+ * producer wakes it only when it said it sleeps, so nothing is shared across
+ * connections and an idle stream costs no syscall.
+ */
+#ifndef FL_SOCK_STREAM_H
+#define FL_SOCK_STREAM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sock_fault.h"
+
+/* >= the most pieces one stream can have in flight: 256 requests x 1 piece each. */
+#define SOCK_RING_SIZE 512
+
+/* Where the pieces of one request report: count down, and the wire interval. */
+struct sock_sink {
+	_Atomic uint32_t pending;       /* pieces not yet moved */
+	_Atomic uint64_t wire_start_ns; /* earliest first byte, 0 = none yet */
+	_Atomic uint64_t wire_end_ns;   /* latest last byte */
+};
+
+struct sock_task {
+	uint8_t *buf;
+	size_t len;
+	struct sock_sink *sink;
+};
+
+struct sock_stream {
+	int fd;
+	int receiving;
+	int started;
+	unsigned index;
+	struct sock_fault *fault;
+	pthread_t thread;
+	_Atomic uint32_t head; /* next slot the producer fills */
+	_Atomic uint32_t tail; /* next slot the helper takes */
+	_Atomic int sleeping;
+	_Atomic int stop;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct sock_task ring[SOCK_RING_SIZE];
+};
+
+static inline void sock_sink_reset(struct sock_sink *sink, uint32_t pieces)
+{
+	atomic_store_explicit(&sink->pending, pieces, memory_order_relaxed);
+	atomic_store_explicit(&sink->wire_start_ns, 0, memory_order_relaxed);
+	atomic_store_explicit(&sink->wire_end_ns, 0, memory_order_relaxed);
+}
+
+/* Widens the sink's wire interval to cover [start, end]. */
+void sock_sink_widen(struct sock_sink *sink, uint64_t start, uint64_t end);
+
+/* Starts the helper on fd (blocking mode). fault collects a dead stream. */
+int sock_stream_start(struct sock_stream *s, unsigned index, int fd, int receiving,
+		      struct sock_fault *fault);
+/* Proxy thread only. FL_ERR_INTERNAL if the ring is full (cannot happen within the pools). */
+int sock_stream_post(struct sock_stream *s, uint8_t *buf, size_t len, struct sock_sink *sink);
+/* Stops and joins the helper; shutdown() unblocks it. Leaves the fd open. */
+void sock_stream_stop(struct sock_stream *s);
+
+#endif

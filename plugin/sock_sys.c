@@ -1,0 +1,85 @@
+#include "sock_sys.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "clock.h"
+#include "error.h"
+#include "fl_types.h"
+
+uint64_t sock_random_u64(void)
+{
+	static _Atomic uint64_t counter;
+	uint64_t x;
+
+	if (getrandom(&x, sizeof(x), GRND_NONBLOCK) == (ssize_t)sizeof(x))
+		return x;
+	/* splitmix64 over time and a counter: unique enough to tell connections apart */
+	x = fl_clock_mono_ns() + (atomic_fetch_add(&counter, 1) + 1) * 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+int sock_tune(int fd, size_t bufsize)
+{
+	int one = 1, size = (int)bufsize;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		return fl_fail(FL_ERR_SYSTEM, "setsockopt(TCP_NODELAY): %s", strerror(errno));
+	if (!bufsize)
+		return FL_OK;
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)))
+		return fl_fail(FL_ERR_SYSTEM, "setsockopt(SO_SNDBUF/SO_RCVBUF %d): %s", size,
+			       strerror(errno));
+	return FL_OK;
+}
+
+int sock_set_nonblocking(int fd, int nonblocking)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0)
+		return fl_fail(FL_ERR_SYSTEM, "fcntl(F_GETFL): %s", strerror(errno));
+	flags = nonblocking ? flags | O_NONBLOCK : flags & ~O_NONBLOCK;
+	if (fcntl(fd, F_SETFL, flags))
+		return fl_fail(FL_ERR_SYSTEM, "fcntl(F_SETFL): %s", strerror(errno));
+	return FL_OK;
+}
+
+void sock_addr_format(const struct sockaddr *sa, char *out, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		snprintf(out, len, "%s:%u", host, ntohs(in->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		snprintf(out, len, "[%s]:%u", host, ntohs(in6->sin6_port));
+	} else {
+		snprintf(out, len, "?");
+	}
+}
+
+void sock_peer_format(int fd, char *out, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sslen = sizeof(ss);
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sslen))
+		snprintf(out, len, "?");
+	else
+		sock_addr_format((struct sockaddr *)&ss, out, len);
+}

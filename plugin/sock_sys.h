@@ -1,0 +1,21 @@
+/* Thin helpers over the socket API that every part of the socket transport uses. */
+#ifndef FL_SOCK_SYS_H
+#define FL_SOCK_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define SOCK_ADDR_STRLEN 64 /* "[ipv6]:port" */
+
+/* From the kernel's random pool; falls back to clock and address bits. */
+uint64_t sock_random_u64(void);
+/* TCP_NODELAY, and SO_SNDBUF/SO_RCVBUF when bufsize != 0. */
+int sock_tune(int fd, size_t bufsize);
+int sock_set_nonblocking(int fd, int nonblocking);
+/* "1.2.3.4:5" or "[::1]:5". */
+void sock_addr_format(const struct sockaddr *sa, char *out, size_t len);
+/* The fd's remote address as text; "?" when unknown. */
+void sock_peer_format(int fd, char *out, size_t len);
+
+#endif

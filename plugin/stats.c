@@ -1,0 +1,54 @@
+#include "stats.h"
+
+#include <string.h>
+
+void fl_stats_init(struct fl_conn_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	atomic_store_explicit(&s->tag_rank, -1, memory_order_relaxed);
+	for (unsigned i = 0; i < FL_CONN_SLOTS; i++)
+		atomic_store_explicit(&s->posted[i], FL_SLOT_FREE, memory_order_relaxed);
+}
+
+uint64_t fl_stats_oldest_post(const struct fl_conn_stats *s, uint64_t now)
+{
+	uint64_t oldest = now;
+
+	for (unsigned i = 0; i < FL_CONN_SLOTS; i++) {
+		uint64_t t = atomic_load_explicit(&s->posted[i], memory_order_acquire);
+
+		if (t < oldest)
+			oldest = t;
+	}
+	return oldest;
+}
+
+void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
+{
+	uint64_t max = fl_stats_load(&s->wire_max_ns);
+
+	acc->bytes += fl_stats_load(&s->bytes);
+	acc->messages += fl_stats_load(&s->messages);
+	acc->peer_wait_ns += fl_stats_load(&s->peer_wait_ns);
+	acc->wire_bridged_ns += fl_stats_load(&s->wire.bridged_ns);
+	acc->active_bridged_ns += fl_stats_load(&s->active.bridged_ns);
+	if (max > acc->wire_max_ns)
+		acc->wire_max_ns = max;
+	fl_size_hist_sum(&s->sizes, acc->sizes);
+	fl_time_hist_sum(&s->wire_times, acc->wire_times);
+}
+
+void fl_totals_merge(struct fl_conn_totals *acc, const struct fl_conn_totals *more)
+{
+	acc->bytes += more->bytes;
+	acc->messages += more->messages;
+	acc->peer_wait_ns += more->peer_wait_ns;
+	acc->wire_bridged_ns += more->wire_bridged_ns;
+	acc->active_bridged_ns += more->active_bridged_ns;
+	if (more->wire_max_ns > acc->wire_max_ns)
+		acc->wire_max_ns = more->wire_max_ns;
+	for (unsigned i = 0; i < FL_SIZE_BUCKETS; i++)
+		acc->sizes[i] += more->sizes[i];
+	for (unsigned i = 0; i < FL_TIME_BUCKETS; i++)
+		acc->wire_times[i] += more->wire_times[i];
+}

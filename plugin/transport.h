@@ -1,0 +1,43 @@
+/*
+ * The interface every transport implements (socket now; verbs and ext later).
+ * A transport moves bytes and nothing else: it never counts, traces or injects
+ * faults. Errors are returned as fl_result with a message left in fl_error_set().
+ * isend/irecv/test run on NCCL's proxy thread; setup calls on other threads.
+ */
+#ifndef FL_TRANSPORT_H
+#define FL_TRANSPORT_H
+
+#include "fl_types.h"
+
+struct fl_transport {
+	const char *name;
+	/* Once per process; returns FL_OK with *ndev == 0 when unusable here. */
+	int (*init)(void);
+	int (*devices)(int *ndev);
+	int (*get_properties)(int dev, struct fl_props *props);
+	/* Fills handle (FL_HANDLE_SIZE bytes) with an address and self. */
+	int (*listen)(int dev, const struct fl_endpoint *self, void *handle, void **listen_comm);
+	/* Non-blocking: *send_comm stays NULL until established; NCCL calls again with the same handle. */
+	int (*connect)(int dev, const struct fl_endpoint *self, void *handle, void **send_comm);
+	int (*accept)(void *listen_comm, void **recv_comm);
+	/* Who is at the other end of an established send or recv comm. */
+	int (*peer)(void *comm, struct fl_endpoint *peer);
+	int (*reg_mr)(void *comm, void *data, size_t size, int type, void **mhandle);
+	int (*reg_mr_dmabuf)(void *comm, void *data, size_t size, int type, uint64_t offset, int fd,
+			     void **mhandle);
+	int (*dereg_mr)(void *comm, void *mhandle);
+	/* *request == NULL with FL_OK means "not now, call again". */
+	int (*isend)(void *send_comm, void *data, size_t size, int tag, void *mhandle, void **request);
+	int (*irecv)(void *recv_comm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
+		     void **request);
+	int (*iflush)(void *recv_comm, int n, void **data, int *sizes, void **mhandles, void **request);
+	/* On *done, sizes[] hold the bytes moved and times the phases; the request is then gone. */
+	int (*test)(void *request, int *done, int *sizes, struct fl_xfer_times *times);
+	int (*close_send)(void *send_comm);
+	int (*close_recv)(void *recv_comm);
+	int (*close_listen)(void *listen_comm);
+};
+
+extern const struct fl_transport fl_socket_transport;
+
+#endif

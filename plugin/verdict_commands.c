@@ -1,0 +1,145 @@
+/*
+ * What a person would run on real hardware to confirm a verdict, with the
+ * real node and device names filled in. "on NODE:" says where to run it;
+ * a trailing shell comment says what to look for.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "verdict.h"
+
+struct lines {
+	char *buf;
+	size_t len;
+	size_t used;
+	int count;
+};
+
+/* Appends one whole line, or nothing when it does not fit. */
+__attribute__((format(printf, 2, 3))) static void add(struct lines *l, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(line) || l->used + (size_t)n + 2 > l->len)
+		return;
+	memcpy(l->buf + l->used, line, (size_t)n);
+	l->used += (size_t)n;
+	l->buf[l->used++] = '\n';
+	l->buf[l->used] = '\0';
+	l->count++;
+}
+
+static bool over_socket(const struct fl_hop_figures *h)
+{
+	return !strcmp(h->transport, "socket");
+}
+
+static void device_checks(struct lines *l, const struct fl_hop_figures *h, const char *node,
+			  const char *dev)
+{
+	if (over_socket(h)) {
+		add(l, "on %s: ethtool %s   # speed, duplex and link detected as expected?", node,
+		    dev);
+		add(l, "on %s: ethtool -S %s | grep -E 'pause|discard|err'   # counters that grow",
+		    node, dev);
+		add(l, "on %s: ip -s link show %s   # errors, drops, overruns", node, dev);
+		return;
+	}
+	add(l, "on %s: ibstat %s   # State Active, Physical state LinkUp, expected Rate", node,
+	    dev);
+	add(l, "on %s: perfquery -x -C %s   # SymbolErrors, LinkDowned, PortXmitWait growing?",
+	    node, dev);
+}
+
+static void pair_test(struct lines *l, const struct fl_hop_figures *h)
+{
+	const char *var = over_socket(h) ? "NCCL_SOCKET_IFNAME" : "NCCL_IB_HCA";
+	char devs[2 * FL_DEV_NAME_LEN + 2];
+
+	if (strcmp(h->src_dev, h->dst_dev))
+		snprintf(devs, sizeof(devs), "%s,%s", h->src_dev, h->dst_dev);
+	else
+		snprintf(devs, sizeof(devs), "%s", h->src_dev);
+	add(l,
+	    "mpirun -np 2 -H %s,%s -x %s=%s all_reduce_perf -b 1G -e 8G -f 2 -g 1   "
+	    "# nccl-tests on the suspect pair %s -> %s: busbw well below its peers confirms",
+	    h->src_node, h->dst_node, var, devs, h->src_node, h->dst_node);
+}
+
+static void wire_commands(struct lines *l, const struct fl_verdict *v,
+			  const struct fl_hop_figures *h)
+{
+	if (v->kind == FL_VERDICT_DEVICE) {
+		device_checks(l, h, v->node, v->dev);
+	} else {
+		device_checks(l, h, h->src_node, h->src_dev);
+		device_checks(l, h, h->dst_node, h->dst_dev);
+	}
+	if (!over_socket(h))
+		add(l, "ibdiagnet   # from any node: width, speed and errors of every fabric link");
+	pair_test(l, h);
+}
+
+static void node_commands(struct lines *l, const struct fl_verdict *v)
+{
+	add(l, "on %s: nvidia-smi -q -d CLOCK,PERFORMANCE   # clocks and throttle reasons",
+	    v->node);
+	add(l, "on %s: top -b -n 1 | head -20   # other processes competing for the CPUs", v->node);
+	add(l, "on %s: mpstat -P ALL 1 5   # a saturated core or interrupt storm", v->node);
+}
+
+static void gdr_commands(struct lines *l, const struct fl_verdict *v)
+{
+	add(l, "on %s: lsmod | grep -E 'nvidia_peermem|nv_peer_mem'   # GPUDirect RDMA needs one",
+	    v->node);
+	add(l,
+	    "on %s: nvidia-smi topo -m   "
+	    "# GPU-NIC distance: GDR needs PIX/PXB (NCCL_NET_GDR_LEVEL)",
+	    v->node);
+	add(l,
+	    "NCCL_DEBUG=INFO <your job> 2>&1 | grep 'GPU Direct RDMA'   "
+	    "# expect 'GPU Direct RDMA Enabled' on %s",
+	    v->node);
+	add(l, "NCCL_DEBUG=INFO <your job> 2>&1 | grep -E 'via NET/'   "
+	       "# channel lines should read NET/IB/<n>/GDRDMA");
+}
+
+static void transport_commands(struct lines *l, const struct fl_verdict *v)
+{
+	add(l, "NCCL_DEBUG=INFO <your job> 2>&1 | grep -E 'NET/(IB|Socket)'   "
+	       "# NCCL should say NET/IB, not NET/Socket");
+	add(l, "on %s: ibv_devinfo   # a port in state PORT_ACTIVE: RDMA is there to use", v->node);
+	add(l,
+	    "on %s: env | grep -E 'NCCL_(IB_DISABLE|NET|NET_PLUGIN|IB_HCA)='   "
+	    "# settings that force TCP",
+	    v->node);
+}
+
+int fl_verdict_commands(const struct fl_verdict *v, const struct fl_hop_figures *hops, size_t nhops,
+			char *buf, size_t len)
+{
+	struct lines l = { buf, len, 0, 0 };
+	bool has_hop = v->hop >= 0 && (size_t)v->hop < nhops;
+
+	if (len)
+		buf[0] = '\0';
+	switch (v->kind) {
+	case FL_VERDICT_LINK:
+	case FL_VERDICT_DEVICE:
+		if (has_hop)
+			wire_commands(&l, v, &hops[v->hop]);
+		break;
+	case FL_VERDICT_NODE: node_commands(&l, v); break;
+	case FL_VERDICT_GDR: gdr_commands(&l, v); break;
+	case FL_VERDICT_TRANSPORT: transport_commands(&l, v); break;
+	case FL_VERDICT_NONE: break;
+	}
+	return l.count;
+}

@@ -1,0 +1,152 @@
+/*
+ * The straggler: every wire runs at its normal rate, but one node hardly ever
+ * waits for its peers while they spend much of their time waiting. In a ring
+ * everyone ends up waiting on the slowest member, so it is the one that waits
+ * least: its data is always there by the time it gets round to receiving.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verdict_internal.h"
+
+#define STRAGGLER_MAX_RATIO 0.5 /* its wait share below half the others' median */
+#define OTHERS_MIN_SHARE 0.2 /* ... and the others wait at least a fifth of the time */
+#define STRAGGLER_MAX_SPEEDUP 10.0
+
+struct received {
+	const char *node;
+	size_t hop;
+};
+
+struct node_share {
+	const char *node;
+	size_t first_hop;
+	/*
+	 * Peer wait / active time over the hops it receives on. The wait is summed
+	 * over requests, so concurrent requests can take it above 1: only the
+	 * comparison between nodes means much then.
+	 */
+	double share;
+	size_t lo, hi; /* its hops in the sorted array */
+};
+
+static int cmp_received(const void *pa, const void *pb)
+{
+	const struct received *a = pa, *b = pb;
+	int c = strcmp(a->node, b->node);
+
+	return c ? c : (a->hop > b->hop) - (a->hop < b->hop);
+}
+
+static size_t collect_received(const struct verdict_input *in, struct received *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < in->nhops; i++) {
+		if (verdict_judged(in, i) && in->hops[i].active_seconds > 0.0)
+			r[n++] = (struct received){ in->hops[i].dst_node, i };
+	}
+	qsort(r, n, sizeof(*r), cmp_received);
+	return n;
+}
+
+static size_t share_per_node(const struct verdict_input *in, const struct received *r, size_t n,
+			     struct node_share *s)
+{
+	size_t nodes = 0;
+
+	for (size_t lo = 0, hi; lo < n; lo = hi) {
+		double wait = 0.0, active = 0.0;
+
+		for (hi = lo; hi < n && !strcmp(r[hi].node, r[lo].node); hi++) {
+			wait += in->hops[r[hi].hop].peer_wait_seconds;
+			active += in->hops[r[hi].hop].active_seconds;
+		}
+		s[nodes++] = (struct node_share){ r[lo].node, r[lo].hop, wait / active, lo, hi };
+	}
+	return nodes;
+}
+
+static size_t least_waiting(const struct node_share *s, size_t nodes)
+{
+	size_t best = 0;
+
+	for (size_t k = 1; k < nodes; k++) {
+		if (s[k].share < s[best].share ||
+		    (s[k].share == s[best].share && s[k].first_hop < s[best].first_hop))
+			best = k;
+	}
+	return best;
+}
+
+static double others_median(const struct node_share *s, size_t nodes, size_t skip, double *v)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < nodes; k++) {
+		if (k != skip)
+			v[n++] = s[k].share;
+	}
+	return verdict_median(v, n);
+}
+
+static double received_rate(const struct verdict_input *in, const struct received *r,
+			    const struct node_share *s, double *v)
+{
+	size_t n = 0;
+
+	for (size_t k = s->lo; k < s->hi; k++) {
+		if (in->hops[r[k].hop].wire_gbs > 0.0)
+			v[n++] = in->hops[r[k].hop].wire_gbs;
+	}
+	return verdict_median(v, n);
+}
+
+static void fill_node(const struct verdict_input *in, const struct received *r,
+		      const struct node_share *s, double others, double *v, struct fl_verdict *out)
+{
+	double median = verdict_median_rate(in);
+
+	out->kind = FL_VERDICT_NODE;
+	verdict_set_name(out->node, sizeof(out->node), s->node);
+	out->ratio = s->share / others;
+	/* The others stop waiting on it: their time shrinks by their wait share. */
+	out->speedup = others < 1.0 - 1.0 / STRAGGLER_MAX_SPEEDUP ? 1.0 / (1.0 - others)
+								  : STRAGGLER_MAX_SPEEDUP;
+	out->median_gbs = median > 0.0 ? median : 0.0;
+	out->culprit_gbs = received_rate(in, r, s, v);
+	verdict_say(
+		out,
+		"wire rates are normal, but %s waits on its peers %.0f%% of its receive time while "
+		"the other nodes wait %.0f%% (median): %s is the straggler the others wait on",
+		s->node, 100.0 * s->share, 100.0 * others, s->node);
+}
+
+int verdict_try_node(const struct verdict_input *in, struct fl_verdict *out)
+{
+	size_t n = in->nhops ? in->nhops : 1, count, nodes, culprit;
+	struct received *r = malloc(n * sizeof(*r));
+	struct node_share *s = malloc(n * sizeof(*s));
+	double *v = malloc(n * sizeof(*v));
+	double others;
+	int found = -1;
+
+	if (r && s && v) {
+		count = collect_received(in, r);
+		nodes = share_per_node(in, r, count, s);
+		found = 0;
+		if (nodes >= 2) {
+			culprit = least_waiting(s, nodes);
+			others = others_median(s, nodes, culprit, v);
+			found = others >= OTHERS_MIN_SHARE &&
+				s[culprit].share < STRAGGLER_MAX_RATIO * others;
+			if (found)
+				fill_node(in, r, &s[culprit], others, v, out);
+		}
+	}
+	free(r);
+	free(s);
+	free(v);
+	return found;
+}

@@ -1,0 +1,307 @@
+/*
+ * Slow wires: each hop against the comparable hops (same transport, nominal
+ * speed within 1%), then whether one device explains every slow hop (`device`)
+ * or the slowest stands alone (`link`).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verdict_internal.h"
+
+#define EXACT_SPREAD_MAX 64 /* groups up to this size get a spread without the hop judged */
+#define MAD_Z_SCALE 0.6745  /* makes the MAD of normal data comparable to its deviation */
+#define MIN_MODIFIED_Z 3.5
+
+struct rated_hop {
+	size_t hop;
+	size_t group;
+	double gbs;
+};
+
+/* What the wire analysis learns about each hop, indexed like the hop array. */
+struct wire_judgement {
+	double *ref; /* median of the other comparable hops; 0 when there are none */
+	bool *slow;
+	size_t nslow;
+	size_t first_slow;
+	double *scratch; /* room for one group's rates */
+};
+
+static bool comparable(const struct fl_hop_figures *a, const struct fl_hop_figures *b)
+{
+	double x = a->line_rate_gbs, y = b->line_rate_gbs;
+	double diff = x > y ? x - y : y - x;
+
+	return !strcmp(a->transport, b->transport) && diff <= 0.01 * (x > y ? x : y);
+}
+
+static int cmp_rated(const void *pa, const void *pb)
+{
+	const struct rated_hop *a = pa, *b = pb;
+
+	if (a->group != b->group)
+		return a->group < b->group ? -1 : 1;
+	if (a->gbs != b->gbs)
+		return a->gbs < b->gbs ? -1 : 1;
+	return (a->hop > b->hop) - (a->hop < b->hop);
+}
+
+/* Puts every hop with a rate in a comparable group; returns how many it rated. */
+static size_t group_rated(const struct verdict_input *in, struct rated_hop *rated, size_t *reps)
+{
+	size_t n = 0, ngroups = 0;
+
+	for (size_t i = 0; i < in->nhops; i++) {
+		size_t g = 0;
+
+		if (!verdict_has_rate(in, i))
+			continue;
+		while (g < ngroups && !comparable(&in->hops[reps[g]], &in->hops[i]))
+			g++;
+		if (g == ngroups)
+			reps[ngroups++] = i;
+		rated[n++] = (struct rated_hop){ i, g, in->hops[i].wire_gbs };
+	}
+	qsort(rated, n, sizeof(*rated), cmp_rated);
+	return n;
+}
+
+/*
+ * Median of a sorted group without its element k: a hop is compared with the
+ * others, so in a small ring the two slow hops of a bad device do not drag
+ * their own reference down.
+ */
+static double median_without(const struct rated_hop *g, size_t n, size_t k)
+{
+	size_t m = n - 1, a, b;
+
+	if (n < 2)
+		return 0.0;
+	a = m % 2 ? m / 2 : m / 2 - 1;
+	b = m / 2;
+	return (g[a < k ? a : a + 1].gbs + g[b < k ? b : b + 1].gbs) / 2.0;
+}
+
+/*
+ * A hop is slow when it is below min_ratio x the others' median and, when its
+ * nominal speed is known, also below min_ratio x that speed: a hop faster than
+ * its NIC's nominal rate is not a slow cable (loopback and veth, which report
+ * no speed, get a placeholder rate their hops beat).
+ */
+static bool below_ratio(const struct fl_hop_figures *h, double ref, double min_ratio)
+{
+	double line = h->line_rate_gbs;
+
+	if (ref <= 0.0 || h->wire_gbs >= min_ratio * ref)
+		return false;
+	return line <= 0.0 || h->wire_gbs < min_ratio * line;
+}
+
+static double distance(double a, double b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* Median absolute deviation of a group's rates from its median (scratch holds n). */
+static double group_mad(const struct rated_hop *g, size_t n, double *scratch)
+{
+	double median;
+
+	for (size_t k = 0; k < n; k++)
+		scratch[k] = g[k].gbs;
+	median = verdict_median(scratch, n);
+	for (size_t k = 0; k < n; k++)
+		scratch[k] = distance(g[k].gbs, median);
+	return verdict_median(scratch, n);
+}
+
+/*
+ * ... and it must stand out from the others' spread: its shortfall, in median
+ * absolute deviations of the others, is a modified z-score (Iglewicz and
+ * Hoaglin) above 3.5. Busy shared hosts spread rates by tens of percent with
+ * no hop to blame; a bad cable sits far outside the spread of the good ones.
+ * Small groups leave the hop out of the spread (its partner on a bad device
+ * would otherwise widen it); in large groups a few slow hops hardly move it.
+ */
+static bool stands_out(const struct rated_hop *g, size_t n, size_t k, double ref,
+		       double large_group_mad, double *scratch)
+{
+	double mad = large_group_mad;
+	size_t m = 0;
+
+	if (n <= EXACT_SPREAD_MAX) {
+		for (size_t o = 0; o < n; o++) {
+			if (o != k)
+				scratch[m++] = distance(g[o].gbs, ref);
+		}
+		mad = verdict_median(scratch, m);
+	}
+	return mad <= 0.0 || MAD_Z_SCALE * (ref - g[k].gbs) / mad > MIN_MODIFIED_Z;
+}
+
+static void judge_group(const struct verdict_input *in, const struct rated_hop *g, size_t n,
+			struct wire_judgement *j)
+{
+	double mad = n > EXACT_SPREAD_MAX ? group_mad(g, n, j->scratch) : 0.0;
+
+	for (size_t k = 0; n >= 2 && k < n; k++) {
+		size_t i = g[k].hop;
+
+		j->ref[i] = median_without(g, n, k);
+		j->slow[i] = below_ratio(&in->hops[i], j->ref[i], in->params->min_ratio) &&
+			     stands_out(g, n, k, j->ref[i], mad, j->scratch);
+	}
+}
+
+static void judge_groups(const struct verdict_input *in, const struct rated_hop *rated, size_t n,
+			 struct wire_judgement *j)
+{
+	for (size_t lo = 0, hi; lo < n; lo = hi) {
+		for (hi = lo; hi < n && rated[hi].group == rated[lo].group; hi++)
+			;
+		judge_group(in, &rated[lo], hi - lo, j);
+	}
+	j->nslow = 0;
+	for (size_t i = in->nhops; i-- > 0;) {
+		if (j->slow[i]) {
+			j->nslow++;
+			j->first_slow = i;
+		}
+	}
+}
+
+static double hop_ratio(const struct verdict_input *in, const struct wire_judgement *j, size_t i)
+{
+	return in->hops[i].wire_gbs / j->ref[i];
+}
+
+/*
+ * Every rated hop through node/dev is slow, in both directions, and every slow
+ * hop goes through it. Returns its slowest hop, or -1 when it does not explain.
+ */
+static long device_explains(const struct verdict_input *in, const struct wire_judgement *j,
+			    const char *node, const char *dev, size_t *nhops_through)
+{
+	size_t through = 0, slow_through = 0;
+	bool as_src = false, as_dst = false;
+	long slowest = -1;
+
+	for (size_t i = 0; i < in->nhops; i++) {
+		const struct fl_hop_figures *h = &in->hops[i];
+
+		if (!verdict_has_rate(in, i) || !verdict_touches(h, node, dev))
+			continue;
+		through++;
+		if (!j->slow[i])
+			return -1;
+		slow_through++;
+		as_src |= !strcmp(h->src_node, node) && !strcmp(h->src_dev, dev);
+		as_dst |= !strcmp(h->dst_node, node) && !strcmp(h->dst_dev, dev);
+		if (slowest < 0 || hop_ratio(in, j, i) < hop_ratio(in, j, (size_t)slowest))
+			slowest = (long)i;
+	}
+	*nhops_through = through;
+	return as_src && as_dst && slow_through == j->nslow ? slowest : -1;
+}
+
+static void fill_wire(const struct verdict_input *in, const struct wire_judgement *j, size_t i,
+		      struct fl_verdict *out)
+{
+	verdict_set_hop(out, in->hops, i);
+	out->median_gbs = j->ref[i];
+	out->ratio = hop_ratio(in, j, i);
+	/* A ring moves at the pace of its slowest hop. */
+	out->speedup = out->ratio > 0.0 ? 1.0 / out->ratio : 1.0;
+}
+
+static void pct_line(const struct fl_hop_figures *h, char *buf, size_t len)
+{
+	if (h->line_rate_gbs > 0.0)
+		snprintf(buf, len, ", %.0f%% of its %.2f GB/s line rate",
+			 100.0 * h->wire_gbs / h->line_rate_gbs, h->line_rate_gbs);
+	else
+		buf[0] = '\0';
+}
+
+static bool try_device_at(const struct verdict_input *in, const struct wire_judgement *j,
+			  const char *node, const char *dev, struct fl_verdict *out)
+{
+	const struct fl_hop_figures *h;
+	size_t through = 0;
+	long slowest = device_explains(in, j, node, dev, &through);
+
+	if (slowest < 0)
+		return false;
+	out->kind = FL_VERDICT_DEVICE;
+	fill_wire(in, j, (size_t)slowest, out);
+	verdict_set_name(out->node, sizeof(out->node), node);
+	verdict_set_name(out->dev, sizeof(out->dev), dev);
+	h = &in->hops[slowest];
+	verdict_say(
+		out,
+		"all %zu hops through %s/%s are slow in both directions (slowest %s/%s -> %s/%s: "
+		"%.2f GB/s, %.2fx the %.2f GB/s median): suspect its NIC, port or cable",
+		through, node, dev, h->src_node, h->src_dev, h->dst_node, h->dst_dev, h->wire_gbs,
+		out->ratio, out->median_gbs);
+	return true;
+}
+
+static void name_link(const struct verdict_input *in, const struct wire_judgement *j,
+		      struct fl_verdict *out)
+{
+	size_t worst = j->first_slow;
+	const struct fl_hop_figures *h;
+	char line[64];
+
+	for (size_t i = worst + 1; i < in->nhops; i++) {
+		if (j->slow[i] && hop_ratio(in, j, i) < hop_ratio(in, j, worst))
+			worst = i;
+	}
+	out->kind = FL_VERDICT_LINK;
+	fill_wire(in, j, worst, out);
+	h = &in->hops[worst];
+	pct_line(h, line, sizeof(line));
+	verdict_say(
+		out,
+		"hop %s/%s -> %s/%s runs at %.2f GB/s, %.2fx the %.2f GB/s median of comparable "
+		"%s hops%s (%zu slow hop%s in all)",
+		h->src_node, h->src_dev, h->dst_node, h->dst_dev, h->wire_gbs, out->ratio,
+		out->median_gbs, h->transport, line, j->nslow, j->nslow == 1 ? "" : "s");
+}
+
+static void decide(const struct verdict_input *in, const struct wire_judgement *j,
+		   struct fl_verdict *out)
+{
+	const struct fl_hop_figures *first = &in->hops[j->first_slow];
+
+	/* A device that explains every slow hop touches the first one. */
+	if (try_device_at(in, j, first->src_node, first->src_dev, out))
+		return;
+	if (try_device_at(in, j, first->dst_node, first->dst_dev, out))
+		return;
+	name_link(in, j, out);
+}
+
+int verdict_try_wire(const struct verdict_input *in, struct fl_verdict *out)
+{
+	size_t n = in->nhops ? in->nhops : 1;
+	struct rated_hop *rated = malloc(n * sizeof(*rated));
+	size_t *reps = malloc(n * sizeof(*reps));
+	struct wire_judgement j = { calloc(n, sizeof(double)), calloc(n, sizeof(bool)), 0, 0,
+				    malloc(n * sizeof(double)) };
+	int found = -1;
+
+	if (rated && reps && j.ref && j.slow && j.scratch) {
+		judge_groups(in, rated, group_rated(in, rated, reps), &j);
+		found = j.nslow > 0;
+		if (found)
+			decide(in, &j, out);
+	}
+	free(rated);
+	free(reps);
+	free(j.ref);
+	free(j.slow);
+	free(j.scratch);
+	return found;
+}

@@ -1,0 +1,155 @@
+/* Connecting ranks: listen, exchange handles, connect and accept the way NCCL does. */
+#include "shim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "boot_socket.h"
+
+#define CONNECT_PAUSE_NS 100000L
+
+/* "connect() to rank 2 and accept() from rank 0 not done" for a timeout message. */
+static int fail_pending(const struct shim_world *w, const struct shim_link *link)
+{
+	char what[96] = "";
+
+	if (!link->send_comm)
+		snprintf(what, sizeof(what), "connect() to rank %d", link->send_peer);
+	if (!link->recv_comm)
+		snprintf(what + strlen(what), sizeof(what) - strlen(what),
+			 "%saccept() from rank %d", what[0] ? " and " : "", link->recv_peer);
+	return shim_fail(FL_ERR_SYSTEM, "%s not done after %d s", what, w->timeout_ms / 1000);
+}
+
+/*
+ * NCCL's pattern: call connect and accept in turn until both return a comm,
+ * never finishing one before starting the other (each may need the other
+ * side's progress).
+ */
+static int connect_and_accept(struct shim_world *w, struct shim_link *link, void *handle,
+			      void *listen_comm)
+{
+	struct timespec pause = { 0, CONNECT_PAUSE_NS };
+	uint64_t deadline = shim_deadline_ms(w->timeout_ms);
+	int rc;
+
+	while (!link->send_comm || !link->recv_comm) {
+		void *before_send = link->send_comm, *before_recv = link->recv_comm;
+
+		if (!link->send_comm) {
+			rc = shim_net_connect(&w->net, w->dev, handle, &link->send_comm);
+			if (rc)
+				return shim_fail(rc, "connect() to rank %d failed: %s (%d)",
+						 link->send_peer, shim_result_name(rc), rc);
+		}
+		if (!link->recv_comm) {
+			rc = shim_net_accept(&w->net, listen_comm, &link->recv_comm);
+			if (rc)
+				return shim_fail(rc, "accept() from rank %d failed: %s (%d)",
+						 link->recv_peer, shim_result_name(rc), rc);
+		}
+		if (link->send_comm != before_send || link->recv_comm != before_recv)
+			continue;
+		if (shim_now_ns() > deadline)
+			return fail_pending(w, link);
+		nanosleep(&pause, NULL);
+	}
+	return FL_OK;
+}
+
+static int register_staging(struct shim_world *w, struct shim_link *link)
+{
+	size_t bytes = SHIM_STEPS * w->step_bytes;
+	int rc;
+
+	if (posix_memalign((void **)&link->staging, 4096, bytes))
+		return shim_fail(FL_ERR_SYSTEM, "cannot allocate %zu bytes of staging", bytes);
+	rc = shim_net_reg_mr(&w->net, link->recv_comm, link->staging, bytes, FL_PTR_HOST,
+			     &link->staging_mh);
+	if (rc)
+		return shim_fail(rc, "regMr() of the staging buffers failed: %s (%d)",
+				 shim_result_name(rc), rc);
+	return FL_OK;
+}
+
+static int exchange_and_connect(struct shim_world *w, struct shim_link *link, void *listen_comm,
+				const char *handle)
+{
+	char *handles = calloc((size_t)w->nranks, FL_HANDLE_SIZE);
+	int rc;
+
+	if (!handles)
+		return shim_fail(FL_ERR_SYSTEM, "out of memory");
+	rc = shim_boot_allgather(&w->boot, handle, handles, FL_HANDLE_SIZE);
+	/* connect() may keep its progress in the handle: pass the same buffer every time. */
+	if (!rc)
+		rc = connect_and_accept(w, link, handles + (size_t)link->send_peer * FL_HANDLE_SIZE,
+					listen_comm);
+	free(handles);
+	return rc;
+}
+
+int shim_link_open(struct shim_world *w, int send_peer, int recv_peer, struct shim_link *link)
+{
+	char handle[FL_HANDLE_SIZE] = { 0 };
+	void *listen_comm = NULL;
+	int rc;
+
+	*link = (struct shim_link){ .send_peer = send_peer, .recv_peer = recv_peer };
+	rc = shim_net_listen(&w->net, w->dev, handle, &listen_comm);
+	if (rc)
+		return shim_fail(rc, "listen() on device %d failed: %s (%d)", w->dev,
+				 shim_result_name(rc), rc);
+	rc = exchange_and_connect(w, link, listen_comm, handle);
+	shim_net_close_listen(&w->net, listen_comm);
+	if (!rc)
+		rc = register_staging(w, link);
+	if (rc) {
+		shim_link_close(w, link);
+		return rc;
+	}
+	SHIM_INFO(SHIM_LOG_INIT | SHIM_LOG_NET, "shim: connected: send to rank %d, receive from "
+		  "rank %d", send_peer, recv_peer);
+	return FL_OK;
+}
+
+void shim_link_close(struct shim_world *w, struct shim_link *link)
+{
+	if (link->staging_mh)
+		shim_net_dereg_mr(&w->net, link->recv_comm, link->staging_mh);
+	free(link->staging);
+	if (link->send_comm)
+		shim_net_close_send(&w->net, link->send_comm);
+	if (link->recv_comm)
+		shim_net_close_recv(&w->net, link->recv_comm);
+	*link = (struct shim_link){ .send_peer = link->send_peer, .recv_peer = link->recv_peer };
+}
+
+int shim_buf_register(struct shim_world *w, struct shim_buf *buf, void *data, size_t size)
+{
+	struct shim_link *ring = &w->ring;
+	int rc;
+
+	*buf = (struct shim_buf){ .data = data, .size = size };
+	rc = shim_net_reg_mr(&w->net, ring->send_comm, data, size, FL_PTR_HOST, &buf->send_mh);
+	if (!rc)
+		rc = shim_net_reg_mr(&w->net, ring->recv_comm, data, size, FL_PTR_HOST,
+				     &buf->recv_mh);
+	if (rc) {
+		shim_buf_deregister(w, buf);
+		return shim_fail(rc, "regMr() of %zu bytes failed: %s (%d)", size,
+				 shim_result_name(rc), rc);
+	}
+	return FL_OK;
+}
+
+void shim_buf_deregister(struct shim_world *w, struct shim_buf *buf)
+{
+	if (buf->send_mh && !w->broken)
+		shim_net_dereg_mr(&w->net, w->ring.send_comm, buf->send_mh);
+	if (buf->recv_mh && !w->broken)
+		shim_net_dereg_mr(&w->net, w->ring.recv_comm, buf->recv_mh);
+	buf->send_mh = buf->recv_mh = NULL;
+}

@@ -1,0 +1,100 @@
+/*
+ * The shim: a small stand-in for NCCL that drives a net plugin the way NCCL
+ * does, over host memory. A world is one rank of a job: the bootstrap, the
+ * loaded plugin, and a ring of connections (send to rank+1, receive from
+ * rank-1). Collectives follow NCCL's patterns: NCCL_STEPS (8) transfers in
+ * flight per connection, a staging ring of 8 step buffers on the receive side,
+ * isend tag = own rank, irecv tag = the sender's rank, and test() polled.
+ *
+ * Environment: NCCL_NET_PLUGIN (default "fabriclab"), FABRICLAB_SHIM_NET_VERSION
+ * (0 = highest), FABRICLAB_SHIM_DEV (0), FABRICLAB_SHIM_STEP (512K),
+ * FABRICLAB_SHIM_TIMEOUT (seconds without progress before giving up, 120).
+ * Every call returns an fl_result; on failure shim_error_text() says why.
+ */
+#ifndef SHIM_H
+#define SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../plugin/fl_types.h"
+#include "bootstrap.h"
+#include "shim_error.h"
+#include "shim_log.h"
+#include "shim_net.h"
+
+#define SHIM_STEPS 8 /* NCCL_STEPS: transfers in flight per connection */
+#define SHIM_STEP_DEFAULT (512 * 1024)
+#define SHIM_TIMEOUT_DEFAULT_S 120
+
+/* One send connection and one receive connection, to possibly different peers. */
+struct shim_link {
+	int send_peer;
+	int recv_peer;
+	void *send_comm;
+	void *recv_comm;
+	char *staging; /* SHIM_STEPS step buffers that receives land in */
+	void *staging_mh;
+};
+
+struct shim_world {
+	int rank;
+	int nranks;
+	int dev;
+	int timeout_ms;
+	size_t step_bytes;
+	uint64_t comm_id;
+	/* A transfer failed: comms may still hold requests, so close leaves the plugin alone. */
+	int broken;
+	int net_loaded;
+	struct shim_boot boot;
+	struct shim_net net;
+	struct fl_props props;
+	struct shim_link ring;
+};
+
+/* A buffer registered with both comms of the ring. */
+struct shim_buf {
+	void *data;
+	size_t size;
+	void *send_mh;
+	void *recv_mh;
+};
+
+/*
+ * Joins the job the environment describes (RANK, WORLD_SIZE, MASTER_ADDR,
+ * MASTER_PORT), loads and initialises the plugin and connects the ring. When
+ * the plugin's plain name does not load, fallback_dir (if not NULL) is tried.
+ */
+int shim_world_open(struct shim_world *w, const char *fallback_dir);
+void shim_world_close(struct shim_world *w);
+
+/*
+ * Collective: every rank calls it. Listens, exchanges handles through the
+ * bootstrap, then connects to send_peer and accepts from recv_peer.
+ */
+int shim_link_open(struct shim_world *w, int send_peer, int recv_peer, struct shim_link *link);
+void shim_link_close(struct shim_world *w, struct shim_link *link);
+
+int shim_buf_register(struct shim_world *w, struct shim_buf *buf, void *data, size_t size);
+void shim_buf_deregister(struct shim_world *w, struct shim_buf *buf);
+
+/* Ring all-reduce of floats, out of place (send == recv is in place). */
+int shim_all_reduce_sum(struct shim_world *w, const struct shim_buf *send,
+			const struct shim_buf *recv, size_t count);
+/* Sends `bytes` of send to the next rank and receives as many from the previous one. */
+int shim_sendrecv(struct shim_world *w, const struct shim_buf *send, const struct shim_buf *recv,
+		  size_t bytes);
+
+/*
+ * Runs rank_main in nranks forked children (no exec), each with RANK,
+ * WORLD_SIZE, MASTER_ADDR, MASTER_PORT, FABRICLAB_NODE_NAME=node<r> (unless
+ * set) and FABRICLAB_SOCKET_IFNAME=lo (unless it or NCCL_SOCKET_IFNAME is set);
+ * rank 0 inherits the bootstrap socket. A child's exit status is rank_main's
+ * return value. If one fails, the others get SIGTERM, then SIGKILL after 5 s.
+ * FABRICLAB_SHIM_PIDFILE, when set, receives "rank pid" lines. FL_OK when every
+ * rank exited 0, else an error naming the first rank that failed and how.
+ */
+int shim_spawn(int nranks, int (*rank_main)(void *arg), void *arg);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * The shim's view of a loaded net plugin: opened and bound the way NCCL does it
+ * (NCCL_NET_PLUGIN name -> libnccl-net-NAME.so or a path, highest
+ * ncclNetPlugin_vN found), and adapted from that ABI version to one shape.
+ */
+#ifndef SHIM_NET_H
+#define SHIM_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../plugin/fl_types.h"
+
+struct shim_net_ops;
+
+struct shim_net {
+	void *lib;            /* dlopen handle */
+	const void *table;    /* the ncclNet_vN_t found */
+	int version;          /* N */
+	const char *name;     /* table's name field */
+	void *ctx;            /* v11+: per-communicator context */
+	const struct shim_net_ops *ops;
+};
+
+/*
+ * The logger shim_net_init hands to the plugin; the shim's own warnings (a size
+ * an old ABI cannot carry, a device type it cannot drive) go through it too.
+ * Defaults to one that prints WARN lines to stderr; set it before shim_net_init.
+ */
+extern void (*shim_net_logger)(int level, unsigned long flags, const char *file, int line,
+			       const char *fmt, ...);
+
+/*
+ * Loads `plugin` (a name, a soname or a path, like NCCL_NET_PLUGIN). version 0
+ * picks the highest one exported, else exactly that one. Returns 0 or -1 with a
+ * message in err.
+ */
+int shim_net_load(const char *plugin, int version, struct shim_net *net, char *err, size_t errlen);
+/* Calls the plugin's init with the shim logger; comm_id feeds v11+ init. */
+int shim_net_init(struct shim_net *net, uint64_t comm_id);
+/* v11+ finalize, then dlclose. */
+void shim_net_close(struct shim_net *net);
+
+int shim_net_devices(struct shim_net *net, int *ndev);
+int shim_net_properties(struct shim_net *net, int dev, struct fl_props *props);
+int shim_net_listen(struct shim_net *net, int dev, void *handle, void **listen_comm);
+int shim_net_connect(struct shim_net *net, int dev, void *handle, void **send_comm);
+int shim_net_accept(struct shim_net *net, void *listen_comm, void **recv_comm);
+int shim_net_reg_mr(struct shim_net *net, void *comm, void *data, size_t size, int type,
+		    void **mhandle);
+int shim_net_dereg_mr(struct shim_net *net, void *comm, void *mhandle);
+int shim_net_isend(struct shim_net *net, void *send_comm, void *data, size_t size, int tag,
+		   void *mhandle, void **request);
+int shim_net_irecv(struct shim_net *net, void *recv_comm, int n, void **data, size_t *sizes,
+		   int *tags, void **mhandles, void **request);
+int shim_net_test(struct shim_net *net, void *request, int *done, int *sizes);
+int shim_net_close_send(struct shim_net *net, void *send_comm);
+int shim_net_close_recv(struct shim_net *net, void *recv_comm);
+int shim_net_close_listen(struct shim_net *net, void *listen_comm);
+
+#endif

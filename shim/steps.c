@@ -1,0 +1,111 @@
+#include "steps.h"
+
+#include <sched.h>
+
+#include "boot_socket.h"
+
+/* Looking at the clock every pass would cost more than the passes themselves. */
+#define IDLE_PASSES_PER_CLOCK 64
+
+void shim_fifo_init(struct shim_fifo *f, struct shim_link *link, const char *op, int send)
+{
+	*f = (struct shim_fifo){ .link = link, .op = op, .send = send };
+}
+
+static int peer_of(const struct shim_fifo *f)
+{
+	return f->send ? f->link->send_peer : f->link->recv_peer;
+}
+
+static int fail_call(struct shim_world *w, struct shim_fifo *f, const char *call, int rc)
+{
+	w->broken = 1;
+	return shim_fail(rc ? rc : FL_ERR_INTERNAL, "%s: %s() on the %s rank %d failed: %s (%d)",
+			 f->op, call, f->send ? "send to" : "receive from",
+			 peer_of(f), shim_result_name(rc), rc);
+}
+
+int shim_fifo_post(struct shim_world *w, struct shim_fifo *f, void *data, size_t bytes,
+		   void *mhandle)
+{
+	struct shim_link *link = f->link;
+	unsigned slot = f->posted % SHIM_STEPS;
+	void *req = NULL;
+	int rc;
+
+	if (f->send) {
+		/* NCCL's convention: a sender tags with its own rank. */
+		rc = shim_net_isend(&w->net, link->send_comm, data, bytes, w->rank, mhandle, &req);
+	} else {
+		size_t size = bytes;
+		int tag = link->recv_peer;
+
+		rc = shim_net_irecv(&w->net, link->recv_comm, 1, &data, &size, &tag, &mhandle,
+				    &req);
+	}
+	if (rc)
+		return fail_call(w, f, f->send ? "isend" : "irecv", rc);
+	if (!req)
+		return FL_OK;
+	f->req[slot] = req;
+	f->bytes[slot] = bytes;
+	f->posted++;
+	return FL_OK;
+}
+
+int shim_fifo_test(struct shim_world *w, struct shim_fifo *f)
+{
+	unsigned slot = f->done % SHIM_STEPS;
+	int done = 0, size = -1, rc;
+
+	rc = shim_net_test(&w->net, f->req[slot], &done, &size);
+	if (rc)
+		return fail_call(w, f, "test", rc);
+	if (!done)
+		return FL_OK;
+	if (size < 0 || (size_t)size != f->bytes[slot]) {
+		w->broken = 1;
+		return shim_fail(FL_ERR_INTERNAL, "%s: test() on the %s rank %d reported %d bytes, "
+				 "%zu were posted", f->op,
+				 f->send ? "send to" : "receive from", peer_of(f), size,
+				 f->bytes[slot]);
+	}
+	f->req[slot] = NULL;
+	f->done++;
+	return FL_OK;
+}
+
+void shim_watch_init(struct shim_watch *watch)
+{
+	*watch = (struct shim_watch){ .since_ns = shim_now_ns() };
+}
+
+int shim_watch_pass(struct shim_world *w, struct shim_watch *watch, const struct shim_fifo *sends,
+		    const struct shim_fifo *recvs)
+{
+	uint64_t moves = sends->posted + sends->done + recvs->posted + recvs->done;
+	uint64_t now;
+
+	if (moves != watch->moves) {
+		watch->moves = moves;
+		watch->idle = 0;
+		watch->since_ns = 0; /* stale: refreshed at the next look at the clock */
+		return FL_OK;
+	}
+	/* Several ranks may share a core: let the one with work run (NCCL's proxy does too). */
+	sched_yield();
+	if (++watch->idle % IDLE_PASSES_PER_CLOCK)
+		return FL_OK;
+	now = shim_now_ns();
+	if (!watch->since_ns)
+		watch->since_ns = now;
+	if (now - watch->since_ns < (uint64_t)w->timeout_ms * 1000000ULL)
+		return FL_OK;
+	w->broken = 1;
+	return shim_fail(FL_ERR_SYSTEM, "%s: no progress for %d s: sends to rank %d: %llu posted, "
+			 "%llu done; receives from rank %d: %llu posted, %llu done", sends->op,
+			 w->timeout_ms / 1000, sends->link->send_peer,
+			 (unsigned long long)sends->posted, (unsigned long long)sends->done,
+			 recvs->link->recv_peer, (unsigned long long)recvs->posted,
+			 (unsigned long long)recvs->done);
+}

@@ -1,0 +1,170 @@
+#include "shim.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim_env.h"
+
+#define DEFAULT_PLUGIN "fabriclab"
+
+static int read_settings(struct shim_world *w)
+{
+	long dev, timeout_s;
+	size_t step;
+	int rc;
+
+	rc = shim_env_long("FABRICLAB_SHIM_DEV", 0, 0, 1023, &dev);
+	if (!rc)
+		rc = shim_env_long("FABRICLAB_SHIM_TIMEOUT", SHIM_TIMEOUT_DEFAULT_S, 1, 86400,
+				   &timeout_s);
+	if (!rc)
+		rc = shim_env_bytes("FABRICLAB_SHIM_STEP", SHIM_STEP_DEFAULT, 4, 1UL << 30, &step);
+	if (rc)
+		return rc;
+	if (step % sizeof(float))
+		return shim_fail(FL_ERR_USAGE, "FABRICLAB_SHIM_STEP=%zu: expected a multiple of 4",
+				 step);
+	w->dev = (int)dev;
+	w->timeout_ms = (int)timeout_s * 1000;
+	w->step_bytes = step;
+	return FL_OK;
+}
+
+/* Like NCCL: the name as given, else libnccl-net-<name>.so; the tool adds its own folder. */
+static int load_plugin(struct shim_world *w, const char *fallback_dir)
+{
+	const char *name = shim_env("NCCL_NET_PLUGIN");
+	char err[256], err2[256], path[PATH_MAX];
+	long version;
+	int rc;
+
+	if (!name)
+		name = DEFAULT_PLUGIN;
+	if (!strcasecmp(name, "none"))
+		return shim_fail(FL_ERR_USAGE, "NCCL_NET_PLUGIN=none: the shim needs a net plugin");
+	rc = shim_env_long("FABRICLAB_SHIM_NET_VERSION", 0, 0, 12, &version);
+	if (rc)
+		return rc;
+	if (version && version < 6)
+		return shim_fail(FL_ERR_USAGE, "FABRICLAB_SHIM_NET_VERSION=%ld: expected 0 "
+				 "(highest) or 6 to 12", version);
+	if (!shim_net_load(name, (int)version, &w->net, err, sizeof(err)))
+		return FL_OK;
+	if (!fallback_dir || strchr(name, '/'))
+		return shim_fail(FL_ERR_USAGE, "%s", err);
+	if (!strncmp(name, "lib", 3) && strstr(name, ".so"))
+		snprintf(path, sizeof(path), "%s/%s", fallback_dir, name);
+	else
+		snprintf(path, sizeof(path), "%s/libnccl-net-%s.so", fallback_dir, name);
+	if (!shim_net_load(path, (int)version, &w->net, err2, sizeof(err2)))
+		return FL_OK;
+	return shim_fail(FL_ERR_USAGE, "%s; %s", err, err2);
+}
+
+/* Rank 0 draws the communicator id; everyone takes its value, as NCCL's commHash. */
+static int agree_comm_id(struct shim_world *w)
+{
+	uint64_t mine = 0, *all;
+	int rc;
+
+	if (w->rank == 0 && getrandom(&mine, sizeof(mine), 0) != sizeof(mine))
+		mine = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid();
+	all = calloc((size_t)w->nranks, sizeof(*all));
+	if (!all)
+		return shim_fail(FL_ERR_SYSTEM, "out of memory");
+	rc = shim_boot_allgather(&w->boot, &mine, all, sizeof(mine));
+	w->comm_id = all[0];
+	free(all);
+	return rc;
+}
+
+static int pick_device(struct shim_world *w)
+{
+	int ndev = 0, rc;
+
+	rc = shim_net_devices(&w->net, &ndev);
+	if (rc)
+		return shim_fail(rc, "net plugin devices() failed: %s (%d)", shim_result_name(rc),
+				 rc);
+	if (w->dev >= ndev)
+		return shim_fail(FL_ERR_USAGE, "FABRICLAB_SHIM_DEV=%d but the plugin has %d "
+				 "device%s", w->dev, ndev, ndev == 1 ? "" : "s");
+	rc = shim_net_properties(&w->net, w->dev, &w->props);
+	if (rc)
+		return shim_fail(rc, "net plugin getProperties(%d) failed: %s (%d)", w->dev,
+				 shim_result_name(rc), rc);
+	if (w->props.max_p2p_bytes && w->step_bytes > w->props.max_p2p_bytes)
+		return shim_fail(FL_ERR_USAGE, "FABRICLAB_SHIM_STEP=%zu exceeds the device's limit "
+				 "of %zu bytes per transfer", w->step_bytes,
+				 w->props.max_p2p_bytes);
+	return FL_OK;
+}
+
+static int open_net(struct shim_world *w, const char *fallback_dir)
+{
+	int rc = load_plugin(w, fallback_dir);
+
+	if (rc)
+		return rc;
+	w->net_loaded = 1;
+	rc = agree_comm_id(w);
+	if (rc)
+		return rc;
+	shim_net_logger = shim_log;
+	rc = shim_net_init(&w->net, w->comm_id);
+	if (rc)
+		return shim_fail(rc, "net plugin %s: init failed: %s (%d)", w->net.name,
+				 shim_result_name(rc), rc);
+	rc = pick_device(w);
+	if (rc)
+		return rc;
+	SHIM_INFO(SHIM_LOG_INIT | SHIM_LOG_NET, "shim: rank %d of %d: net plugin \"%s\" "
+		  "(ncclNetPlugin_v%d), device %d \"%s\" (%d Mbps), step %zu bytes", w->rank,
+		  w->nranks, w->net.name, w->net.version, w->dev,
+		  w->props.name ? w->props.name : "?", w->props.speed_mbps, w->step_bytes);
+	return FL_OK;
+}
+
+int shim_world_open(struct shim_world *w, const char *fallback_dir)
+{
+	int rc;
+
+	*w = (struct shim_world){ .boot = { .root_fd = -1 } };
+	rc = read_settings(w);
+	if (!rc)
+		rc = shim_boot_init_env(&w->boot, w->timeout_ms);
+	if (rc)
+		return rc;
+	w->rank = w->boot.rank;
+	w->nranks = w->boot.nranks;
+	shim_log_set_rank(w->rank);
+	rc = open_net(w, fallback_dir);
+	if (!rc)
+		rc = shim_link_open(w, (w->rank + 1) % w->nranks,
+				    (w->rank + w->nranks - 1) % w->nranks, &w->ring);
+	if (rc) {
+		w->broken = 1;
+		shim_world_close(w);
+	}
+	return rc;
+}
+
+void shim_world_close(struct shim_world *w)
+{
+	/* Nobody closes a connection its peer may still be reading. */
+	if (!w->broken && shim_boot_barrier(&w->boot))
+		w->broken = 1;
+	if (!w->broken) {
+		shim_link_close(w, &w->ring);
+		if (w->net_loaded)
+			shim_net_close(&w->net);
+		w->net_loaded = 0;
+	}
+	shim_boot_close(&w->boot);
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# all_reduce and sendrecv through the shim and the plugin over loopback, for
+# 2, 4 and 8 local ranks from 1 byte to 64 MiB: each run must exit 0, print
+# exactly the expected size lines, and every line must have #wrong = 0.
+# Usage: test_shim_collectives.sh [BUILD_DIR]
+set -u
+build=${1:-build}
+tool=$build/fabriclab
+export FABRICLAB_SOCKET_IFNAME=lo
+unset RANK WORLD_SIZE MASTER_ADDR MASTER_PORT NCCL_NET_PLUGIN FABRICLAB_SHIM_STEP
+failures=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fabriclab-collectives.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+# The plugin writes a report per process at exit; keep them out of the source tree.
+export FABRICLAB_REPORT_DIR=$tmp/reports
+
+[ -x "$tool" ] || { echo "not ok - $tool missing (run make)"; exit 1; }
+
+bytes() { # 64M -> 67108864
+	case $1 in
+	*K) echo $((${1%K} << 10)) ;;
+	*M) echo $((${1%M} << 20)) ;;
+	*G) echo $((${1%G} << 30)) ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# The size column bench must print for each size from $1 to $2 by factor $3:
+# all_reduce rounds down to whole floats, sendrecv moves exact bytes.
+expected_sizes() { # op min max factor
+	local op=$1 s max
+	s=$(bytes "$2") max=$(bytes "$3")
+	while [ "$s" -le "$max" ]; do
+		if [ "$op" = all_reduce ]; then echo $((s / 4 * 4)); else echo "$s"; fi
+		s=$((s * $4))
+	done
+}
+
+# Checks one output: every data line has 8 fields and #wrong 0, sizes are
+# exactly the expected ones in order, and the average line is there.
+check_output() { # file op min max factor -> prints a reason on failure
+	local out=$1 got want
+	got=$(awk '!/^#/ && NF { print $1 }' "$out")
+	want=$(expected_sizes "$2" "$3" "$4" "$5")
+	if [ -z "$got" ]; then echo "no result lines"; return 1; fi
+	if [ "$got" != "$want" ]; then
+		echo "sizes printed: $(echo $got); expected: $(echo $want)"; return 1
+	fi
+	awk '!/^#/ && NF && (NF != 8 || $8 != "0") { bad = bad " [" $0 "]" }
+	     END { if (bad != "") { print "bad lines:" bad; exit 1 } }' "$out" || return 1
+	grep -q '^# Avg bus bandwidth : [0-9.e+-]*$' "$out" || { echo "no average line"; return 1; }
+}
+
+run() { # name ranks op min max factor iters [env...]
+	local name=$1 ranks=$2 op=$3 min=$4 max=$5 factor=$6 iters=$7 rc why
+	shift 7
+	local out="$tmp/$name.out" err="$tmp/$name.err"
+	env "$@" timeout 60 "$tool" bench --ranks "$ranks" -o "$op" -b "$min" -e "$max" \
+		-f "$factor" -n "$iters" -w 1 >"$out" 2>"$err"
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		echo "not ok - $name: exit status $rc"
+		sed 's/^/#   /' "$err" | tail -n 8
+		failures=$((failures + 1))
+	elif ! why=$(check_output "$out" "$op" "$min" "$max" "$factor"); then
+		echo "not ok - $name: $why"
+		failures=$((failures + 1))
+	else
+		echo "ok - $name ($(awk '!/^#/ && NF' "$out" | wc -l) sizes, #wrong 0)"
+	fi
+}
+
+# The checker must reject what it is meant to reject.
+self_test() {
+	printf '#\n# Avg bus bandwidth : 0\n' >"$tmp/empty.out"
+	printf '  4 1 float sum 1.0 0.1 0.1 0\n  16 4 float sum 1.0 0.1 0.1 3\n' >"$tmp/wrong.out"
+	printf '# Avg bus bandwidth : 0.1\n' >>"$tmp/wrong.out"
+	printf '  4 1 float sum 1.0 0.1 0.1 0\n# Avg bus bandwidth : 0.1\n' >"$tmp/short.out"
+	if check_output "$tmp/empty.out" all_reduce 4 16 4 >/dev/null ||
+	   check_output "$tmp/wrong.out" all_reduce 4 16 4 >/dev/null ||
+	   check_output "$tmp/short.out" all_reduce 4 16 4 >/dev/null; then
+		echo "not ok - output checker accepts empty, wrong or missing lines"
+		failures=$((failures + 1))
+	else
+		echo "ok - output checker rejects empty, wrong and missing lines"
+	fi
+}
+
+# Sanitizer builds check memory and races, not sizes: keep their runs short.
+max=64M
+[ -n "${FABRICLAB_SANITIZER:-}" ] && max=8M
+
+self_test
+for ranks in 2 4 8; do
+	for op in all_reduce sendrecv; do
+		run "$op-$ranks-ranks-1B-$max" "$ranks" "$op" 1 "$max" 4 2
+	done
+done
+# Sizes that are not powers of two: uneven chunks, partial slices, odd byte counts.
+run "sendrecv-2-ranks-1B-3B" 2 sendrecv 1 3 2 3
+run "sendrecv-3-ranks-3B" 3 sendrecv 3 3 2 3
+run "all_reduce-3-ranks-1000004B" 3 all_reduce 1000004 1000004 2 2
+run "sendrecv-3-ranks-1000003B" 3 sendrecv 1000003 1000003 2 2
+# Small steps: 64 slices per chunk, so the 8-deep pipelines wrap many times.
+run "all_reduce-4-ranks-4K-steps" 4 all_reduce 1M 1M 2 3 FABRICLAB_SHIM_STEP=4K
+run "sendrecv-4-ranks-4K-steps" 4 sendrecv 1M 1M 2 3 FABRICLAB_SHIM_STEP=4K
+run "all_reduce-1-rank" 1 all_reduce 8 1K 4 2
+
+[ "$failures" -eq 0 ] || { echo "# $failures failed (outputs in $tmp kept)"; trap - EXIT; exit 1; }
+exit 0

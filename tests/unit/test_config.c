@@ -1,0 +1,106 @@
+/* Environment parsing: accepted forms, and errors that name the variable and the form. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../plugin/config.h"
+#include "../../plugin/error.h"
+#include "../../plugin/fl_types.h"
+#include "../../plugin/identity.h"
+
+static void test_long_default_and_range(void **state)
+{
+	long v = 0;
+
+	(void)state;
+	unsetenv("FL_T_LONG");
+	assert_int_equal(fl_env_long("FL_T_LONG", 4, 1, 16, &v), FL_OK);
+	assert_int_equal(v, 4);
+	setenv("FL_T_LONG", "16", 1);
+	assert_int_equal(fl_env_long("FL_T_LONG", 4, 1, 16, &v), FL_OK);
+	assert_int_equal(v, 16);
+	setenv("FL_T_LONG", "17", 1);
+	assert_int_equal(fl_env_long("FL_T_LONG", 4, 1, 16, &v), FL_ERR_USAGE);
+	assert_int_equal(v, 4);
+	assert_non_null(strstr(fl_error_text(), "FL_T_LONG=\"17\""));
+	assert_non_null(strstr(fl_error_text(), "from 1 to 16"));
+	setenv("FL_T_LONG", "3x", 1);
+	assert_int_equal(fl_env_long("FL_T_LONG", 4, 1, 16, &v), FL_ERR_USAGE);
+}
+
+static void test_bytes_suffixes(void **state)
+{
+	size_t v = 0;
+
+	(void)state;
+	assert_int_equal(fl_parse_bytes("512K", &v), 0);
+	assert_int_equal(v, 512 * 1024);
+	assert_int_equal(fl_parse_bytes("128M", &v), 0);
+	assert_int_equal(v, 128u << 20);
+	assert_int_equal(fl_parse_bytes("1GiB", &v), 0);
+	assert_int_equal(v, 1u << 30);
+	assert_int_equal(fl_parse_bytes("8", &v), 0);
+	assert_int_equal(v, 8);
+	assert_int_equal(fl_parse_bytes("-1", &v), -1);
+	assert_int_equal(fl_parse_bytes("12Q", &v), -1);
+	assert_int_equal(fl_parse_bytes("", &v), -1);
+	setenv("FL_T_BYTES", "2T", 1);
+	assert_int_equal(fl_env_bytes("FL_T_BYTES", 1, 1, 1 << 20, &v), FL_ERR_USAGE);
+	assert_non_null(strstr(fl_error_text(), "FL_T_BYTES"));
+	assert_non_null(strstr(fl_error_text(), "suffix K, M or G"));
+}
+
+static void test_choice_lists_accepted_words(void **state)
+{
+	static const char *const words[] = { "auto", "socket", "ib", NULL };
+	int v = -1;
+
+	(void)state;
+	setenv("FL_T_CHOICE", "SOCKET", 1);
+	assert_int_equal(fl_env_choice("FL_T_CHOICE", words, 0, &v), FL_OK);
+	assert_int_equal(v, 1);
+	setenv("FL_T_CHOICE", "tcp", 1);
+	assert_int_equal(fl_env_choice("FL_T_CHOICE", words, 0, &v), FL_ERR_USAGE);
+	assert_non_null(strstr(fl_error_text(), "expected one of auto|socket|ib"));
+}
+
+static void test_node_name_precedence(void **state)
+{
+	struct fl_endpoint ep;
+
+	(void)state;
+	setenv("NODE_NAME", "k8s-node", 1);
+	unsetenv("FABRICLAB_NODE_NAME");
+	fl_identity_local(&ep, 2, "eth1", 9);
+	assert_string_equal(ep.node, "k8s-node");
+	assert_string_equal(ep.dev_name, "eth1");
+	assert_int_equal(ep.dev, 2);
+	assert_int_equal(ep.comm_hash, 9);
+	setenv("FABRICLAB_NODE_NAME", "a-name-longer-than-the-forty-eight-bytes-a-handle-holds", 1);
+	fl_identity_local(&ep, 0, "lo", 0);
+	assert_int_equal(strlen(ep.node), FL_NODE_NAME_LEN - 1);
+	setenv("RANK", "12", 1);
+	unsetenv("FABRICLAB_RANK");
+	fl_identity_local(&ep, 0, "lo", 0);
+	assert_int_equal(ep.rank, 12);
+	setenv("RANK", "twelve", 1);
+	fl_identity_local(&ep, 0, "lo", 0);
+	assert_int_equal(ep.rank, -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_long_default_and_range),
+		cmocka_unit_test(test_bytes_suffixes),
+		cmocka_unit_test(test_choice_lists_accepted_words),
+		cmocka_unit_test(test_node_name_precedence),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

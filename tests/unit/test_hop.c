@@ -1,0 +1,221 @@
+/*
+ * The hop table (plugin/hop.c): keying by direction and view, the bounded table
+ * and its "other" hop, ranks, closed connections' figures, and the watermark
+ * that waits for a connection's oldest outstanding request.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../plugin/clock.h"
+#include "../../plugin/hop.h"
+#include "../../plugin/log.h"
+
+static int warnings;
+
+static void count_warnings(int level, unsigned long flags, const char *file, int line,
+			   const char *fmt, ...)
+{
+	(void)flags, (void)file, (void)line, (void)fmt;
+	warnings += level == FL_LOG_WARN;
+}
+
+static struct fl_endpoint ep(const char *node, const char *dev, int rank)
+{
+	struct fl_endpoint e;
+
+	memset(&e, 0, sizeof(e));
+	snprintf(e.node, sizeof(e.node), "%s", node);
+	snprintf(e.dev_name, sizeof(e.dev_name), "%s", dev);
+	e.rank = rank;
+	return e;
+}
+
+static struct fl_conn_stats *new_conn(void)
+{
+	struct fl_conn_stats *s = aligned_alloc(64, sizeof(*s));
+
+	assert_non_null(s);
+	fl_stats_init(s);
+	return s;
+}
+
+static void attach(struct fl_conn_stats *s, enum fl_hop_view view, const char *self_dev,
+		   const char *peer_node, int self_rank, int peer_rank)
+{
+	struct fl_endpoint self = ep("me", self_dev, self_rank), peer = ep(peer_node, "d0", peer_rank);
+	struct fl_hop_key key;
+
+	fl_hop_key_make(&key, view, &self, &peer);
+	fl_hop_attach(s, &key, 0, view == FL_HOP_SEND ? self_rank : peer_rank,
+		      view == FL_HOP_SEND ? peer_rank : self_rank);
+}
+
+/* One request: posted at post, done now, with a wire interval. */
+static void request(struct fl_conn_stats *s, unsigned slot, uint64_t bytes, uint64_t post,
+		    uint64_t ws, uint64_t we)
+{
+	struct fl_xfer_times t = { 0, ws, we };
+
+	fl_stats_post(s, slot, post);
+	fl_stats_complete(s, slot, bytes, we + 1, &t);
+}
+
+static const struct fl_hop_snapshot *find(const struct fl_hop_snapshot *h, int n, const char *src,
+					  const char *dst, int view)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(h[i].key.src_node, src) && !strcmp(h[i].key.dst_node, dst) &&
+		    h[i].key.view == view)
+			return &h[i];
+	fail_msg("no hop %s -> %s view %d", src, dst, view);
+	return NULL;
+}
+
+static int reset(void **state)
+{
+	(void)state;
+	fl_hops_reset();
+	warnings = 0;
+	return 0;
+}
+
+static void test_keys_separate_directions_devices_and_views(void **state)
+{
+	struct fl_conn_stats *c[5];
+	struct fl_hop_snapshot *h;
+	int n;
+
+	(void)state;
+	for (int i = 0; i < 5; i++)
+		c[i] = new_conn();
+	attach(c[0], FL_HOP_SEND, "d0", "peer", 0, 1);
+	attach(c[1], FL_HOP_SEND, "d0", "peer", 0, 1); /* a second channel: same hop */
+	attach(c[2], FL_HOP_SEND, "d1", "peer", 0, 1); /* other local device */
+	attach(c[3], FL_HOP_RECV, "d0", "peer", 0, 1); /* the other direction */
+	attach(c[4], FL_HOP_SEND, "d0", "other-peer", 0, 2);
+	n = fl_hops_snapshot(&h);
+	assert_int_equal(n, 4);
+	assert_int_equal(h[0].connections, 2);
+	assert_string_equal(h[0].key.src_dev, "d0");
+	assert_string_equal(h[1].key.src_dev, "d1");
+	assert_int_equal(find(h, n, "peer", "me", FL_HOP_RECV)->connections, 1);
+	assert_int_equal(find(h, n, "peer", "me", FL_HOP_RECV)->src_rank, 1);
+	assert_int_equal(find(h, n, "peer", "me", FL_HOP_RECV)->dst_rank, 0);
+	assert_int_equal(find(h, n, "me", "other-peer", FL_HOP_SEND)->dst_rank, 2);
+	free(h);
+	for (int i = 0; i < 5; i++) {
+		fl_hop_detach(c[i]);
+		free(c[i]);
+	}
+}
+
+static void test_full_table_counts_the_rest_as_other(void **state)
+{
+	static struct fl_conn_stats *c[FL_MAX_HOPS + 3];
+	struct fl_hop_snapshot *h;
+	const struct fl_hop_snapshot *other;
+	char peer[32];
+	int n;
+
+	(void)state;
+	fl_log_set_logger(count_warnings);
+	for (int i = 0; i < FL_MAX_HOPS + 3; i++) {
+		c[i] = new_conn();
+		snprintf(peer, sizeof(peer), "peer%d", i);
+		attach(c[i], FL_HOP_SEND, "d0", peer, 0, i);
+		request(c[i], 0, 100, 10, 20, 30);
+	}
+	n = fl_hops_snapshot(&h);
+	assert_int_equal(n, FL_MAX_HOPS + 1);
+	assert_int_equal(warnings, 1);
+	other = find(h, n, FL_HOP_OTHER, FL_HOP_OTHER, FL_HOP_SEND);
+	assert_int_equal(other->connections, 3);
+	assert_int_equal(other->t.bytes, 300);
+	assert_int_equal(find(h, n, "me", "peer7", FL_HOP_SEND)->t.bytes, 100);
+	free(h);
+	for (int i = 0; i < FL_MAX_HOPS + 3; i++) {
+		fl_hop_detach(c[i]);
+		free(c[i]);
+	}
+}
+
+/* Closed connections keep counting; tags fill ranks nobody announced. */
+static void test_detached_figures_and_tag_ranks_remain(void **state)
+{
+	struct fl_conn_stats *a = new_conn(), *b = new_conn();
+	uint64_t T = fl_clock_ns() + 1000000000ULL;
+	struct fl_hop_snapshot *h;
+
+	(void)state;
+	attach(a, FL_HOP_RECV, "d0", "peer", -1, -1);
+	attach(b, FL_HOP_RECV, "d0", "peer", -1, -1);
+	atomic_fetch_or(&a->mem_types, 0x2);
+	fl_stats_note_tag(a, 12);
+	request(a, 0, 1000, T, T, T + 100);
+	request(b, 0, 500, T, T + 200, T + 300);
+	fl_hop_detach(a);
+	free(a);
+	assert_int_equal(fl_hops_snapshot(&h), 1);
+	assert_int_equal(h[0].t.bytes, 1500);
+	assert_int_equal(h[0].t.messages, 2);
+	assert_int_equal(h[0].wire_ns, 200);
+	assert_int_equal(h[0].mem_types, 0x2);
+	assert_int_equal(h[0].src_rank, 12);
+	assert_int_equal(h[0].dst_rank, -1);
+	free(h);
+	fl_hop_detach(b);
+	free(b);
+}
+
+/*
+ * Connection a has a request outstanding since pa while b completes later
+ * intervals and a report folds; a's interval, when it comes, lies before b's
+ * and must still count.
+ */
+static void test_outstanding_request_holds_the_watermark(void **state)
+{
+	struct fl_conn_stats *a = new_conn(), *b = new_conn();
+	uint64_t pa = fl_clock_ns();
+	struct fl_xfer_times t = { 0, pa + 10, pa + 50 };
+	struct fl_hop_snapshot *h;
+
+	(void)state;
+	attach(a, FL_HOP_SEND, "d0", "peer", 0, 1);
+	attach(b, FL_HOP_SEND, "d0", "peer", 0, 1);
+	fl_stats_post(a, 3, pa);
+	request(b, 0, 10, pa + 1, pa + 100, pa + 200);
+	request(b, 0, 10, pa + 2, pa + 300, pa + 400);
+	assert_int_equal(fl_hops_drain(), 1);
+	assert_int_equal(fl_hops_snapshot(&h), 1);
+	assert_int_equal(h[0].wire_ns, 200);
+	free(h);
+	fl_stats_complete(a, 3, 10, pa + 60, &t);
+	assert_int_equal(fl_hops_snapshot(&h), 1);
+	assert_int_equal(h[0].wire_ns, 240);
+	assert_int_equal(h[0].t.wire_bridged_ns, 0);
+	free(h);
+	fl_hop_detach(a);
+	fl_hop_detach(b);
+	free(a);
+	free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_keys_separate_directions_devices_and_views, reset),
+		cmocka_unit_test_setup(test_full_table_counts_the_rest_as_other, reset),
+		cmocka_unit_test_setup(test_detached_figures_and_tag_ranks_remain, reset),
+		cmocka_unit_test_setup(test_outstanding_request_holds_the_watermark, reset),
+	};
+
+	fl_clock_init();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,298 @@
+/*
+ * `fabriclab report`'s reading and join, on the committed fixtures
+ * (tests/fixtures/reports, from make_fixtures.py) and on reports written here.
+ * Run from the repository root, as tests/run.sh does.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../plugin/error.h"
+#include "../../tools/report.h"
+
+#define FIXTURES "tests/fixtures/reports/"
+
+static struct report_set set;
+
+static int load(const char *folder)
+{
+	struct fl_verdict_params p;
+	int err;
+
+	memset(&set, 0, sizeof(set));
+	fl_verdict_default_params(&p);
+	err = report_add_path(&set, folder);
+	return err ? err : report_merge(&set, &p);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	report_free(&set);
+	return 0;
+}
+
+static const struct report_hop *find_hop(const char *src, const char *dst)
+{
+	for (size_t i = 0; i < set.nhops; i++) {
+		if (!strcmp(set.hops[i].key.src_node, src) &&
+		    !strcmp(set.hops[i].key.dst_node, dst))
+			return &set.hops[i];
+	}
+	fail_msg("no hop %s -> %s", src, dst);
+	return NULL;
+}
+
+static size_t index_of(const struct report_hop *h)
+{
+	return (size_t)(h - set.hops);
+}
+
+static void test_healthy_ring_joins_both_views(void **state)
+{
+	const struct report_hop *h;
+	const struct fl_hop_figures *f;
+
+	(void)state;
+	assert_int_equal(load(FIXTURES "healthy4"), 0);
+	assert_int_equal(set.nfiles, 4); /* the .txt beside them is not read */
+	assert_int_equal(set.nhops, 4);
+	assert_int_equal(set.nodes, 4);
+	assert_int_equal(set.verdict.kind, FL_VERDICT_NONE);
+	assert_int_equal(set.verdict.judged_hops, 4);
+	h = find_hop("n2", "n3");
+	assert_true(h->send.present && h->recv.present);
+	assert_string_equal(set.files[h->send.input].node, "n2");
+	assert_string_equal(set.files[h->recv.input].node, "n3");
+	f = &set.figures[index_of(h)];
+	/* Sockets: the receiver's wire rate, which the fixture makes lower than the sender's. */
+	assert_string_equal(report_wire_view_name(h), "recv");
+	assert_float_equal(f->wire_gbs, h->recv.wire_gbs, 1e-12);
+	assert_true(h->send.wire_gbs > h->recv.wire_gbs * 1.1);
+	/* The receiver's wait (30%), not the sender's (5%). */
+	assert_float_equal(f->peer_wait_seconds / f->active_seconds, 0.30, 1e-6);
+	assert_int_equal(f->bytes, 2ULL << 30);
+	assert_int_equal(f->messages, 4096);
+	assert_float_equal(f->line_rate_gbs, 12.5, 1e-12);
+	assert_int_equal(h->send.src_rank, 1);
+	assert_int_equal(h->send.dst_rank, 2);
+	assert_int_equal(h->send.sizes[19], 4096); /* 512 KiB messages */
+	assert_float_equal(h->recv.p50_us, 52.0, 0.1);
+}
+
+static void test_verbs_take_the_senders_wire_rate(void **state)
+{
+	const struct report_hop *h;
+
+	(void)state;
+	assert_int_equal(load(FIXTURES "ib_views4"), 0);
+	h = find_hop("n1", "n2");
+	assert_string_equal(report_wire_view_name(h), "send");
+	assert_float_equal(set.figures[index_of(h)].wire_gbs, 20.0, 1e-9);
+	assert_float_equal(h->recv.wire_gbs, 40.0, 1e-9);
+	assert_int_equal(set.verdict.kind, FL_VERDICT_NONE);
+}
+
+static void test_one_view_is_enough(void **state)
+{
+	const struct report_hop *h;
+	const struct fl_hop_figures *f;
+
+	(void)state;
+	assert_int_equal(load(FIXTURES "send_only4"), 0);
+	assert_int_equal(set.nhops, 4);
+	h = find_hop("n3", "n4");
+	assert_false(h->recv.present);
+	f = &set.figures[index_of(h)];
+	assert_float_equal(f->wire_gbs, h->send.wire_gbs, 1e-12);
+	assert_float_equal(f->peer_wait_seconds, h->send.peer_wait_seconds, 1e-12);
+	assert_int_equal(set.verdict.judged_hops, 4);
+}
+
+static void test_slow_device_names_it_and_marks_its_hops(void **state)
+{
+	(void)state;
+	assert_int_equal(load(FIXTURES "slow_device8"), 0);
+	assert_int_equal(set.verdict.kind, FL_VERDICT_DEVICE);
+	assert_string_equal(set.verdict.node, "n2");
+	assert_string_equal(set.verdict.dev, "eth0");
+	for (size_t i = 0; i < set.nhops; i++) {
+		bool through_n2 = !strcmp(set.hops[i].key.src_node, "n2") ||
+				  !strcmp(set.hops[i].key.dst_node, "n2");
+
+		assert_int_equal(report_is_culprit(&set, i), through_n2);
+	}
+	assert_true(set.ncommands >= 4);
+	assert_non_null(strstr(set.commands, "on n2: ethtool -S eth0"));
+}
+
+static void test_other_verdicts_from_fixtures(void **state)
+{
+	(void)state;
+	assert_int_equal(load(FIXTURES "slow_link4"), 0);
+	assert_int_equal(set.verdict.kind, FL_VERDICT_LINK);
+	assert_string_equal(set.hops[set.verdict.hop].key.src_node, "n3");
+	report_free(&set);
+	assert_int_equal(load(FIXTURES "straggler4"), 0);
+	assert_int_equal(set.verdict.kind, FL_VERDICT_NODE);
+	assert_string_equal(set.verdict.node, "n3");
+	report_free(&set);
+	assert_int_equal(load(FIXTURES "transport4"), 0);
+	assert_int_equal(set.verdict.kind, FL_VERDICT_TRANSPORT);
+}
+
+static void test_gdr_join_keeps_the_side_without_it(void **state)
+{
+	const struct fl_hop_figures *into_n2, *away;
+
+	(void)state;
+	assert_int_equal(load(FIXTURES "gdr4"), 0);
+	/* n1 sends from GPU memory, n2 receives into host memory: the hop is not GDR. */
+	into_n2 = &set.figures[index_of(find_hop("n1", "n2"))];
+	assert_int_equal(into_n2->mem_types, FL_PTR_HOST);
+	assert_true(into_n2->gdr_capable);
+	away = &set.figures[index_of(find_hop("n3", "n4"))];
+	assert_int_equal(away->mem_types, FL_PTR_CUDA);
+	assert_int_equal(set.verdict.kind, FL_VERDICT_GDR);
+	assert_string_equal(set.verdict.node, "n2");
+}
+
+static void test_snapshot_and_final_count_once(void **state)
+{
+	(void)state;
+	assert_int_equal(load(FIXTURES "snapshot_and_final4"), 0);
+	assert_int_equal(set.nfiles, 5);
+	for (size_t i = 0; i < set.nfiles; i++) {
+		const struct report_file *f = &set.files[i];
+
+		if (strstr(f->path, ".snapshot.json"))
+			assert_string_equal(set.files[f->superseded_by].path,
+					    FIXTURES "snapshot_and_final4/n1-1000.json");
+		else
+			assert_int_equal(f->superseded_by, -1);
+	}
+	/* The snapshot's half count is not added to the final one. */
+	assert_int_equal(set.figures[index_of(find_hop("n1", "n2"))].bytes, 2ULL << 30);
+}
+
+static void test_processes_sharing_a_device_add_up(void **state)
+{
+	const struct report_hop *h;
+
+	(void)state;
+	assert_int_equal(load(FIXTURES "shared_nic2"), 0);
+	assert_int_equal(set.nhops, 2);
+	h = find_hop("n1", "n2");
+	assert_int_equal(h->send.processes, 2);
+	assert_int_equal(h->recv.processes, 2);
+	assert_int_equal(h->send.bytes, 2ULL << 30);
+	/* Two 5 GB/s streams over the same interval: 10 GB/s on the wire. */
+	assert_float_equal(h->recv.wire_gbs, 10.0, 1e-6);
+	assert_float_equal(h->recv.peer_wait_seconds / h->recv.active_seconds, 0.30, 1e-6);
+}
+
+static void expect_error(const char *folder, const char *file, const char *what)
+{
+	assert_int_equal(load(folder), FL_ERR_USAGE);
+	if (file)
+		assert_non_null(strstr(fl_error_text(), file));
+	assert_non_null(strstr(fl_error_text(), what));
+	report_free(&set);
+}
+
+static void test_bad_inputs_name_the_file(void **state)
+{
+	(void)state;
+	expect_error(FIXTURES "bad_version", "bad_version/n1-1000.json", "schema_version 2");
+	expect_error(FIXTURES "truncated", "truncated/n1-1000.json", "truncated or not JSON");
+	expect_error(FIXTURES "not_json", "not_json/n1-1000.json", "truncated or not JSON");
+	expect_error(FIXTURES "wrong_field", "wrong_field/n1-1000.json",
+		     "hops[1].bytes: expected a non-negative integer");
+	expect_error(FIXTURES "other_schema", "n1-1000.json", "not a fabriclab report");
+	expect_error(FIXTURES "no-such-folder", "no-such-folder", "No such file");
+}
+
+/* A report with only the fields the merge needs, written here. */
+static void write_minimal(const char *dir, const char *node, int pid, const char *extra_hop)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s-%d.json", dir, node, pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f,
+		"{\"schema\": \"fabriclab-report\", \"schema_version\": 1, \"node\": \"%s\", "
+		"\"pid\": %d, \"transport\": \"socket\", \"hops\": [%s]}\n",
+		node, pid, extra_hop);
+	fclose(f);
+}
+
+#define MINIMAL_HOP                                                                                \
+	"{\"src_node\": \"%s\", \"src_dev\": \"eth0\", \"dst_node\": \"n10\", "                    \
+	"\"dst_dev\": \"eth0\", \"view\": \"send\", \"bytes\": 100, \"messages\": 1, "             \
+	"\"wire_seconds\": 0.0, \"wire_gbs\": 0, \"line_rate_gbs\": 0, "                           \
+	"\"active_seconds\": 0, \"peer_wait_seconds\": 0}"
+
+static void test_minimal_reports_natural_order_odd_names(void **state)
+{
+	char dir[] = "/tmp/fabriclab-report-test.XXXXXX";
+	char cmd[600], hops[1024];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(hops, sizeof(hops), MINIMAL_HOP, "n10");
+	write_minimal(dir, "n10", 1, hops);
+	snprintf(hops, sizeof(hops), MINIMAL_HOP ", " MINIMAL_HOP, "n9", "a \\\"x\\\" & b");
+	write_minimal(dir, "n9", 2, hops);
+	assert_int_equal(load(dir), 0);
+	assert_int_equal(set.nhops, 3);
+	/* Natural order: n9 before n10. */
+	assert_string_equal(set.hops[0].key.src_node, "a \"x\" & b");
+	assert_string_equal(set.hops[1].key.src_node, "n9");
+	assert_string_equal(set.hops[2].key.src_node, "n10");
+	assert_int_equal(set.hops[1].send.connections, 1);
+	assert_int_equal(set.hops[1].send.src_rank, -1);
+	assert_int_equal(set.nodes, 3);
+	assert_int_equal(set.verdict.kind, FL_VERDICT_NONE);
+	assert_int_equal(set.verdict.judged_hops, 0);
+	assert_string_equal(set.files[0].version, "unknown");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_empty_folder_is_an_error(void **state)
+{
+	char dir[] = "/tmp/fabriclab-report-test.XXXXXX";
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	expect_error(dir, dir, "no *.json reports");
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_healthy_ring_joins_both_views, teardown),
+		cmocka_unit_test_teardown(test_verbs_take_the_senders_wire_rate, teardown),
+		cmocka_unit_test_teardown(test_one_view_is_enough, teardown),
+		cmocka_unit_test_teardown(test_slow_device_names_it_and_marks_its_hops, teardown),
+		cmocka_unit_test_teardown(test_other_verdicts_from_fixtures, teardown),
+		cmocka_unit_test_teardown(test_gdr_join_keeps_the_side_without_it, teardown),
+		cmocka_unit_test_teardown(test_snapshot_and_final_count_once, teardown),
+		cmocka_unit_test_teardown(test_processes_sharing_a_device_add_up, teardown),
+		cmocka_unit_test_teardown(test_bad_inputs_name_the_file, teardown),
+		cmocka_unit_test_teardown(test_minimal_reports_natural_order_odd_names, teardown),
+		cmocka_unit_test_teardown(test_empty_folder_is_an_error, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

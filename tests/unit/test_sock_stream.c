@@ -1,0 +1,177 @@
+/*
+ * The helper thread of a data stream on its own, over a socketpair: every
+ * posted piece completes (a lost wake-up would hang here), bytes arrive
+ * intact, stop unblocks a helper stuck in recv, and a closed peer is reported.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../plugin/error.h"
+#include "../../plugin/fl_types.h"
+#include "../../plugin/sock_stream.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void wait_sink(struct sock_sink *sink, double limit_s)
+{
+	double end = now_s() + limit_s;
+
+	while (atomic_load_explicit(&sink->pending, memory_order_acquire))
+		if (now_s() > end)
+			fail_msg("a piece never completed (lost wake-up?)");
+}
+
+struct duo {
+	int fds[2];
+	struct sock_fault fault_tx, fault_rx;
+	struct sock_stream tx, rx;
+};
+
+static void duo_start(struct duo *d)
+{
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, d->fds), 0);
+	sock_fault_init(&d->fault_tx, "peer-rx", "socketpair");
+	sock_fault_init(&d->fault_rx, "peer-tx", "socketpair");
+	assert_int_equal(sock_stream_start(&d->tx, 0, d->fds[0], 0, &d->fault_tx), FL_OK);
+	assert_int_equal(sock_stream_start(&d->rx, 1, d->fds[1], 1, &d->fault_rx), FL_OK);
+}
+
+static void duo_stop(struct duo *d)
+{
+	sock_stream_stop(&d->tx);
+	sock_stream_stop(&d->rx);
+	close(d->fds[0]);
+	close(d->fds[1]);
+	sock_fault_destroy(&d->fault_tx);
+	sock_fault_destroy(&d->fault_rx);
+}
+
+/* Many small pieces with pauses now and then, so helpers fall asleep and get woken. */
+static void test_every_piece_completes(void **state)
+{
+	enum { ROUNDS = 20000 };
+	uint8_t out[256], in[256];
+	struct sock_sink stx, srx;
+	struct duo d;
+
+	(void)state;
+	duo_start(&d);
+	srand(1);
+	for (int i = 0; i < ROUNDS; i++) {
+		size_t len = 1 + (size_t)(rand() % (int)sizeof(out));
+
+		for (size_t k = 0; k < len; k++)
+			out[k] = (uint8_t)(i + k);
+		sock_sink_reset(&stx, 1);
+		sock_sink_reset(&srx, 1);
+		if (i & 1) { /* post in both orders */
+			assert_int_equal(sock_stream_post(&d.rx, in, len, &srx), FL_OK);
+			assert_int_equal(sock_stream_post(&d.tx, out, len, &stx), FL_OK);
+		} else {
+			assert_int_equal(sock_stream_post(&d.tx, out, len, &stx), FL_OK);
+			assert_int_equal(sock_stream_post(&d.rx, in, len, &srx), FL_OK);
+		}
+		wait_sink(&srx, 5.0);
+		wait_sink(&stx, 5.0);
+		assert_memory_equal(in, out, len);
+		assert_true(atomic_load(&srx.wire_start_ns) <= atomic_load(&srx.wire_end_ns));
+		assert_true(atomic_load(&srx.wire_start_ns) > 0);
+		if (rand() % 64 == 0)
+			usleep(200);
+	}
+	assert_int_equal(atomic_load(&d.fault_rx.failed), 0);
+	duo_stop(&d);
+}
+
+/* A burst that fills much of the ring before the helper runs. */
+static void test_burst(void **state)
+{
+	enum { N = SOCK_RING_SIZE - 1, LEN = 64 };
+	static uint8_t out[N][LEN], in[N][LEN];
+	struct sock_sink stx, srx;
+	struct duo d;
+
+	(void)state;
+	duo_start(&d);
+	for (int i = 0; i < N; i++)
+		memset(out[i], i, LEN);
+	sock_sink_reset(&stx, N);
+	sock_sink_reset(&srx, N);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(sock_stream_post(&d.tx, out[i], LEN, &stx), FL_OK);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(sock_stream_post(&d.rx, in[i], LEN, &srx), FL_OK);
+	wait_sink(&srx, 5.0);
+	wait_sink(&stx, 5.0);
+	assert_memory_equal(in, out, sizeof(in));
+	duo_stop(&d);
+}
+
+static void test_stop_unblocks_recv(void **state)
+{
+	uint8_t buf[16];
+	struct sock_sink sink;
+	struct duo d;
+	double start;
+
+	(void)state;
+	duo_start(&d);
+	sock_sink_reset(&sink, 1);
+	assert_int_equal(sock_stream_post(&d.rx, buf, sizeof(buf), &sink), FL_OK);
+	usleep(20000); /* the helper is now blocked in recv: nothing will come */
+	start = now_s();
+	sock_stream_stop(&d.rx);
+	assert_true(now_s() - start < 1.0);
+	assert_int_equal(atomic_load(&sink.pending), 1);
+	assert_int_equal(atomic_load(&d.fault_rx.failed), 0); /* a stop is not a failure */
+	duo_stop(&d);
+}
+
+static void test_closed_peer_is_reported(void **state)
+{
+	uint8_t buf[16];
+	struct sock_sink sink;
+	struct duo d;
+	double end;
+
+	(void)state;
+	duo_start(&d);
+	sock_stream_stop(&d.tx);
+	shutdown(d.fds[0], SHUT_WR);
+	sock_sink_reset(&sink, 1);
+	assert_int_equal(sock_stream_post(&d.rx, buf, sizeof(buf), &sink), FL_OK);
+	end = now_s() + 5.0;
+	while (!atomic_load(&d.fault_rx.failed))
+		assert_true(now_s() < end);
+	assert_int_equal(sock_fault_report(&d.fault_rx), FL_ERR_SYSTEM);
+	assert_non_null(strstr(fl_error_text(), "peer closed"));
+	assert_non_null(strstr(fl_error_text(), "peer-tx"));
+	duo_stop(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_piece_completes),
+		cmocka_unit_test(test_burst),
+		cmocka_unit_test(test_stop_unblocks_recv),
+		cmocka_unit_test(test_closed_peer_is_reported),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

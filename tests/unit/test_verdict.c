@@ -1,0 +1,654 @@
+/* The diagnosis on synthetic hop tables: each kind, its precedence, and the healthy cases. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../plugin/error.h"
+#include "../../plugin/fl_types.h"
+#include "../../plugin/verdict.h"
+
+#define MAX_HOPS 64
+#define GB 1e9
+
+static struct fl_hop_figures hops[MAX_HOPS];
+
+/* One directed hop moving 1 GiB in 1024 messages at gbs, receiver waiting 10% of the time. */
+static struct fl_hop_figures *set_hop(size_t i, const char *src, const char *sdev, const char *dst,
+				      const char *ddev, double gbs)
+{
+	struct fl_hop_figures *h = &hops[i];
+
+	memset(h, 0, sizeof(*h));
+	snprintf(h->src_node, sizeof(h->src_node), "%s", src);
+	snprintf(h->src_dev, sizeof(h->src_dev), "%s", sdev);
+	snprintf(h->dst_node, sizeof(h->dst_node), "%s", dst);
+	snprintf(h->dst_dev, sizeof(h->dst_dev), "%s", ddev);
+	snprintf(h->transport, sizeof(h->transport), "socket");
+	h->line_rate_gbs = 12.5;
+	h->bytes = 1ULL << 30;
+	h->messages = 1024;
+	h->wire_gbs = gbs;
+	h->wire_seconds = gbs > 0 ? (double)h->bytes / (gbs * GB) : 0.0;
+	h->active_seconds = 1.0;
+	h->peer_wait_seconds = 0.1;
+	h->mem_types = FL_PTR_HOST;
+	return h;
+}
+
+/* A ring n1 -> n2 -> ... -> nN -> n1 on device eth0, every hop at gbs. */
+static size_t ring(size_t nodes, double gbs)
+{
+	for (size_t i = 0; i < nodes; i++) {
+		char src[24], dst[24];
+
+		snprintf(src, sizeof(src), "n%zu", i + 1);
+		snprintf(dst, sizeof(dst), "n%zu", (i + 1) % nodes + 1);
+		set_hop(i, src, "eth0", dst, "eth0", gbs);
+	}
+	return nodes;
+}
+
+static void judge(size_t n, struct fl_verdict *v)
+{
+	struct fl_verdict_params p;
+
+	fl_verdict_default_params(&p);
+	fl_verdict_compute(hops, n, &p, v);
+}
+
+static void assert_hop(const struct fl_verdict *v, const char *src, const char *dst)
+{
+	assert_true(v->hop >= 0);
+	assert_string_equal(hops[v->hop].src_node, src);
+	assert_string_equal(hops[v->hop].dst_node, dst);
+}
+
+static void test_healthy_with_noise_is_none(void **state)
+{
+	static const double noise[] = { 1.0, 0.9, 1.1, 0.93, 1.07, 0.95, 1.02, 0.91 };
+	size_t n = ring(8, 10.0);
+	struct fl_verdict v;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++)
+		hops[i].wire_gbs = 10.0 * noise[i];
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	assert_int_equal(v.hop, -1);
+	assert_int_equal(v.judged_hops, 8);
+	assert_true(v.speedup == 1.0);
+	assert_string_equal(fl_verdict_kind_name(v.kind), "none");
+	assert_non_null(strstr(v.reason, "no slow hop"));
+}
+
+static void test_one_slow_link(void **state)
+{
+	size_t n = ring(8, 10.0);
+	struct fl_verdict v;
+
+	(void)state;
+	hops[4].wire_gbs = 4.0; /* n5 -> n6 */
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+	assert_int_equal(v.hop, 4);
+	assert_hop(&v, "n5", "n6");
+	assert_float_equal(v.ratio, 0.4, 1e-9);
+	assert_float_equal(v.median_gbs, 10.0, 1e-9);
+	assert_float_equal(v.culprit_gbs, 4.0, 1e-9);
+	assert_float_equal(v.speedup, 2.5, 1e-9);
+	assert_string_equal(v.node, "");
+	assert_non_null(strstr(v.reason, "n5/eth0 -> n6/eth0"));
+	assert_non_null(strstr(v.reason, "4.00 GB/s"));
+}
+
+static void check_slow_device(size_t nodes)
+{
+	size_t n = ring(nodes, 10.0);
+	struct fl_verdict v;
+
+	hops[0].wire_gbs = 6.5; /* n1 -> n2 */
+	hops[1].wire_gbs = 6.0; /* n2 -> n3 */
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+	assert_string_equal(v.node, "n2");
+	assert_string_equal(v.dev, "eth0");
+	assert_hop(&v, "n2", "n3"); /* the slower of its two hops */
+	assert_float_equal(v.ratio, 0.6, 1e-9);
+	assert_float_equal(v.speedup, 10.0 / 6.0, 1e-9);
+	assert_non_null(strstr(v.reason, "n2/eth0"));
+}
+
+static void test_slow_device_both_directions_4_nodes(void **state)
+{
+	(void)state;
+	/* Half the ring is slow: the median of the others keeps the reference at 10. */
+	check_slow_device(4);
+}
+
+static void test_slow_device_both_directions_8_nodes(void **state)
+{
+	(void)state;
+	check_slow_device(8);
+}
+
+static void test_slow_device_on_one_rail(void **state)
+{
+	struct fl_verdict v;
+	size_t n = 0;
+
+	(void)state;
+	/* Two rails; n2's eth1 is bad, its eth0 fine. */
+	for (int rail = 0; rail < 2; rail++) {
+		const char *dev = rail ? "eth1" : "eth0";
+
+		for (size_t i = 0; i < 4; i++) {
+			char src[24], dst[24];
+
+			snprintf(src, sizeof(src), "n%zu", i + 1);
+			snprintf(dst, sizeof(dst), "n%zu", (i + 1) % 4 + 1);
+			set_hop(n++, src, dev, dst, dev, 10.0);
+		}
+	}
+	hops[4].wire_gbs = 5.0; /* n1/eth1 -> n2/eth1 */
+	hops[5].wire_gbs = 5.5; /* n2/eth1 -> n3/eth1 */
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+	assert_string_equal(v.node, "n2");
+	assert_string_equal(v.dev, "eth1");
+	assert_hop(&v, "n1", "n2");
+}
+
+static void test_one_direction_only_is_a_link(void **state)
+{
+	size_t n = ring(4, 10.0);
+	struct fl_verdict v;
+
+	(void)state;
+	/* Two slow hops not sharing a device: no device explains both. */
+	hops[0].wire_gbs = 5.0; /* n1 -> n2 */
+	hops[2].wire_gbs = 4.0; /* n3 -> n4 */
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+	assert_hop(&v, "n3", "n4");
+	assert_non_null(strstr(v.reason, "2 slow hops"));
+}
+
+static void set_wait(size_t n, double others, const char *straggler, double its)
+{
+	for (size_t i = 0; i < n; i++)
+		hops[i].peer_wait_seconds = !strcmp(hops[i].dst_node, straggler) ? its : others;
+}
+
+static void test_straggler_node(void **state)
+{
+	size_t n = ring(8, 10.0);
+	struct fl_verdict v;
+
+	(void)state;
+	set_wait(n, 0.5, "n3", 0.02);
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NODE);
+	assert_string_equal(v.node, "n3");
+	assert_int_equal(v.hop, -1);
+	assert_float_equal(v.ratio, 0.04, 1e-9);
+	assert_float_equal(v.speedup, 2.0, 1e-9);
+	assert_float_equal(v.culprit_gbs, 10.0, 1e-9);
+	assert_non_null(strstr(v.reason, "n3 waits on its peers 2%"));
+}
+
+static void test_no_straggler_when_nobody_waits_much(void **state)
+{
+	size_t n = ring(8, 10.0);
+	struct fl_verdict v;
+
+	(void)state;
+	/* The others wait 15%: below the 20% that makes a straggler worth naming. */
+	set_wait(n, 0.15, "n3", 0.0);
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	/* Waiting 60% of the others' share is not "far below" either. */
+	set_wait(n, 0.5, "n3", 0.3);
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+}
+
+static void test_straggler_speedup_is_capped(void **state)
+{
+	size_t n = ring(4, 10.0);
+	struct fl_verdict v;
+
+	(void)state;
+	set_wait(n, 0.99, "n2", 0.0);
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NODE);
+	assert_float_equal(v.speedup, 10.0, 1e-9);
+}
+
+static void test_slow_wire_comes_before_straggler(void **state)
+{
+	size_t n = ring(8, 10.0);
+	struct fl_verdict v;
+
+	(void)state;
+	set_wait(n, 0.5, "n3", 0.02);
+	hops[6].wire_gbs = 3.0;
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+	assert_int_equal(v.hop, 6);
+}
+
+static void test_single_hop_is_none(void **state)
+{
+	struct fl_verdict v;
+
+	(void)state;
+	set_hop(0, "a", "eth0", "b", "eth0", 1.0);
+	judge(1, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	assert_int_equal(v.judged_hops, 1);
+	assert_float_equal(v.median_gbs, 1.0, 1e-9);
+}
+
+static void test_zero_traffic_is_none(void **state)
+{
+	size_t n = ring(4, 0.0);
+	struct fl_verdict v;
+
+	(void)state;
+	judge(0, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	assert_int_equal(v.judged_hops, 0);
+	assert_non_null(strstr(v.reason, "nothing to judge"));
+	for (size_t i = 0; i < n; i++) {
+		hops[i].bytes = 0;
+		hops[i].messages = 0;
+		hops[i].active_seconds = 0.0;
+	}
+	hops[0].rdma_port_active = 1; /* configuration verdicts need traffic too */
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	assert_int_equal(v.judged_hops, 0);
+}
+
+static void test_ties(void **state)
+{
+	size_t n = ring(8, 10.0);
+	struct fl_verdict v;
+
+	(void)state;
+	/* All equal: nothing stands out. */
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	/* Two equally slow, unrelated hops: the first in the table is named, every time. */
+	hops[5].wire_gbs = 5.0;
+	hops[2].wire_gbs = 5.0;
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+	assert_int_equal(v.hop, 2);
+	/* Two stragglers tied: the first node seen is named. */
+	ring(8, 10.0);
+	for (size_t i = 0; i < n; i++)
+		hops[i].peer_wait_seconds = i == 3 || i == 6 ? 0.01 : 0.5;
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NODE);
+	assert_string_equal(v.node, "n5");
+}
+
+static void test_too_small_sample_is_none(void **state)
+{
+	size_t n = ring(8, 10.0);
+	struct fl_verdict v;
+
+	(void)state;
+	hops[3].wire_gbs = 2.0;
+	hops[3].bytes = 1 << 20; /* 1 MiB: below the 16 MiB minimum */
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	assert_int_equal(v.judged_hops, 7);
+	hops[3].bytes = 1ULL << 30;
+	hops[3].messages = 4; /* enough bytes, too few messages */
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	hops[3].messages = 8;
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+}
+
+static void test_min_ratio_is_the_threshold(void **state)
+{
+	struct fl_verdict_params p;
+	size_t n = ring(8, 10.0);
+	struct fl_verdict v;
+
+	(void)state;
+	hops[1].wire_gbs = 7.5;
+	fl_verdict_default_params(&p);
+	fl_verdict_compute(hops, n, &p, &v);
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+	p.min_ratio = 0.7;
+	fl_verdict_compute(hops, n, &p, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+}
+
+static void test_only_comparable_hops_are_compared(void **state)
+{
+	size_t n = ring(8, 10.0);
+	struct fl_verdict v;
+
+	(void)state;
+	/* Half the hops on a slower NIC model: each half compared with its own kind. */
+	for (size_t i = 4; i < n; i++) {
+		hops[i].line_rate_gbs = 3.125;
+		hops[i].wire_gbs = 3.0;
+	}
+	hops[5].line_rate_gbs = 3.14; /* within 1%: same group */
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	hops[6].wire_gbs = 1.5;
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+	assert_int_equal(v.hop, 6);
+	assert_float_equal(v.median_gbs, 3.0, 1e-9);
+	/* An ib hop is not compared with socket hops. */
+	ring(8, 10.0);
+	snprintf(hops[2].transport, sizeof(hops[2].transport), "ib");
+	hops[2].wire_gbs = 2.0;
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+}
+
+static void test_faster_than_line_rate_is_not_slow(void **state)
+{
+	size_t n = ring(4, 5.0);
+	struct fl_verdict v;
+
+	(void)state;
+	/* Loopback: nominal 1.25 GB/s (a placeholder), measured 5. */
+	for (size_t i = 0; i < n; i++)
+		hops[i].line_rate_gbs = 1.25;
+	hops[2].wire_gbs = 2.0; /* 0.4x its peers, but 160% of its line rate */
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	hops[2].wire_gbs = 0.6; /* below the line rate too */
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+	assert_int_equal(v.hop, 2);
+}
+
+static void test_noise_of_a_busy_host_is_not_a_slow_link(void **state)
+{
+	static const double measured[] = { 1.63, 2.02, 2.21, 2.47 }; /* 4 ranks on 2 cores */
+	size_t n = ring(4, 1.0);
+	struct fl_verdict v;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		hops[i].line_rate_gbs = 0.0;
+		hops[i].wire_gbs = measured[i];
+	}
+	/* 0.74x the others' median, but within their spread. */
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	hops[0].wire_gbs = 0.9; /* far outside it */
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+	assert_int_equal(v.hop, 0);
+}
+
+static void test_gdr_capable_but_host_only(void **state)
+{
+	size_t n = ring(4, 10.0);
+	struct fl_verdict v;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(hops[i].transport, sizeof(hops[i].transport), "ib");
+		hops[i].gdr_capable = 1;
+		hops[i].mem_types = FL_PTR_CUDA;
+	}
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	/* n3 has no peermem: both its hops stage through host memory. */
+	hops[1].mem_types = FL_PTR_HOST; /* n2 -> n3 */
+	hops[2].mem_types = FL_PTR_HOST; /* n3 -> n4 */
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_GDR);
+	assert_string_equal(v.node, "n3");
+	assert_int_equal(v.hop, 1);
+	assert_non_null(strstr(v.reason, "host memory"));
+}
+
+static void test_gdr_uneven(void **state)
+{
+	size_t n = ring(4, 10.0);
+	struct fl_verdict v;
+
+	(void)state;
+	/* Nobody advertises GDR support, but some hops use it: uneven. */
+	hops[0].mem_types = FL_PTR_DMABUF;
+	hops[1].mem_types = FL_PTR_DMABUF;
+	hops[2].mem_types = FL_PTR_HOST;
+	hops[3].mem_types = FL_PTR_HOST;
+	hops[2].wire_gbs = 5.0;
+	hops[3].wire_gbs = 5.0;
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_GDR);
+	assert_string_equal(v.node, "n4");
+	assert_float_equal(v.ratio, 0.5, 1e-9);
+	assert_float_equal(v.speedup, 2.0, 1e-9);
+	assert_non_null(strstr(v.reason, "unevenly"));
+	/* Unknown registrations (profiler mode) say nothing about GDR: what is left is n4's NIC. */
+	for (size_t i = 0; i < n; i++)
+		hops[i].mem_types = 0;
+	hops[0].gdr_capable = 1;
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+	assert_string_equal(v.node, "n4");
+}
+
+static void test_socket_with_rdma_active_is_transport(void **state)
+{
+	size_t n = ring(4, 10.0);
+	struct fl_verdict v;
+
+	(void)state;
+	hops[2].rdma_port_active = 1;
+	hops[3].wire_gbs = 2.0; /* a slow link too: transport explains first */
+	hops[0].gdr_capable = 1; /* and a GDR problem: transport still first */
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_TRANSPORT);
+	assert_string_equal(v.node, "n3");
+	assert_int_equal(v.hop, 2);
+	assert_non_null(strstr(v.reason, "TCP"));
+	/* An RDMA port next to ib traffic is what it should be. */
+	for (size_t i = 0; i < n; i++)
+		snprintf(hops[i].transport, sizeof(hops[i].transport), "ib");
+	hops[0].gdr_capable = 0;
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+}
+
+static void test_params_from_env(void **state)
+{
+	struct fl_verdict_params p;
+
+	(void)state;
+	unsetenv("FABRICLAB_VERDICT_MIN_RATIO");
+	unsetenv("FABRICLAB_VERDICT_MIN_BYTES");
+	unsetenv("FABRICLAB_VERDICT_MIN_MESSAGES");
+	assert_int_equal(fl_verdict_params_from_env(&p), FL_OK);
+	assert_float_equal(p.min_ratio, 0.8, 1e-12);
+	assert_int_equal(p.min_bytes, 16 << 20);
+	assert_int_equal(p.min_messages, 8);
+	setenv("FABRICLAB_VERDICT_MIN_RATIO", "0.6", 1);
+	setenv("FABRICLAB_VERDICT_MIN_BYTES", "1M", 1);
+	setenv("FABRICLAB_VERDICT_MIN_MESSAGES", "100", 1);
+	assert_int_equal(fl_verdict_params_from_env(&p), FL_OK);
+	assert_float_equal(p.min_ratio, 0.6, 1e-12);
+	assert_int_equal(p.min_bytes, 1 << 20);
+	assert_int_equal(p.min_messages, 100);
+	setenv("FABRICLAB_VERDICT_MIN_RATIO", "1.5", 1);
+	assert_int_equal(fl_verdict_params_from_env(&p), FL_ERR_USAGE);
+	assert_non_null(strstr(fl_error_text(), "FABRICLAB_VERDICT_MIN_RATIO=\"1.5\""));
+	setenv("FABRICLAB_VERDICT_MIN_RATIO", "0.8x", 1);
+	assert_int_equal(fl_verdict_params_from_env(&p), FL_ERR_USAGE);
+	unsetenv("FABRICLAB_VERDICT_MIN_RATIO");
+	setenv("FABRICLAB_VERDICT_MIN_BYTES", "lots", 1);
+	assert_int_equal(fl_verdict_params_from_env(&p), FL_ERR_USAGE);
+	assert_non_null(strstr(fl_error_text(), "FABRICLAB_VERDICT_MIN_BYTES"));
+	unsetenv("FABRICLAB_VERDICT_MIN_BYTES");
+	setenv("FABRICLAB_VERDICT_MIN_MESSAGES", "-3", 1);
+	assert_int_equal(fl_verdict_params_from_env(&p), FL_ERR_USAGE);
+	assert_non_null(strstr(fl_error_text(), "FABRICLAB_VERDICT_MIN_MESSAGES"));
+	unsetenv("FABRICLAB_VERDICT_MIN_MESSAGES");
+}
+
+static int commands_for(struct fl_verdict *v, size_t n, char *buf, size_t len)
+{
+	judge(n, v);
+	return fl_verdict_commands(v, hops, n, buf, len);
+}
+
+static void test_commands_name_the_real_things(void **state)
+{
+	char buf[4096];
+	struct fl_verdict v;
+	size_t n = ring(4, 10.0);
+	int lines;
+
+	(void)state;
+	assert_int_equal(commands_for(&v, n, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	hops[0].wire_gbs = 6.0;
+	hops[1].wire_gbs = 6.0;
+	lines = commands_for(&v, n, buf, sizeof(buf));
+	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+	assert_true(lines >= 4);
+	assert_non_null(strstr(buf, "on n2: ethtool eth0"));
+	assert_non_null(strstr(buf, "on n2: ethtool -S eth0 | grep -E 'pause|discard|err'"));
+	assert_non_null(strstr(buf, "on n2: ip -s link show eth0"));
+	assert_non_null(strstr(buf, "-H n1,n2 -x NCCL_SOCKET_IFNAME=eth0 all_reduce_perf "
+				    "-b 1G -e 8G -f 2 -g 1"));
+	for (size_t i = 0; i < n; i++) {
+		snprintf(hops[i].transport, sizeof(hops[i].transport), "ib");
+		snprintf(hops[i].src_dev, sizeof(hops[i].src_dev), "mlx5_0");
+		snprintf(hops[i].dst_dev, sizeof(hops[i].dst_dev), "mlx5_0");
+	}
+	hops[1].wire_gbs = 10.0;
+	lines = commands_for(&v, n, buf, sizeof(buf));
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+	assert_non_null(strstr(buf, "on n1: ibstat mlx5_0"));
+	assert_non_null(strstr(buf, "on n2: ibstat mlx5_0"));
+	assert_non_null(strstr(buf, "perfquery -x"));
+	assert_non_null(strstr(buf, "ibdiagnet"));
+	assert_non_null(strstr(buf, "NCCL_IB_HCA=mlx5_0"));
+	assert_null(strstr(buf, "ethtool"));
+	/* A short buffer holds whole lines only. */
+	assert_true(fl_verdict_commands(&v, hops, n, buf, 80) < lines);
+	assert_true(strlen(buf) < 80);
+	assert_true(strlen(buf) == 0 || buf[strlen(buf) - 1] == '\n');
+}
+
+static void test_commands_for_node_gdr_transport(void **state)
+{
+	char buf[4096];
+	struct fl_verdict v;
+	size_t n = ring(4, 10.0);
+
+	(void)state;
+	set_wait(n, 0.5, "n4", 0.01);
+	commands_for(&v, n, buf, sizeof(buf));
+	assert_int_equal(v.kind, FL_VERDICT_NODE);
+	assert_non_null(strstr(buf, "on n4: nvidia-smi -q -d CLOCK,PERFORMANCE"));
+	assert_non_null(strstr(buf, "mpstat"));
+	ring(4, 10.0);
+	hops[0].gdr_capable = 1;
+	commands_for(&v, n, buf, sizeof(buf));
+	assert_int_equal(v.kind, FL_VERDICT_GDR);
+	assert_non_null(strstr(buf, "lsmod | grep -E 'nvidia_peermem|nv_peer_mem'"));
+	assert_non_null(strstr(buf, "GPU Direct RDMA"));
+	assert_non_null(strstr(buf, "GDRDMA"));
+	ring(4, 10.0);
+	hops[1].rdma_port_active = 1;
+	commands_for(&v, n, buf, sizeof(buf));
+	assert_int_equal(v.kind, FL_VERDICT_TRANSPORT);
+	assert_non_null(strstr(buf, "NCCL_DEBUG=INFO"));
+	assert_non_null(strstr(buf, "NET/(IB|Socket)"));
+	assert_non_null(strstr(buf, "on n2: ibv_devinfo"));
+}
+
+static void test_many_hops_stay_fast(void **state)
+{
+	static struct fl_hop_figures big[8192];
+	struct fl_verdict_params p;
+	struct fl_verdict v;
+
+	(void)state;
+	/* 1024 nodes x 8 rails; n17's rail 3 is bad in both directions. */
+	for (size_t i = 0; i < 8192; i++) {
+		size_t node = i / 8, rail = i % 8;
+		struct fl_hop_figures *h = &big[i];
+
+		memset(h, 0, sizeof(*h));
+		snprintf(h->src_node, sizeof(h->src_node), "node%04zu", node);
+		snprintf(h->dst_node, sizeof(h->dst_node), "node%04zu", (node + 1) % 1024);
+		snprintf(h->src_dev, sizeof(h->src_dev), "mlx5_%zu", rail);
+		snprintf(h->dst_dev, sizeof(h->dst_dev), "mlx5_%zu", rail);
+		snprintf(h->transport, sizeof(h->transport), "ib");
+		h->line_rate_gbs = 50.0;
+		h->bytes = 1ULL << 32;
+		h->messages = 4096;
+		h->wire_gbs = 45.0 + (double)(i % 7) * 0.5;
+		h->active_seconds = 1.0;
+		h->peer_wait_seconds = 0.3;
+		h->mem_types = FL_PTR_CUDA;
+		h->gdr_capable = 1;
+	}
+	big[16 * 8 + 3].wire_gbs = 20.0; /* node0016 -> node0017 on mlx5_3 */
+	big[17 * 8 + 3].wire_gbs = 21.0; /* node0017 -> node0018 on mlx5_3 */
+	fl_verdict_default_params(&p);
+	fl_verdict_compute(big, 8192, &p, &v);
+	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+	assert_string_equal(v.node, "node0017");
+	assert_string_equal(v.dev, "mlx5_3");
+	assert_int_equal(v.judged_hops, 8192);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_healthy_with_noise_is_none),
+		cmocka_unit_test(test_one_slow_link),
+		cmocka_unit_test(test_slow_device_both_directions_4_nodes),
+		cmocka_unit_test(test_slow_device_both_directions_8_nodes),
+		cmocka_unit_test(test_slow_device_on_one_rail),
+		cmocka_unit_test(test_one_direction_only_is_a_link),
+		cmocka_unit_test(test_straggler_node),
+		cmocka_unit_test(test_no_straggler_when_nobody_waits_much),
+		cmocka_unit_test(test_straggler_speedup_is_capped),
+		cmocka_unit_test(test_slow_wire_comes_before_straggler),
+		cmocka_unit_test(test_single_hop_is_none),
+		cmocka_unit_test(test_zero_traffic_is_none),
+		cmocka_unit_test(test_ties),
+		cmocka_unit_test(test_too_small_sample_is_none),
+		cmocka_unit_test(test_min_ratio_is_the_threshold),
+		cmocka_unit_test(test_only_comparable_hops_are_compared),
+		cmocka_unit_test(test_faster_than_line_rate_is_not_slow),
+		cmocka_unit_test(test_noise_of_a_busy_host_is_not_a_slow_link),
+		cmocka_unit_test(test_gdr_capable_but_host_only),
+		cmocka_unit_test(test_gdr_uneven),
+		cmocka_unit_test(test_socket_with_rdma_active_is_transport),
+		cmocka_unit_test(test_params_from_env),
+		cmocka_unit_test(test_commands_name_the_real_things),
+		cmocka_unit_test(test_commands_for_node_gdr_transport),
+		cmocka_unit_test(test_many_hops_stay_fast),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,146 @@
+/* The merged report for people: the verdict, a hop table, the commands that confirm it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+#define HOP_COLUMN_MAX 64
+
+static void hop_name(const struct report_hop_key *k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s -> %s/%s", k->src_node, k->src_dev, k->dst_node, k->dst_dev);
+}
+
+static void print_verdict(const struct report_set *set, FILE *out)
+{
+	const struct fl_verdict *v = &set->verdict;
+	char culprit[2 * FL_NODE_NAME_LEN + 2 * FL_DEV_NAME_LEN + 16] = "";
+
+	if (v->kind == FL_VERDICT_DEVICE)
+		snprintf(culprit, sizeof(culprit), "%s/%s", v->node, v->dev);
+	else if (v->hop >= 0 && v->kind == FL_VERDICT_LINK)
+		hop_name(&set->hops[v->hop].key, culprit, sizeof(culprit));
+	else
+		snprintf(culprit, sizeof(culprit), "%s", v->node);
+	fprintf(out, "verdict: %s%s%s", fl_verdict_kind_name(v->kind), *culprit ? "  " : "",
+		culprit);
+	if (v->kind != FL_VERDICT_NONE)
+		fprintf(out, "  ratio %.2f  speedup %.2fx", v->ratio, v->speedup);
+	fprintf(out, "\n  %s\n", v->reason);
+}
+
+static void human_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double x = (double)bytes;
+	size_t u = 0;
+
+	while (x >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		x /= 1024.0;
+		u++;
+	}
+	if (u)
+		snprintf(buf, len, "%.1f %s", x, units[u]);
+	else
+		snprintf(buf, len, "%.0f %s", x, units[u]);
+}
+
+static void rate(const struct report_view *v, char *buf, size_t len)
+{
+	if (report_has_wire(v))
+		snprintf(buf, len, "%.2f", v->wire_gbs);
+	else
+		snprintf(buf, len, "-");
+}
+
+/* "-" when the whole is unknown. */
+static void percent(double part, double whole, char *buf, size_t len)
+{
+	if (whole > 0)
+		snprintf(buf, len, "%.1f%%", 100.0 * part / whole);
+	else
+		snprintf(buf, len, "-");
+}
+
+static const char *gdr_word(int mem_types)
+{
+	if (!mem_types)
+		return "?";
+	return mem_types & (FL_PTR_CUDA | FL_PTR_DMABUF) ? "yes" : "no";
+}
+
+static int hop_column(const struct report_set *set)
+{
+	int width = (int)strlen("src -> dst");
+
+	for (size_t i = 0; i < set->nhops; i++) {
+		char name[HOP_COLUMN_MAX * 4];
+		int n;
+
+		hop_name(&set->hops[i].key, name, sizeof(name));
+		n = (int)strlen(name);
+		width = n > width ? n : width;
+	}
+	return width > HOP_COLUMN_MAX ? HOP_COLUMN_MAX : width;
+}
+
+static void print_hop(const struct report_set *set, size_t i, int width, FILE *out)
+{
+	const struct report_hop *h = &set->hops[i];
+	const struct fl_hop_figures *f = &set->figures[i];
+	const struct report_view *w = report_wire_view(h);
+	char name[HOP_COLUMN_MAX * 4], recv[16], send[16], bytes[16], line[16], wait[16];
+
+	hop_name(&h->key, name, sizeof(name));
+	rate(&h->recv, recv, sizeof(recv));
+	rate(&h->send, send, sizeof(send));
+	human_bytes(f->bytes, bytes, sizeof(bytes));
+	percent(f->wire_gbs, f->line_rate_gbs, line, sizeof(line));
+	percent(f->peer_wait_seconds, f->active_seconds, wait, sizeof(wait));
+	fprintf(out, "%c %-*.*s %9s %9s %7s %10s %9llu %6s %4s %8.1f %8.1f\n",
+		report_is_culprit(set, i) ? '*' : ' ', width, width, name, recv, send, line, bytes,
+		(unsigned long long)f->messages, wait, gdr_word(f->mem_types), w->p50_us,
+		w->p99_us);
+}
+
+static void print_hops(const struct report_set *set, FILE *out)
+{
+	int width = hop_column(set);
+	size_t used = 0;
+
+	for (size_t f = 0; f < set->nfiles; f++)
+		used += set->files[f].superseded_by < 0;
+	fprintf(out,
+		"\nhops: %zu from %zu processes on %zu nodes, %d judged "
+		"(wire rate from the receiver for sockets, the sender for verbs; * = culprit)\n",
+		set->nhops, used, set->nodes, set->verdict.judged_hops);
+	fprintf(out, "  %-*s %9s %9s %7s %10s %9s %6s %4s %8s %8s\n", width, "src -> dst",
+		"recv GB/s", "send GB/s", "%line", "bytes", "messages", "wait", "GDR", "p50 us",
+		"p99 us");
+	for (size_t i = 0; i < set->nhops; i++)
+		print_hop(set, i, width, out);
+}
+
+static void print_commands(const struct report_set *set, FILE *out)
+{
+	const char *line = set->commands;
+
+	if (!set->ncommands)
+		return;
+	fprintf(out, "\nto confirm on the machines:\n");
+	while (*line) {
+		const char *end = strchr(line, '\n');
+		int n = end ? (int)(end - line) : (int)strlen(line);
+
+		fprintf(out, "  %.*s\n", n, line);
+		line += n + (end != NULL);
+	}
+}
+
+int report_print_text(const struct report_set *set, FILE *out)
+{
+	print_verdict(set, out);
+	print_hops(set, out);
+	print_commands(set, out);
+	return ferror(out) ? -1 : 0;
+}
