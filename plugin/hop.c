@@ -26,6 +26,7 @@ static struct fl_hop other_hops[2];
 static int other_used[2];
 static int warned_full;
 static int torn_down; /* the plugin is going away: connections still open forget their hop */
+static struct fl_run_scratch scratch; /* what the rings held, on its way into a union */
 
 static void copy_name(char *dst, size_t len, const char *src)
 {
@@ -134,8 +135,11 @@ void fl_hop_detach(struct fl_conn_stats *s)
 		pthread_mutex_unlock(&table_lock);
 		return;
 	}
-	fl_union_take(&h->wire, &s->wire);
-	fl_union_take(&h->active, &s->active);
+	/* Merged now, not folded: only a drain knows the watermark. */
+	fl_union_take(&h->wire, &scratch, &s->wire);
+	fl_union_settle(&h->wire, &scratch, 0);
+	fl_union_take(&h->active, &scratch, &s->active);
+	fl_union_settle(&h->active, &scratch, 0);
 	fl_stats_sum(s, &h->retired);
 	h->mem_types |= atomic_load_explicit(&s->mem_types, memory_order_relaxed);
 	tag = atomic_load_explicit(&s->tag_rank, memory_order_relaxed);
@@ -169,16 +173,17 @@ static size_t drain_hop(struct fl_hop *h, uint64_t now)
 			floor = oldest;
 	}
 	for (struct fl_conn_stats *m = h->members; m; m = m->hop_next) {
-		size_t wire = fl_union_take(&h->wire, &m->wire);
-		size_t active = fl_union_take(&h->active, &m->active);
+		size_t n = fl_union_take(&h->wire, &scratch, &m->wire);
 
-		if (wire > most)
-			most = wire;
-		if (active > most)
-			most = active;
+		most = n > most ? n : most;
 	}
-	fl_union_settle(&h->wire, floor);
-	fl_union_settle(&h->active, floor);
+	fl_union_settle(&h->wire, &scratch, floor);
+	for (struct fl_conn_stats *m = h->members; m; m = m->hop_next) {
+		size_t n = fl_union_take(&h->active, &scratch, &m->active);
+
+		most = n > most ? n : most;
+	}
+	fl_union_settle(&h->active, &scratch, floor);
 	return most;
 }
 
@@ -274,6 +279,7 @@ static void free_all(void)
 		other_used[v] = 0;
 	}
 	warned_full = 0;
+	fl_run_scratch_free(&scratch);
 }
 
 void fl_hops_reset(void)

@@ -74,8 +74,14 @@ void fl_union_init(struct fl_union *u)
 
 void fl_union_free(struct fl_union *u)
 {
-	free(u->runs);
+	free(u->pending);
 	fl_union_init(u);
+}
+
+void fl_run_scratch_free(struct fl_run_scratch *sc)
+{
+	free(sc->runs);
+	memset(sc, 0, sizeof(*sc));
 }
 
 static int by_start(const void *a, const void *b)
@@ -110,70 +116,73 @@ static int by_gap(const void *a, const void *b)
 
 /*
  * Too many disjoint runs: join the closest neighbours, counting each gap
- * joined as possible overstatement, until `keep` runs remain.
+ * joined as possible overstatement, until `keep` runs remain. Without memory
+ * for the gaps, everything becomes one run.
  */
-static size_t bridge_smallest_gaps(struct fl_union *u, size_t n, size_t keep)
+static size_t bridge_smallest_gaps(struct fl_union *u, struct fl_run *runs, size_t n, size_t keep)
 {
-	uint64_t gaps[FL_UNION_PENDING + FL_UNION_INTAKE];
+	uint64_t *gaps = malloc((n - 1) * sizeof(*gaps)), limit;
 	size_t joins = n - keep, k = 0, over = 0;
-	uint64_t limit;
 
-	for (size_t i = 1; i < n; i++)
-		gaps[i - 1] = u->runs[i].start - u->runs[i - 1].end;
-	qsort(gaps, n - 1, sizeof(gaps[0]), by_gap);
-	limit = gaps[joins - 1];
-	/* Gaps equal to the limit are joined only as long as joins remain. */
-	for (size_t i = 0; i < joins; i++)
-		over += gaps[i] == limit;
+	for (size_t i = 1; gaps && i < n; i++)
+		gaps[i - 1] = runs[i].start - runs[i - 1].end;
+	if (gaps) {
+		qsort(gaps, n - 1, sizeof(gaps[0]), by_gap);
+		limit = gaps[joins - 1];
+		/* Gaps equal to the limit are joined only as long as joins remain. */
+		for (size_t i = 0; i < joins; i++)
+			over += gaps[i] == limit;
+		free(gaps);
+	} else {
+		limit = UINT64_MAX;
+	}
 	for (size_t i = 0; i < n; i++) {
-		uint64_t gap = i ? u->runs[i].start - u->runs[k - 1].end : 0;
+		uint64_t gap = i ? runs[i].start - runs[k - 1].end : 0;
 
 		if (i && (gap < limit || (gap == limit && over))) {
-			over -= gap == limit;
+			over -= gap == limit && over;
 			u->bridged_ns += gap;
-			u->runs[k - 1].end = u->runs[i].end;
+			runs[k - 1].end = runs[i].end;
 		} else {
-			u->runs[k++] = u->runs[i];
+			runs[k++] = runs[i];
 		}
 	}
 	return k;
 }
 
-static void merge_intake(struct fl_union *u)
+static int scratch_room(struct fl_run_scratch *sc, size_t more)
 {
-	size_t n = u->npending + u->nintake;
+	size_t cap = sc->cap ? sc->cap : 1024;
+	struct fl_run *runs;
 
-	if (!u->nintake)
-		return;
-	qsort(u->runs, n, sizeof(u->runs[0]), by_start);
-	n = coalesce(u->runs, n);
-	if (n > FL_UNION_PENDING)
-		n = bridge_smallest_gaps(u, n, FL_UNION_PENDING * 3 / 4);
-	u->npending = n;
-	u->nintake = 0;
+	if (sc->n + more <= sc->cap)
+		return 1;
+	while (cap < sc->n + more)
+		cap *= 2;
+	runs = realloc(sc->runs, cap * sizeof(*runs));
+	if (!runs)
+		return 0;
+	sc->runs = runs;
+	sc->cap = cap;
+	return 1;
 }
 
-void fl_union_add(struct fl_union *u, uint64_t start, uint64_t end)
+void fl_union_add(struct fl_union *u, struct fl_run_scratch *sc, uint64_t start, uint64_t end)
 {
 	if (start < u->watermark)
 		start = u->watermark;
 	if (end <= start)
 		return;
-	if (!u->runs) {
-		u->runs = malloc((FL_UNION_PENDING + FL_UNION_INTAKE) * sizeof(u->runs[0]));
-		if (!u->runs) {
-			/* No memory to place it: count it, and say it may be redundant. */
-			u->folded_ns += end - start;
-			u->bridged_ns += end - start;
-			return;
-		}
+	if (!scratch_room(sc, 1)) {
+		/* No memory to place it: count it, and say it may be redundant. */
+		u->folded_ns += end - start;
+		u->bridged_ns += end - start;
+		return;
 	}
-	if (u->nintake == FL_UNION_INTAKE)
-		merge_intake(u);
-	u->runs[u->npending + u->nintake++] = (struct fl_run){ start, end };
+	sc->runs[sc->n++] = (struct fl_run){ start, end };
 }
 
-size_t fl_union_take(struct fl_union *u, struct fl_runs *r)
+size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_runs *r)
 {
 	/* The open run first: a run closed after this read is then in the ring. */
 	uint64_t end = atomic_load_explicit(&r->open_end, memory_order_acquire);
@@ -182,26 +191,27 @@ size_t fl_union_take(struct fl_union *u, struct fl_runs *r)
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 
 	if (end > start)
-		fl_union_add(u, start, end);
+		fl_union_add(u, sc, start, end);
+	scratch_room(sc, (size_t)(head - tail));
 	for (uint64_t i = tail; i != head; i++) {
 		struct fl_run_slot *slot = &r->ring[i & (FL_RUN_RING - 1)];
 
-		fl_union_add(u, atomic_load_explicit(&slot->start, memory_order_relaxed),
+		fl_union_add(u, sc, atomic_load_explicit(&slot->start, memory_order_relaxed),
 			     atomic_load_explicit(&slot->end, memory_order_relaxed));
 	}
 	atomic_store_explicit(&r->tail, head, memory_order_release);
 	return (size_t)(head - tail);
 }
 
-void fl_union_settle(struct fl_union *u, uint64_t floor)
+/* Everything before floor is final: into the total, the rest stays sorted. */
+static size_t fold(struct fl_union *u, struct fl_run *runs, size_t n, uint64_t floor)
 {
 	size_t k = 0;
 
-	merge_intake(u);
 	if (floor <= u->watermark)
-		return;
-	for (size_t i = 0; i < u->npending; i++) {
-		struct fl_run run = u->runs[i];
+		return n;
+	for (size_t i = 0; i < n; i++) {
+		struct fl_run run = runs[i];
 
 		if (run.end <= floor) {
 			u->folded_ns += run.end - run.start;
@@ -211,10 +221,66 @@ void fl_union_settle(struct fl_union *u, uint64_t floor)
 			u->folded_ns += floor - run.start;
 			run.start = floor;
 		}
-		u->runs[k++] = run;
+		runs[k++] = run;
 	}
-	u->npending = k;
 	u->watermark = floor;
+	return k;
+}
+
+/* Counts runs it cannot keep as possibly redundant (out of memory). */
+static void fold_all_as_bridged(struct fl_union *u, const struct fl_run *runs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		u->folded_ns += runs[i].end - runs[i].start;
+		u->bridged_ns += runs[i].end - runs[i].start;
+	}
+}
+
+static int pending_room(struct fl_union *u, size_t n)
+{
+	struct fl_run *p;
+
+	if (n <= u->pending_cap)
+		return 1;
+	p = realloc(u->pending, n * sizeof(*p));
+	if (!p)
+		return 0;
+	u->pending = p;
+	u->pending_cap = n;
+	return 1;
+}
+
+/*
+ * What lies after the watermark is kept up to FL_UNION_PENDING runs, or as
+ * many as were just taken: runs that came in while the floor was read are
+ * merged exactly; only a watermark pinned for many drains makes them pile up.
+ */
+void fl_union_settle(struct fl_union *u, struct fl_run_scratch *sc, uint64_t floor)
+{
+	size_t taken = sc->n, limit = taken > FL_UNION_PENDING ? taken : FL_UNION_PENDING, n;
+
+	if (!scratch_room(sc, u->npending)) {
+		fold_all_as_bridged(u, sc->runs, sc->n);
+		sc->n = 0;
+		return;
+	}
+	if (u->npending)
+		memcpy(sc->runs + sc->n, u->pending, u->npending * sizeof(*u->pending));
+	n = sc->n + u->npending;
+	sc->n = 0;
+	if (n)
+		qsort(sc->runs, n, sizeof(sc->runs[0]), by_start);
+	n = fold(u, sc->runs, coalesce(sc->runs, n), floor);
+	if (n > limit)
+		n = bridge_smallest_gaps(u, sc->runs, n, limit * 3 / 4);
+	if (!pending_room(u, n)) {
+		fold_all_as_bridged(u, sc->runs, n);
+		u->npending = 0;
+		return;
+	}
+	if (n)
+		memcpy(u->pending, sc->runs, n * sizeof(*u->pending));
+	u->npending = n;
 }
 
 uint64_t fl_union_ns(const struct fl_union *u)
@@ -222,6 +288,6 @@ uint64_t fl_union_ns(const struct fl_union *u)
 	uint64_t ns = u->folded_ns;
 
 	for (size_t i = 0; i < u->npending; i++)
-		ns += u->runs[i].end - u->runs[i].start;
+		ns += u->pending[i].end - u->pending[i].start;
 	return ns;
 }

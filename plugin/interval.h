@@ -12,13 +12,17 @@
  *
  * Reader side (struct fl_union, one per hop and kind, under the hop table's
  * lock): takes the closed runs and a copy of each open run (adding the same
- * coverage twice is harmless: a union is idempotent), keeps the part after its
- * watermark as a sorted list of disjoint runs, and folds the part before a new
- * watermark into a total. The watermark is a time before which no connection
- * can still report anything (see hop.c: the oldest request still outstanding).
+ * coverage twice is harmless: a union is idempotent) into a scratch list,
+ * merges them with the part after its watermark kept from before (a sorted
+ * list of disjoint runs), and folds the part before a new watermark into a
+ * total. The watermark is a time before which no connection can still report
+ * anything (see hop.c: the oldest request still outstanding). The scratch
+ * holds at most what the rings of one hop hold, and is shared by all hops.
  *
  * Both sides stay bounded: a full ring makes the writer bridge the gap to the
- * next interval, a full pending list makes the reader bridge its smallest gaps.
+ * next interval; disjoint runs piling up after a watermark pinned by a
+ * long-outstanding request (beyond FL_UNION_PENDING, or what one drain took)
+ * make the reader bridge its smallest gaps.
  * Either way the bridged time is counted (the writer's `bridged_ns` plus the
  * reader's), so the union is known to lie in [total - bridged, total]; it stays
  * 0 while the reader keeps up.
@@ -96,32 +100,39 @@ static inline void fl_runs_add(struct fl_runs *r, uint64_t s, uint64_t e)
 /* Length of one connection's own runs so far (for its closing log line). */
 uint64_t fl_runs_own_ns(const struct fl_runs *r);
 
-#define FL_UNION_PENDING 1024 /* disjoint runs kept after the watermark */
-#define FL_UNION_INTAKE 1024  /* runs taken before they are merged in */
+#define FL_UNION_PENDING 1024 /* disjoint runs kept after a pinned watermark */
+
+/* Runs taken from the rings before they are merged; one per reader, reused. */
+struct fl_run_scratch {
+	struct fl_run *runs;
+	size_t n, cap;
+};
 
 struct fl_union {
 	uint64_t watermark; /* coverage before it is final and folded into folded_ns */
 	uint64_t folded_ns;
 	uint64_t bridged_ns; /* upper bound on how much the total overstates the union */
-	struct fl_run *runs; /* [0, npending) sorted disjoint, then the intake */
-	size_t npending, nintake;
+	struct fl_run *pending; /* sorted, disjoint, all after the watermark */
+	size_t npending, pending_cap;
 };
 
 void fl_union_init(struct fl_union *u);
 void fl_union_free(struct fl_union *u);
-/* Adds one run (clipped to the watermark). Merges the intake when it is full. */
-void fl_union_add(struct fl_union *u, uint64_t start, uint64_t end);
+void fl_run_scratch_free(struct fl_run_scratch *sc);
+/* Adds one run, clipped to the watermark, to the scratch. */
+void fl_union_add(struct fl_union *u, struct fl_run_scratch *sc, uint64_t start, uint64_t end);
 /*
- * Takes a connection's closed runs and a copy of its open run; returns how
- * many ring slots were drained (the caller's measure of how full rings get).
+ * Takes a connection's closed runs and a copy of its open run into the
+ * scratch; returns how many ring slots were drained (how full rings get).
  */
-size_t fl_union_take(struct fl_union *u, struct fl_runs *r);
+size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_runs *r);
 /*
- * Merges what was taken, then folds everything before `floor` (a time before
- * which no connection can report anything any more) into the final total.
+ * Merges the scratch into the union and empties it, then folds everything
+ * before `floor` (a time before which no connection can report anything any
+ * more: every ring of the union must have been taken since it was read).
  */
-void fl_union_settle(struct fl_union *u, uint64_t floor);
-/* Length of the union of everything taken so far (ns); call after settle. */
+void fl_union_settle(struct fl_union *u, struct fl_run_scratch *sc, uint64_t floor);
+/* Length of the union of everything settled so far (ns). */
 uint64_t fl_union_ns(const struct fl_union *u);
 
 #endif

@@ -96,6 +96,11 @@ for ranks in 2 4 8; do
 		run "$op-$ranks-ranks-1B-$max" "$ranks" "$op" 1 "$max" 4 2
 	done
 done
+# Helper-thread data streams (the default on hosts with 8+ CPUs), split and unsplit messages.
+for streams in 1 2 5; do
+	run "all_reduce-4-ranks-$streams-streams" 4 all_reduce 1 "$max" 8 2 FABRICLAB_SOCKET_NSTREAMS=$streams
+done
+run "sendrecv-8-ranks-2-streams" 8 sendrecv 1 "$max" 8 2 FABRICLAB_SOCKET_NSTREAMS=2
 # Sizes that are not powers of two: uneven chunks, partial slices, odd byte counts.
 run "sendrecv-2-ranks-1B-3B" 2 sendrecv 1 3 2 3
 run "sendrecv-3-ranks-3B" 3 sendrecv 3 3 2 3

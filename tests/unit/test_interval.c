@@ -71,20 +71,22 @@ static uint64_t one_connection(const struct iv *v, size_t n)
 {
 	struct fl_runs *r = new_runs();
 	struct fl_union u;
+	struct fl_run_scratch sc = { 0 };
 	uint64_t kept, folded;
 
 	fl_union_init(&u);
 	for (size_t i = 0; i < n; i++)
 		fl_runs_add(r, v[i].s, v[i].e);
-	fl_union_take(&u, r);
-	fl_union_settle(&u, 0);
+	fl_union_take(&u, &sc, r);
+	fl_union_settle(&u, &sc, 0);
 	kept = fl_union_ns(&u);
-	fl_union_settle(&u, UINT64_MAX);
+	fl_union_settle(&u, &sc, UINT64_MAX);
 	folded = fl_union_ns(&u);
 	assert_int_equal(kept, folded);
 	assert_int_equal(u.npending, 0);
 	assert_int_equal(u.bridged_ns, 0);
 	fl_union_free(&u);
+	fl_run_scratch_free(&sc);
 	free(r);
 	return kept;
 }
@@ -148,13 +150,14 @@ static void make_script(struct script *sc, uint64_t seed, uint64_t gap, uint64_t
 }
 
 /* Interleaves writers at random and drains now and then; the union must be exact throughout. */
-static void run_interleaved(const struct script *sc, uint64_t seed, int drain_every)
+static void run_interleaved(const struct script *plan, uint64_t seed, int drain_every)
 {
 	struct fl_runs *r[CONNS];
 	int next[CONNS] = { 0 }, left = CONNS * PER_CONN, events = 0;
 	struct iv *added = malloc(CONNS * PER_CONN * sizeof(*added));
 	size_t nadded = 0;
 	struct fl_union u;
+	struct fl_run_scratch sc = { 0 };
 
 	assert_non_null(added);
 	fl_union_init(&u);
@@ -165,8 +168,8 @@ static void run_interleaved(const struct script *sc, uint64_t seed, int drain_ev
 
 		if (next[c] == PER_CONN)
 			continue;
-		fl_runs_add(r[c], sc->iv[c][next[c]].s, sc->iv[c][next[c]].e);
-		added[nadded++] = sc->iv[c][next[c]++];
+		fl_runs_add(r[c], plan->iv[c][next[c]].s, plan->iv[c][next[c]].e);
+		added[nadded++] = plan->iv[c][next[c]++];
 		left--;
 		if (++events % drain_every)
 			continue;
@@ -174,19 +177,19 @@ static void run_interleaved(const struct script *sc, uint64_t seed, int drain_ev
 		uint64_t floor = UINT64_MAX;
 
 		for (int k = 0; k < CONNS; k++)
-			if (next[k] < PER_CONN && sc->post[k][next[k]] < floor)
-				floor = sc->post[k][next[k]];
+			if (next[k] < PER_CONN && plan->post[k][next[k]] < floor)
+				floor = plan->post[k][next[k]];
 		for (int k = 0; k < CONNS; k++)
-			fl_union_take(&u, r[k]);
-		fl_union_settle(&u, floor);
+			fl_union_take(&u, &sc, r[k]);
+		fl_union_settle(&u, &sc, floor);
 		assert_true(u.npending <= FL_UNION_PENDING);
 		/* The reference costs O(n log n): compared at a few hundred drains. */
 		if (events % (drain_every * 13) == 0 || left == 0)
 			assert_int_equal(fl_union_ns(&u), brute_union(added, nadded));
 	}
 	for (int k = 0; k < CONNS; k++)
-		fl_union_take(&u, r[k]);
-	fl_union_settle(&u, UINT64_MAX);
+		fl_union_take(&u, &sc, r[k]);
+	fl_union_settle(&u, &sc, UINT64_MAX);
 	assert_int_equal(fl_union_ns(&u), brute_union(added, nadded));
 	assert_int_equal(u.bridged_ns, 0);
 	for (int k = 0; k < CONNS; k++) {
@@ -194,6 +197,7 @@ static void run_interleaved(const struct script *sc, uint64_t seed, int drain_ev
 		free(r[k]);
 	}
 	fl_union_free(&u);
+	fl_run_scratch_free(&sc);
 	free(added);
 }
 
@@ -214,12 +218,51 @@ static void test_many_connections_interleaved_with_drains(void **state)
 	free(sc);
 }
 
+/* Sixteen nearly full rings of interleaved disjoint runs, taken in one drain: still exact. */
+static void test_one_drain_of_many_full_rings_is_exact(void **state)
+{
+	enum { N = 16, PER = FL_RUN_RING - 1 };
+	struct fl_runs *r[N];
+	struct iv *v = malloc(N * PER * sizeof(*v));
+	struct fl_run_scratch sc = { 0 };
+	struct fl_union u;
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(v);
+	fl_union_init(&u);
+	for (int c = 0; c < N; c++)
+		r[c] = new_runs();
+	for (int k = 0; k < PER; k++) {
+		for (int c = 0; c < N; c++) {
+			uint64_t s = 1000 + (uint64_t)k * 100 + (uint64_t)c * 5;
+
+			v[n] = (struct iv){ s, s + 3 };
+			fl_runs_add(r[c], v[n].s, v[n].e);
+			n++;
+		}
+	}
+	for (int c = 0; c < N; c++)
+		assert_int_equal(fl_union_take(&u, &sc, r[c]), PER - 1); /* the last one is open */
+	/* 16 x 1022 disjoint runs at once; all of them before the watermark. */
+	fl_union_settle(&u, &sc, 1000 + (uint64_t)PER * 100);
+	assert_int_equal(u.bridged_ns, 0);
+	assert_int_equal(u.npending, 0);
+	assert_int_equal(fl_union_ns(&u), brute_union(v, n));
+	for (int c = 0; c < N; c++)
+		free(r[c]);
+	fl_union_free(&u);
+	fl_run_scratch_free(&sc);
+	free(v);
+}
+
 /* A writer nobody drains: the ring fills, gaps get bridged, and the bound says so. */
 static void test_full_ring_bridges_within_the_bound(void **state)
 {
 	struct fl_runs *r = new_runs();
 	struct iv v[3 * FL_RUN_RING];
 	struct fl_union u;
+	struct fl_run_scratch sc = { 0 };
 	uint64_t total, bridged, truth;
 
 	(void)state;
@@ -229,8 +272,8 @@ static void test_full_ring_bridges_within_the_bound(void **state)
 	}
 	truth = brute_union(v, 3 * FL_RUN_RING);
 	fl_union_init(&u);
-	assert_int_equal(fl_union_take(&u, r), FL_RUN_RING);
-	fl_union_settle(&u, UINT64_MAX);
+	assert_int_equal(fl_union_take(&u, &sc, r), FL_RUN_RING);
+	fl_union_settle(&u, &sc, UINT64_MAX);
 	total = fl_union_ns(&u);
 	bridged = atomic_load(&r->bridged_ns) + u.bridged_ns;
 	assert_true(bridged > 0);
@@ -239,8 +282,9 @@ static void test_full_ring_bridges_within_the_bound(void **state)
 	/* Drained, the ring takes runs again. */
 	fl_runs_add(r, 1000000, 1000010);
 	fl_runs_add(r, 2000000, 2000010);
-	assert_int_equal(fl_union_take(&u, r), 2); /* the bridged run, then [1000000, 1000010) */
+	assert_int_equal(fl_union_take(&u, &sc, r), 2); /* the bridged run, then [1000000, 1000010) */
 	fl_union_free(&u);
+	fl_run_scratch_free(&sc);
 	free(r);
 }
 
@@ -248,9 +292,10 @@ static void test_full_ring_bridges_within_the_bound(void **state)
 static void test_pinned_watermark_keeps_pending_bounded(void **state)
 {
 	struct fl_runs *r = new_runs();
-	size_t n = 3 * (FL_UNION_PENDING + FL_UNION_INTAKE);
+	size_t n = 6 * FL_UNION_PENDING;
 	struct iv *v = malloc(n * sizeof(*v));
 	struct fl_union u;
+	struct fl_run_scratch sc = { 0 };
 	uint64_t total, truth;
 
 	(void)state;
@@ -260,19 +305,20 @@ static void test_pinned_watermark_keeps_pending_bounded(void **state)
 		v[i] = (struct iv){ 1000 + 10 * i, 1000 + 10 * i + 4 + i % 3 };
 		fl_runs_add(r, v[i].s, v[i].e);
 		if (i % (FL_RUN_RING / 2) == 0) {
-			fl_union_take(&u, r);
-			fl_union_settle(&u, 5); /* the pinned floor */
+			fl_union_take(&u, &sc, r);
+			fl_union_settle(&u, &sc, 5); /* the pinned floor */
 			assert_true(u.npending <= FL_UNION_PENDING);
 		}
 	}
-	fl_union_take(&u, r);
-	fl_union_settle(&u, UINT64_MAX);
+	fl_union_take(&u, &sc, r);
+	fl_union_settle(&u, &sc, UINT64_MAX);
 	total = fl_union_ns(&u);
 	truth = brute_union(v, n);
 	assert_true(u.bridged_ns > 0);
 	assert_true(total >= truth && total - u.bridged_ns <= truth);
 	assert_int_equal(atomic_load(&r->bridged_ns), 0);
 	fl_union_free(&u);
+	fl_run_scratch_free(&sc);
 	free(r);
 	free(v);
 }
@@ -320,7 +366,7 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-static void drain(struct fl_union *u)
+static void drain(struct fl_union *u, struct fl_run_scratch *sc)
 {
 	uint64_t floor = atomic_load(&tw.clock);
 
@@ -331,13 +377,14 @@ static void drain(struct fl_union *u)
 			floor = p;
 	}
 	for (int c = 0; c < THREAD_CONNS; c++)
-		fl_union_take(u, tw.r[c]);
-	fl_union_settle(u, floor);
+		fl_union_take(u, sc, tw.r[c]);
+	fl_union_settle(u, sc, floor);
 }
 
 static void test_writer_and_reader_threads_agree_exactly(void **state)
 {
 	struct fl_union u;
+	struct fl_run_scratch sc = { 0 };
 	pthread_t t;
 	uint64_t bridged = 0;
 
@@ -353,10 +400,10 @@ static void test_writer_and_reader_threads_agree_exactly(void **state)
 	fl_union_init(&u);
 	assert_int_equal(pthread_create(&t, NULL, writer, NULL), 0);
 	while (!atomic_load(&tw.done))
-		drain(&u);
+		drain(&u, &sc);
 	pthread_join(t, NULL);
-	drain(&u);
-	fl_union_settle(&u, UINT64_MAX);
+	drain(&u, &sc);
+	fl_union_settle(&u, &sc, UINT64_MAX);
 	for (int c = 0; c < THREAD_CONNS; c++)
 		bridged += atomic_load(&tw.r[c]->bridged_ns);
 	assert_int_equal(bridged + u.bridged_ns, 0);
@@ -364,6 +411,7 @@ static void test_writer_and_reader_threads_agree_exactly(void **state)
 	for (int c = 0; c < THREAD_CONNS; c++)
 		free(tw.r[c]);
 	fl_union_free(&u);
+	fl_run_scratch_free(&sc);
 	free(tw.log);
 }
 
@@ -372,6 +420,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_single_connection_shapes),
 		cmocka_unit_test(test_many_connections_interleaved_with_drains),
+		cmocka_unit_test(test_one_drain_of_many_full_rings_is_exact),
 		cmocka_unit_test(test_full_ring_bridges_within_the_bound),
 		cmocka_unit_test(test_pinned_watermark_keeps_pending_bounded),
 		cmocka_unit_test(test_writer_and_reader_threads_agree_exactly),
