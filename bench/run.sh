@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # make bench: every benchmark, each printing its ratio measured side by side in one run.
+# FABRICLAB_BENCH_PEERS="a.so b.so" adds other net plugins (e.g. NCCL's socket transport
+# built outside this repository) to the socket and all_reduce comparisons.
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
-export FABRICLAB_SOCKET_IFNAME=${FABRICLAB_SOCKET_IFNAME:-lo}
+export FABRICLAB_SOCKET_IFNAME=${FABRICLAB_SOCKET_IFNAME:-lo} NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-lo}
+export FABRICLAB_REPORT=off
+plugins=("$(pwd)/$build/libnccl-net-fabriclab.so")
+for p in ${FABRICLAB_BENCH_PEERS:-}; do plugins+=("$(realpath "$p")"); done
 
 echo "== wrapper cost (null transport, isend+test pairs)"
 "$build/bench/wrap_cost"
-echo
-echo "== socket transport vs raw TCP, same streams, loopback"
-"$build/bench/socket_vs_raw" "$build/libnccl-net-fabriclab.so" 64M 5
-echo
-echo "== all_reduce, 4 local ranks through the plugin"
-"$build/fabriclab" bench --ranks 4 -b 1M -e 64M -f 4 -n 10 -w 3
+for so in "${plugins[@]}"; do
+	echo
+	echo "== $(basename "$so") vs raw TCP, same number of streams, loopback"
+	"$build/bench/socket_vs_raw" "$so" 64M 5
+	echo
+	echo "== all_reduce, 4 local ranks through $(basename "$so")"
+	NCCL_NET_PLUGIN="$so" "$build/fabriclab" bench --ranks 4 -b 8 -e 64M -f 8 -n 10 -w 3
+done
 echo
 echo "== fabriclab report: merging 1024 nodes x 8 devices of synthetic reports"
 "$build/bench/report_merge"

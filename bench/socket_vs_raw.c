@@ -236,9 +236,9 @@ static void run_side(const char *so, int sending, size_t bytes, int rounds, int 
 		double pm = median(plugin_gbs[p], rounds), rm = median(raw_gbs[p], rounds);
 
 		fprintf(results,
-			"socket vs raw TCP, %zu MiB, %s, %d TCP stream(s): fabriclab %.2f GB/s, raw %.2f "
+			"%s vs raw TCP, %zu MiB, %s, %d TCP stream(s): plugin %.2f GB/s, raw %.2f "
 			"GB/s, ratio %.3f (goal >= 0.95; median of %d rounds)\n",
-			bytes >> 20, patterns[p].name, nstreams, pm, rm, pm / rm, rounds);
+			net.name, bytes >> 20, patterns[p].name, nstreams, pm, rm, pm / rm, rounds);
 	}
 	shim_net_dereg_mr(&net, comm, mh);
 	if (sending)

@@ -5,21 +5,12 @@
 
 /* ---- writer side: the slow paths of fl_runs_add ---- */
 
-static int ring_push(struct fl_runs *r, uint64_t s, uint64_t e)
+static int ring_has_room(struct fl_runs *r)
 {
-	struct fl_run_slot *slot;
-
-	if (r->head_w - r->tail_seen >= FL_RUN_RING) {
-		r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-		if (r->head_w - r->tail_seen >= FL_RUN_RING)
-			return 0;
-	}
-	slot = &r->ring[r->head_w & (FL_RUN_RING - 1)];
-	atomic_store_explicit(&slot->start, s, memory_order_relaxed);
-	atomic_store_explicit(&slot->end, e, memory_order_relaxed);
-	r->head_w++;
-	atomic_store_explicit(&r->head, r->head_w, memory_order_release);
-	return 1;
+	if (r->head_w - r->tail_seen < FL_RUN_RING)
+		return 1;
+	r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+	return r->head_w - r->tail_seen < FL_RUN_RING;
 }
 
 static void add_relaxed(_Atomic uint64_t *c, uint64_t v)
@@ -28,41 +19,27 @@ static void add_relaxed(_Atomic uint64_t *c, uint64_t v)
 			      memory_order_relaxed);
 }
 
-void fl_runs_close(struct fl_runs *r, uint64_t s, uint64_t e)
+void fl_runs_close_slow(struct fl_runs *r, uint64_t s, uint64_t e)
 {
-	if (r->w_end) {
-		if (!ring_push(r, r->w_start, r->w_end)) {
-			/* Nobody drained the ring: cover the gap rather than lose the run. */
-			add_relaxed(&r->bridged_ns, s - r->w_end);
-			r->w_end = e;
-			atomic_store_explicit(&r->open_end, e, memory_order_release);
-			return;
-		}
-		add_relaxed(&r->closed_ns, r->w_end - r->w_start);
+	if (ring_has_room(r)) {
+		fl_runs_close(r, s, e);
+		return;
 	}
-	r->w_start = s;
+	/* Nobody drained the ring: cover the gap rather than lose the run. */
+	add_relaxed(&r->bridged_ns, s - r->w_end);
 	r->w_end = e;
-	fl_runs_publish(r);
+	atomic_store_explicit(&r->open_end, e, memory_order_release);
 }
 
 void fl_runs_push_early(struct fl_runs *r, uint64_t s, uint64_t e)
 {
-	if (ring_push(r, s, e)) {
-		add_relaxed(&r->closed_ns, e - s);
+	if (ring_has_room(r)) {
+		fl_runs_push(r, s, e);
 		return;
 	}
 	add_relaxed(&r->bridged_ns, r->w_start - e);
 	r->w_start = s;
 	atomic_store_explicit(&r->open_start, s, memory_order_release);
-}
-
-uint64_t fl_runs_own_ns(const struct fl_runs *r)
-{
-	uint64_t end = atomic_load_explicit(&r->open_end, memory_order_acquire);
-	uint64_t start = atomic_load_explicit(&r->open_start, memory_order_acquire);
-
-	return atomic_load_explicit(&r->closed_ns, memory_order_relaxed) +
-	       (end > start ? end - start : 0);
 }
 
 /* ---- reader side ---- */

@@ -53,14 +53,13 @@ struct fl_runs {
 	_Atomic uint64_t open_start, open_end;
 	_Atomic uint64_t head;
 	_Atomic uint64_t bridged_ns;
-	_Atomic uint64_t closed_ns; /* total length of the runs closed so far */
 	/* published by the reader, on a line of its own */
 	_Alignas(64) _Atomic uint64_t tail;
 	_Alignas(64) struct fl_run_slot ring[FL_RUN_RING];
 };
 
-/* Closes the open run into the ring (or bridges to [s, e] when the ring is full). */
-void fl_runs_close(struct fl_runs *r, uint64_t s, uint64_t e);
+/* The ring looked full: reads the reader's tail again, else bridges to [s, e). */
+void fl_runs_close_slow(struct fl_runs *r, uint64_t s, uint64_t e);
 /* An interval entirely before the open run: pushed as a run of its own. */
 void fl_runs_push_early(struct fl_runs *r, uint64_t s, uint64_t e);
 
@@ -74,6 +73,30 @@ static inline void fl_runs_publish(struct fl_runs *r)
 	atomic_store_explicit(&r->open_end, r->w_end, memory_order_release);
 }
 
+static inline void fl_runs_push(struct fl_runs *r, uint64_t s, uint64_t e)
+{
+	struct fl_run_slot *slot = &r->ring[r->head_w & (FL_RUN_RING - 1)];
+
+	atomic_store_explicit(&slot->start, s, memory_order_relaxed);
+	atomic_store_explicit(&slot->end, e, memory_order_relaxed);
+	r->head_w++;
+	atomic_store_explicit(&r->head, r->head_w, memory_order_release);
+}
+
+/* [s, e) starts after the open run: close the open run into the ring, open a new one. */
+static inline void fl_runs_close(struct fl_runs *r, uint64_t s, uint64_t e)
+{
+	if (__builtin_expect(r->head_w - r->tail_seen >= FL_RUN_RING, 0)) {
+		fl_runs_close_slow(r, s, e);
+		return;
+	}
+	if (r->w_end)
+		fl_runs_push(r, r->w_start, r->w_end);
+	r->w_start = s;
+	r->w_end = e;
+	fl_runs_publish(r);
+}
+
 /* Adds [s, e) to a connection's union. Writer thread only. */
 static inline void fl_runs_add(struct fl_runs *r, uint64_t s, uint64_t e)
 {
@@ -83,7 +106,7 @@ static inline void fl_runs_add(struct fl_runs *r, uint64_t s, uint64_t e)
 		fl_runs_close(r, s, e);
 		return;
 	}
-	if (e < r->w_start) {
+	if (__builtin_expect(e < r->w_start, 0)) {
 		fl_runs_push_early(r, s, e);
 		return;
 	}
@@ -96,9 +119,6 @@ static inline void fl_runs_add(struct fl_runs *r, uint64_t s, uint64_t e)
 		atomic_store_explicit(&r->open_start, s, memory_order_release);
 	}
 }
-
-/* Length of one connection's own runs so far (for its closing log line). */
-uint64_t fl_runs_own_ns(const struct fl_runs *r);
 
 #define FL_UNION_PENDING 1024 /* disjoint runs kept after a pinned watermark */
 

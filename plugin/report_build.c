@@ -21,7 +21,8 @@ const struct fl_report_device *fl_report_device(const struct fl_report *r, int d
 
 double fl_report_wire_gbs(const struct fl_hop_snapshot *h)
 {
-	return h->wire_ns ? (double)h->t.bytes / (double)h->wire_ns : 0.0;
+	/* Only bytes whose wire time was seen: a transport may not time every request. */
+	return h->wire_ns ? (double)h->t.wire_bytes / (double)h->wire_ns : 0.0;
 }
 
 static void copy_name(char *dst, size_t len, const char *src)
@@ -100,7 +101,8 @@ static int slowest_hop(const struct fl_report *r)
 			continue;
 		if (any_best && r->hops[i].key.view != view)
 			continue;
-		if (best < 0 || fl_report_wire_gbs(&r->hops[i]) < fl_report_wire_gbs(&r->hops[best]))
+		if (best < 0 ||
+		    fl_report_wire_gbs(&r->hops[i]) < fl_report_wire_gbs(&r->hops[best]))
 			best = i;
 	}
 	return best;

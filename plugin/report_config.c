@@ -11,7 +11,7 @@
 #define DEFAULT_INTERVAL_S 10
 #define MAX_INTERVAL_S 86400
 
-/* Relative to the folder the process was in at the first init, so a later chdir does not move it. */
+/* Relative to the folder at the first init: a later chdir does not move the reports. */
 static int absolute_dir(const char *dir, char *out, size_t len)
 {
 	char cwd[PATH_MAX];

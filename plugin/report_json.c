@@ -77,11 +77,13 @@ static void hop(struct fl_json *j, const struct fl_report *r, int i)
 	fl_json_double(j, "line_rate_gbs", f->line_rate_gbs);
 	fl_json_int(j, "connections", h->connections);
 	fl_json_uint(j, "bytes", h->t.bytes);
+	fl_json_uint(j, "wire_bytes", h->t.wire_bytes);
 	fl_json_uint(j, "messages", h->t.messages);
 	fl_json_double(j, "wire_seconds", (double)h->wire_ns / 1e9);
 	fl_json_double(j, "wire_error_seconds", (double)h->t.wire_bridged_ns / 1e9);
 	fl_json_double(j, "wire_gbs", gbs);
-	fl_json_double(j, "pct_line_rate", f->line_rate_gbs > 0 ? 100.0 * gbs / f->line_rate_gbs : 0.0);
+	fl_json_double(j, "pct_line_rate",
+		       f->line_rate_gbs > 0 ? 100.0 * gbs / f->line_rate_gbs : 0.0);
 	fl_json_double(j, "active_seconds", (double)h->active_ns / 1e9);
 	fl_json_double(j, "peer_wait_seconds", (double)h->t.peer_wait_ns / 1e9);
 	wire_times(j, h);

@@ -67,8 +67,8 @@ static void file_name(const char *node, const char *suffix, char *buf, size_t le
 	/* A node name is not trusted to be a file name. */
 	for (i = 0; node[i] && i < sizeof(safe) - 1; i++) {
 		char c = node[i];
-		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			 c == '.' || c == '-' || c == '_';
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			 (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
 
 		safe[i] = ok && !(i == 0 && c == '.') ? c : '_';
 	}

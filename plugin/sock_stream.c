@@ -60,7 +60,11 @@ static int recv_some(int fd, uint8_t *buf, size_t len, int flags, size_t *got)
 	}
 }
 
-/* The first recv returns as soon as bytes arrive: that is the wire start. */
+/*
+ * The first recv returns as soon as bytes arrive: that is the wire start. A
+ * piece that was already wholly buffered arrived while nobody watched, so it
+ * gives no wire time at all rather than an impossibly short one.
+ */
 static int recv_piece(struct sock_stream *s, const struct sock_task *t)
 {
 	size_t off = 0, got = 0;
@@ -75,7 +79,8 @@ static int recv_piece(struct sock_stream *s, const struct sock_task *t)
 			start = fl_clock_ns();
 		off += got;
 	}
-	sock_sink_widen(t->sink, start, fl_clock_ns());
+	if (got < t->len)
+		sock_sink_widen(t->sink, start, fl_clock_ns());
 	return 0;
 }
 

@@ -23,6 +23,7 @@ struct fl_hop;
 struct fl_conn_stats {
 	_Atomic uint64_t bytes;
 	_Atomic uint64_t messages;
+	_Atomic uint64_t wire_bytes;   /* bytes of the requests whose wire time was seen */
 	_Atomic uint64_t peer_wait_ns; /* posted -> ready, summed */
 	_Atomic uint64_t wire_max_ns;  /* longest single wire time */
 	_Atomic int32_t tag_rank;      /* the rank NCCL's tags name, -1 until seen */
@@ -40,7 +41,7 @@ struct fl_conn_stats {
 
 /* Plain sums a reader builds from one or many connections. */
 struct fl_conn_totals {
-	uint64_t bytes, messages, peer_wait_ns, wire_max_ns;
+	uint64_t bytes, messages, wire_bytes, peer_wait_ns, wire_max_ns;
 	uint64_t wire_bridged_ns, active_bridged_ns; /* see interval.h */
 	uint64_t sizes[FL_SIZE_BUCKETS];
 	uint64_t wire_times[FL_TIME_BUCKETS];
@@ -81,11 +82,12 @@ static inline void fl_stats_note_tag(struct fl_conn_stats *s, int tag)
 		atomic_store_explicit(&s->tag_rank, tag, memory_order_relaxed);
 }
 
-static inline void fl_stats_wire(struct fl_conn_stats *s, uint64_t post_ns,
+static inline void fl_stats_wire(struct fl_conn_stats *s, uint64_t post_ns, uint64_t bytes,
 				 const struct fl_xfer_times *t)
 {
 	uint64_t took = t->wire_end_ns - t->wire_start_ns;
 
+	fl_stats_add(&s->wire_bytes, bytes);
 	fl_time_hist_add(&s->wire_times, took);
 	if (took > fl_stats_load(&s->wire_max_ns))
 		atomic_store_explicit(&s->wire_max_ns, took, memory_order_relaxed);
@@ -109,7 +111,7 @@ static inline void fl_stats_complete(struct fl_conn_stats *s, unsigned slot, uin
 	if (t->ready_ns > post_ns)
 		fl_stats_add(&s->peer_wait_ns, t->ready_ns - post_ns);
 	if (t->wire_start_ns && t->wire_end_ns > t->wire_start_ns)
-		fl_stats_wire(s, post_ns, t);
+		fl_stats_wire(s, post_ns, bytes, t);
 	fl_runs_add(&s->active, post_ns, done_ns);
 	atomic_store_explicit(&s->posted[slot], FL_SLOT_FREE, memory_order_release);
 }

@@ -149,17 +149,18 @@ int fl_wrap_accept(void *listen_comm, void **recv_comm)
 	return rc ? fl_wrap_report_error(NULL, "accept", rc) : FL_OK;
 }
 
+/* The hop's report has the rates; the log keeps what this one connection did. */
 void fl_wrap_log_summary(const struct fl_wcomm *c)
 {
 	const struct fl_conn_stats *s = &c->stats;
-	uint64_t bytes = fl_stats_load(&s->bytes), wire_ns = fl_runs_own_ns(&s->wire);
 
-	FL_INFO("connection %u %s %s/%s %s %s/%s: %llu bytes in %llu messages, %.3f GB/s on the "
-		"wire, %.3f s waiting for the peer",
+	FL_INFO("connection %u %s %s/%s %s %s/%s: %llu bytes in %llu messages, longest on the "
+		"wire %.1f us, %.3f s waiting for the peer",
 		c->id, c->kind == FL_COMM_SEND ? "send" : "recv", c->self.node, c->self.dev_name,
 		c->kind == FL_COMM_SEND ? "->" : "<-", c->peer.node, c->peer.dev_name,
-		(unsigned long long)bytes, (unsigned long long)fl_stats_load(&s->messages),
-		wire_ns ? (double)bytes / (double)wire_ns : 0.0,
+		(unsigned long long)fl_stats_load(&s->bytes),
+		(unsigned long long)fl_stats_load(&s->messages),
+		(double)fl_stats_load(&s->wire_max_ns) / 1e3,
 		(double)fl_stats_load(&s->peer_wait_ns) / 1e9);
 }
 

@@ -231,7 +231,8 @@ static void roundtrip(struct pair *p, size_t size, size_t extra, int tag)
 	assert_int_equal(dst[size], 0xee); /* nothing past the message */
 	assert_true(rt.ready_ns > 0 && st.ready_ns > 0);
 	if (size) {
-		assert_true(rt.wire_start_ns > 0 && rt.wire_start_ns <= rt.wire_end_ns);
+		/* The receiver may not have watched the bytes arrive: then it gives no time. */
+		assert_true(rt.wire_start_ns <= rt.wire_end_ns);
 		assert_true(st.wire_start_ns > 0 && st.wire_start_ns <= st.wire_end_ns);
 		assert_true(st.ready_ns <= st.wire_start_ns);
 	}

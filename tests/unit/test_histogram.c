@@ -1,4 +1,4 @@
-/* Message-size and wire-time histograms (plugin/histogram.c): buckets, ranges, percentile bounds. */
+/* Message-size and wire-time histograms (plugin/histogram.c): buckets, ranges, percentiles. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

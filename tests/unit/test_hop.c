@@ -49,7 +49,8 @@ static struct fl_conn_stats *new_conn(void)
 static void attach(struct fl_conn_stats *s, enum fl_hop_view view, const char *self_dev,
 		   const char *peer_node, int self_rank, int peer_rank)
 {
-	struct fl_endpoint self = ep("me", self_dev, self_rank), peer = ep(peer_node, "d0", peer_rank);
+	struct fl_endpoint self = ep("me", self_dev, self_rank);
+	struct fl_endpoint peer = ep(peer_node, "d0", peer_rank);
 	struct fl_hop_key key;
 
 	fl_hop_key_make(&key, view, &self, &peer);

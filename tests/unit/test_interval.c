@@ -282,7 +282,8 @@ static void test_full_ring_bridges_within_the_bound(void **state)
 	/* Drained, the ring takes runs again. */
 	fl_runs_add(r, 1000000, 1000010);
 	fl_runs_add(r, 2000000, 2000010);
-	assert_int_equal(fl_union_take(&u, &sc, r), 2); /* the bridged run, then [1000000, 1000010) */
+	/* The bridged run, then [1000000, 1000010). */
+	assert_int_equal(fl_union_take(&u, &sc, r), 2);
 	fl_union_free(&u);
 	fl_run_scratch_free(&sc);
 	free(r);

@@ -1,4 +1,4 @@
-/* The plugin's JSON writer (plugin/json_out.c), read back with jansson: values, nesting, escaping. */
+/* The plugin's JSON writer (plugin/json_out.c), read back with jansson. */
 #include <locale.h>
 #include <math.h>
 #include <setjmp.h>
@@ -19,7 +19,8 @@ static json_t *parse(char *text)
 	json_t *root = json_loads(text, 0, &err);
 
 	if (!root)
-		fail_msg("not JSON (%s at line %d col %d):\n%s", err.text, err.line, err.column, text);
+		fail_msg("not JSON (%s at line %d col %d):\n%s", err.text, err.line, err.column,
+			 text);
 	return root;
 }
 
@@ -84,10 +85,9 @@ static void test_values_and_nesting_round_trip(void **state)
 	a = json_object_get(root, "rows");
 	assert_int_equal(json_array_size(a), 3);
 	assert_int_equal(json_integer_value(json_array_get(json_array_get(a, 2), 1)), 4);
-	assert_int_equal(json_array_size(json_object_get(json_object_get(root, "inl"), "empty")), 0);
-	assert_int_equal(json_integer_value(json_object_get(
-				 json_object_get(json_object_get(root, "inl"), "deep"), "k")),
-			 1);
+	a = json_object_get(root, "inl");
+	assert_int_equal(json_array_size(json_object_get(a, "empty")), 0);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(a, "deep"), "k")), 1);
 	assert_int_equal(json_object_size(json_object_get(root, "empty_obj")), 0);
 	json_decref(root);
 }
@@ -113,7 +113,8 @@ static void test_strings_are_escaped_and_made_valid_utf8(void **state)
 	check_escaped("plain", "plain");
 	check_escaped("q\"uote\\back/slash", "q\"uote\\back/slash");
 	check_escaped("tab\tnl\ncr\rbell\x07" "del\x7f", "tab\tnl\ncr\rbell\x07" "del\x7f");
-	check_escaped("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+	check_escaped("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+		      "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
 	/* Stray, overlong, truncated, surrogate and too-large sequences become U+FFFD. */
 	check_escaped("a\xff" "b", "a\xef\xbf\xbd" "b");
 	check_escaped("\xc0\x80", "\xef\xbf\xbd\xef\xbf\xbd");
