@@ -23,6 +23,9 @@ ITEST_SRC   := $(sort $(wildcard tests/integration/*.c))
 BENCH_SRC   := $(sort $(wildcard bench/*.c))
 
 PLUGIN_OBJ  := $(PLUGIN_SRC:%.c=$(BUILD)/obj/%.o)
+# The plugin with counting compiled out: only `make bench` uses it, to measure what counting costs.
+NOCOUNT_SO  := $(BUILD)/nocount/libnccl-net-fabriclab.so
+NOCOUNT_OBJ := $(PLUGIN_SRC:%.c=$(BUILD)/obj-nocount/%.o)
 SHIM_OBJ    := $(SHIM_SRC:%.c=$(BUILD)/obj/%.o)
 TOOL_OBJ    := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -46,6 +49,14 @@ $(BUILD)/obj/%.o: %.c $(wildcard plugin/*.h shim/*.h tools/*.h tests/*.h)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(PLUGIN_SO): $(PLUGIN_OBJ)
+	$(CC) -shared -o $@ $^ $(LDFLAGS) -Wl,-z,defs -Wl,--as-needed -ldl
+
+$(BUILD)/obj-nocount/plugin/%.o: plugin/%.c $(wildcard plugin/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DFABRICLAB_NO_COUNTING -fPIC -fvisibility=hidden -c $< -o $@
+
+$(NOCOUNT_SO): $(NOCOUNT_OBJ)
+	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $^ $(LDFLAGS) -Wl,-z,defs -Wl,--as-needed -ldl
 
 $(PLUGIN_LIB): $(PLUGIN_OBJ)
@@ -88,7 +99,7 @@ test: deps
 	@tests/run.sh $(BUILD)
 
 bench: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all $(NOCOUNT_SO)
 	@bench/run.sh $(BUILD)
 
 # Everything under ASan+UBSan, then under TSan, each in its own build folder.

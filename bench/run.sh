@@ -23,3 +23,16 @@ done
 echo
 echo "== fabriclab report: merging 1024 nodes x 8 devices of synthetic reports"
 "$build/bench/report_merge"
+echo
+echo "== counting on vs compiled out: all_reduce, 4 ranks, 64 MiB in 512 KiB steps, alternating"
+busbw() { NCCL_NET_PLUGIN="$1" "$build/fabriclab" bench --ranks 4 -b 64M -e 64M -n 10 -w 2 |
+	awk '/Avg bus bandwidth/ { print $NF }'; }
+on=() off=()
+for round in 1 2 3 4 5; do
+	on+=("$(busbw "$(pwd)/$build/libnccl-net-fabriclab.so")")
+	off+=("$(busbw "$(pwd)/$build/nocount/libnccl-net-fabriclab.so")")
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+m_on=$(median "${on[@]}") m_off=$(median "${off[@]}")
+echo "busbw counting on ${on[*]} GB/s; compiled out ${off[*]} GB/s"
+awk -v a="$m_on" -v b="$m_off" 'BEGIN { printf "median on %.3f / off %.3f = %.4f (goal >= 0.999)\n", a, b, a / b }'

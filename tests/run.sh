@@ -18,6 +18,8 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 
 passed=0 failed=0 failures=()
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/fabriclab-tests.XXXXXX")
+# Reports of tests that do not choose their own folder land with the logs, not in the tree.
+export FABRICLAB_REPORT_DIR="$logdir/reports"
 
 run_one() { # name, command...
 	local name=$1; shift
