@@ -19,6 +19,7 @@
 
 #include "../plugin/clock.h"
 #include "../plugin/config.h"
+#include "../plugin/sock_config.h"
 #include "../shim/shim_net.h"
 
 #define STEPS_IN_FLIGHT 8
@@ -265,7 +266,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: socket_vs_raw PLUGIN_SO [bytes, e.g. 64M] [rounds 1..64]\n");
 		return 2;
 	}
-	if (fl_env_long("FABRICLAB_SOCKET_NSTREAMS", 2, 0, 16, &nstreams))
+	/* The same stream count the plugin will use, so raw TCP gets as many. */
+	if (fl_env_long("FABRICLAB_SOCKET_NSTREAMS", sock_default_nstreams(), 0, 16, &nstreams))
 		return fprintf(stderr, "socket_vs_raw: bad FABRICLAB_SOCKET_NSTREAMS\n"), 2;
 	/* With 0 data streams the plugin carries everything on its one control stream. */
 	if (nstreams == 0)
