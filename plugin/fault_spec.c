@@ -8,11 +8,13 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "config.h"
 #include "error.h"
+#include "fault_units.h"
 
 #define QUOTE_RULE_MAX 40  /* characters of a rule echoed in an error */
 #define QUOTE_TOKEN_MAX 24 /* characters of a token echoed in an error */
@@ -59,11 +61,6 @@ struct rule_ctx {
 	unsigned seen; /* bit (1 << key_id) per key given */
 };
 
-struct unit {
-	const char *name;
-	double scale;
-};
-
 static const char *const action_names[] = {
 	[FL_FAULT_THROTTLE] = "throttle",
 	[FL_FAULT_SLOW] = "slow",
@@ -74,17 +71,16 @@ static const char *const action_names[] = {
 
 #define N_ACTIONS (int)(sizeof(action_names) / sizeof(action_names[0]))
 
-static const struct unit duration_units[] = {
+const struct fl_fault_unit fl_fault_duration_units[6] = {
 	{ "ns", 1.0 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "m", 60e9 }, { "h", 3600e9 },
 };
 
 /* Line rates are decimal: 1gbit is 10^9 bits per second. */
-static const struct unit rate_units[] = {
+const struct fl_fault_unit fl_fault_rate_units[8] = {
 	{ "kbit", 125.0 }, { "mbit", 125e3 }, { "gbit", 125e6 }, { "tbit", 125e9 },
 	{ "kbyte", 1e3 },  { "mbyte", 1e6 },  { "gbyte", 1e9 },  { "tbyte", 1e12 },
 };
 
-#define N_UNITS(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- spans ---- */
 
@@ -180,7 +176,7 @@ static const char *parse_decimal(const char *s, double *out)
 	return s;
 }
 
-static const struct unit *find_unit(const struct unit *units, size_t n, const char *name)
+static const struct fl_fault_unit *find_unit(const struct fl_fault_unit *units, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (!strcasecmp(units[i].name, name))
@@ -191,14 +187,14 @@ static const struct unit *find_unit(const struct unit *units, size_t n, const ch
 
 static bool parse_duration(const char *value, double max_ns, uint64_t *out)
 {
-	const struct unit *unit;
+	const struct fl_fault_unit *unit;
 	const char *rest;
 	double x, ns;
 
 	rest = parse_decimal(value, &x);
 	if (!rest)
 		return false;
-	unit = find_unit(duration_units, N_UNITS(duration_units), rest);
+	unit = find_unit(fl_fault_duration_units, FL_FAULT_N_UNITS(fl_fault_duration_units), rest);
 	if (!unit)
 		return false;
 	ns = x * unit->scale + 0.5;
@@ -237,7 +233,8 @@ static const char *parse_peer(struct fl_fault_rule *rule, const char *value)
 static const char *parse_dev(struct fl_fault_rule *rule, const char *value)
 {
 	if (!is_name(value, sizeof(rule->where.dev) - 1))
-		return "a device name of at most 15 letters, digits, '-', '_' or '.', e.g. dev=eth0";
+		return "a device name of at most 15 letters, digits, '-', '_' or '.', "
+		       "e.g. dev=eth0";
 	strcpy(rule->where.dev, value);
 	return NULL;
 }
@@ -258,7 +255,7 @@ static const char *parse_rank(struct fl_fault_rule *rule, const char *value)
 static const char *parse_rate(struct fl_fault_rule *rule, const char *value)
 {
 	struct fl_fault_throttle *t = &rule->throttle;
-	const struct unit *unit;
+	const struct fl_fault_unit *unit;
 	const char *rest;
 	double x, bytes;
 
@@ -272,9 +269,10 @@ static const char *parse_rate(struct fl_fault_rule *rule, const char *value)
 		t->fraction = x / 100.0;
 		return NULL;
 	}
-	unit = find_unit(rate_units, N_UNITS(rate_units), rest);
+	unit = find_unit(fl_fault_rate_units, FL_FAULT_N_UNITS(fl_fault_rate_units), rest);
 	if (!unit)
-		return "a unit %, kbit, mbit, gbit, tbit, kbyte, mbyte, gbyte or tbyte, e.g. rate=10gbit";
+		return "a unit %, kbit, mbit, gbit, tbit, kbyte, mbyte, gbyte or tbyte, "
+		       "e.g. rate=10gbit";
 	bytes = x * unit->scale;
 	if (bytes < RATE_MIN_BYTES || bytes > RATE_MAX_BYTES)
 		return "a rate from 1kbit to 100tbit, e.g. rate=10gbit";
@@ -399,7 +397,8 @@ static int parse_pair(struct rule_ctx *c, struct span pair)
 	if (!pair.len)
 		return rule_fail(c, "empty key=value pair (a stray ',' or ':'?)");
 	if (!split(&pair, '=', &name))
-		return rule_fail(c, "\"%s\": expected key=value", quote(name, QUOTE_TOKEN_MAX, token));
+		return rule_fail(c, "\"%s\": expected key=value",
+				 quote(name, QUOTE_TOKEN_MAX, token));
 	name = trim(name);
 	pair = trim(pair);
 	k = find_key(name, c->rule->action);
@@ -448,7 +447,8 @@ static int check_stall(const struct rule_ctx *c)
 	if (!given(c, KEY_FOR) || !given(c, KEY_EVERY))
 		return rule_fail(c, "stall needs for= and every=, e.g. stall:for=5ms,every=100ms");
 	if (s->for_ns >= s->every_ns)
-		return rule_fail(c, "for= must be shorter than every= (the hop pauses for D every P)");
+		return rule_fail(c, "for= must be shorter than every= "
+				    "(the hop pauses for D every P)");
 	return FL_OK;
 }
 
@@ -501,7 +501,8 @@ static int parse_rule(struct span text, int index, struct fl_fault_rule *rule)
 	name = trim(name);
 	action = find_action(name);
 	if (action < 0)
-		return rule_fail(&c, "unknown action \"%s\": expected throttle, slow, nogdr, stall or fail",
+		return rule_fail(&c, "unknown action \"%s\": "
+				     "expected throttle, slow, nogdr, stall or fail",
 				 quote(name, QUOTE_TOKEN_MAX, token));
 	rule_init(rule, (enum fl_fault_action)action);
 	for (more = has_pairs; more;) {
@@ -553,171 +554,9 @@ int fl_fault_parse(const char *text, struct fl_fault_spec *out)
 	return FL_OK;
 }
 
-/* ---- matching ---- */
-
-static bool name_selects(const char *selector, const char *actual, bool ignore_case)
+int fl_fault_from_env(struct fl_fault_spec *out)
 {
-	if (!selector[0])
-		return true;
-	if (!actual)
-		return false;
-	return ignore_case ? !strcasecmp(selector, actual) : !strcmp(selector, actual);
-}
-
-bool fl_fault_rule_targets_node(const struct fl_fault_rule *rule, const char *node)
-{
-	/* Host names compare without case, as DNS does; device names are exact. */
-	return name_selects(rule->where.node, node, true);
-}
-
-bool fl_fault_rule_matches(const struct fl_fault_rule *rule, const struct fl_fault_site *site)
-{
-	const struct fl_fault_where *w = &rule->where;
-
-	return name_selects(w->node, site->node, true) && name_selects(w->peer, site->peer, true) &&
-	       name_selects(w->dev, site->dev, false) && (w->rank < 0 || w->rank == site->rank);
-}
-
-/* ---- describing ---- */
-
-struct text_out {
-	char *buf;
-	size_t len;
-	size_t used;
-};
-
-static void out_add(struct text_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void out_add(struct text_out *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (o->used >= o->len)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->used, o->len - o->used, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->used += (size_t)n;
-}
-
-/* Separates key=value pairs: ':' before the first, ',' before the others. */
-static void out_key(struct text_out *o, bool *first, const char *key)
-{
-	out_add(o, "%c%s=", *first ? ':' : ',', key);
-	*first = false;
-}
-
-/* In the largest unit that states it exactly, so describe and parse agree. */
-static void out_duration(struct text_out *o, uint64_t ns)
-{
-	static const struct { const char *name; uint64_t ns; } units[] = {
-		{ "h", 3600000000000ULL }, { "m", 60000000000ULL }, { "s", 1000000000ULL },
-		{ "ms", 1000000ULL },      { "us", 1000ULL },
-	};
-
-	for (size_t i = 0; i < N_UNITS(units); i++) {
-		if (ns % units[i].ns == 0) {
-			out_add(o, "%llu%s", (unsigned long long)(ns / units[i].ns), units[i].name);
-			return;
-		}
-	}
-	out_add(o, "%lluns", (unsigned long long)ns);
-}
-
-static void out_bytes(struct text_out *o, uint64_t bytes)
-{
-	static const char suffix[] = "GMK";
-
-	for (int i = 0; suffix[i]; i++) {
-		uint64_t scale = 1ULL << (10 * (3 - i));
-
-		if (bytes % scale == 0) {
-			out_add(o, "%llu%c", (unsigned long long)(bytes / scale), suffix[i]);
-			return;
-		}
-	}
-	out_add(o, "%llu", (unsigned long long)bytes);
-}
-
-static void out_rate(struct text_out *o, const struct fl_fault_throttle *t)
-{
-	double bits = (double)t->bytes_per_s * 8.0;
-	const struct unit *unit = &rate_units[0];
-
-	if (t->kind == FL_FAULT_RATE_FRACTION) {
-		out_add(o, "%.15g%%", t->fraction * 100.0);
-		return;
-	}
-	for (size_t i = 1; i < 4; i++) {
-		if (bits >= rate_units[i].scale * 8.0)
-			unit = &rate_units[i];
-	}
-	out_add(o, "%.15g%s", bits / (unit->scale * 8.0), unit->name);
-}
-
-static void out_where(struct text_out *o, bool *first, const struct fl_fault_where *w)
-{
-	if (w->node[0]) {
-		out_key(o, first, "node");
-		out_add(o, "%s", w->node);
-	}
-	if (w->peer[0]) {
-		out_key(o, first, "peer");
-		out_add(o, "%s", w->peer);
-	}
-	if (w->dev[0]) {
-		out_key(o, first, "dev");
-		out_add(o, "%s", w->dev);
-	}
-	if (w->rank >= 0) {
-		out_key(o, first, "rank");
-		out_add(o, "%d", w->rank);
-	}
-}
-
-static void out_throttle(struct text_out *o, bool *first, const struct fl_fault_throttle *t)
-{
-	static const char *const dirs[] = {
-		[FL_FAULT_TX] = "tx", [FL_FAULT_RX] = "rx", [FL_FAULT_BOTH] = "both"
-	};
-
-	out_key(o, first, "rate");
-	out_rate(o, t);
-	out_key(o, first, "dir");
-	out_add(o, "%s", dirs[t->dir & FL_FAULT_BOTH] ? dirs[t->dir & FL_FAULT_BOTH] : "?");
-}
-
-static void out_params(struct text_out *o, bool *first, const struct fl_fault_rule *rule)
-{
-	switch (rule->action) {
-	case FL_FAULT_THROTTLE:
-		out_throttle(o, first, &rule->throttle);
-		break;
-	case FL_FAULT_SLOW:
-		out_key(o, first, rule->slow.delay_ns ? "delay" : "factor");
-		if (rule->slow.delay_ns)
-			out_duration(o, rule->slow.delay_ns);
-		else
-			out_add(o, "%.15g", rule->slow.factor);
-		break;
-	case FL_FAULT_STALL:
-		out_key(o, first, "for");
-		out_duration(o, rule->stall.for_ns);
-		out_key(o, first, "every");
-		out_duration(o, rule->stall.every_ns);
-		break;
-	case FL_FAULT_FAIL:
-		out_key(o, first, rule->fail.after_bytes ? "after_bytes" : "after");
-		if (rule->fail.after_bytes)
-			out_bytes(o, rule->fail.after_bytes);
-		else
-			out_duration(o, rule->fail.after_ns);
-		break;
-	case FL_FAULT_NOGDR:
-		break;
-	}
+	return fl_fault_parse(getenv(FL_FAULT_ENV), out);
 }
 
 const char *fl_fault_action_name(enum fl_fault_action action)
@@ -725,18 +564,4 @@ const char *fl_fault_action_name(enum fl_fault_action action)
 	if ((int)action < 0 || (int)action >= N_ACTIONS)
 		return "?";
 	return action_names[action];
-}
-
-const char *fl_fault_describe(const struct fl_fault_rule *rule, char *buf, size_t len)
-{
-	struct text_out o = { buf, len, 0 };
-	bool first = true;
-
-	if (!len)
-		return buf;
-	buf[0] = '\0';
-	out_add(&o, "%s", fl_fault_action_name(rule->action));
-	out_where(&o, &first, &rule->where);
-	out_params(&o, &first, rule);
-	return buf;
 }

@@ -69,7 +69,7 @@ struct fl_fault_stall {
 /* Exactly one of the two is set (non-zero). */
 struct fl_fault_fail {
 	uint64_t after_ns;    /* since the connection was established */
-	uint64_t after_bytes; /* moved on the connection, both directions */
+	uint64_t after_bytes; /* payload bytes moved on the connection */
 };
 
 struct fl_fault_rule {
@@ -106,6 +106,8 @@ struct fl_fault_site {
  * the accepted form, and leaves out->nrules = 0.
  */
 int fl_fault_parse(const char *text, struct fl_fault_spec *out);
+/* fl_fault_parse() of the FABRICLAB_FAULT environment variable. */
+int fl_fault_from_env(struct fl_fault_spec *out);
 bool fl_fault_rule_matches(const struct fl_fault_rule *rule, const struct fl_fault_site *site);
 /* Whether the rule can apply on this node at all (its node selector allows it). */
 bool fl_fault_rule_targets_node(const struct fl_fault_rule *rule, const char *node);
