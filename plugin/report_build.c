@@ -46,7 +46,7 @@ int fl_report_best_view(const char *transport)
  * them); the other end's figures stay in the report but are not judged here.
  */
 static void figures_of(const struct fl_report *r, const struct fl_hop_snapshot *h,
-		       struct fl_hop_figures *f)
+		       int wire_view, struct fl_hop_figures *f)
 {
 	const struct fl_report_device *d = fl_report_device(r, h->local_dev);
 
@@ -59,7 +59,7 @@ static void figures_of(const struct fl_report *r, const struct fl_hop_snapshot *
 	f->line_rate_gbs = d ? fl_report_line_rate(d->speed_mbps) : 0.0;
 	f->bytes = h->t.bytes;
 	f->messages = h->t.messages;
-	if (h->key.view == fl_report_best_view(r->transport)) {
+	if (h->key.view == wire_view) {
 		f->wire_seconds = (double)h->wire_ns / 1e9;
 		f->wire_gbs = fl_report_wire_gbs(h);
 	}
@@ -108,17 +108,35 @@ static int slowest_hop(const struct fl_report *r)
 	return best;
 }
 
+/*
+ * The view whose wire rates this process judges: the transport's best one,
+ * unless no hop seen from it has a wire sample (a socket receiver driven by
+ * the proxy thread times nothing); then the other end's, like with like still.
+ */
+static int judged_wire_view(const struct fl_report *r)
+{
+	int best = fl_report_best_view(r->transport);
+
+	for (int i = 0; i < r->nhops; i++)
+		if (r->hops[i].key.view == best && r->hops[i].wire_ns)
+			return best;
+	return best == FL_HOP_RECV ? FL_HOP_SEND : FL_HOP_RECV;
+}
+
 int fl_report_fill(struct fl_report *r, struct fl_hop_snapshot *hops, int nhops,
 		   const struct fl_verdict_params *params)
 {
+	int wire_view;
+
 	r->hops = hops;
 	r->nhops = nhops;
 	r->figs = calloc(nhops > 0 ? (size_t)nhops : 1, sizeof(*r->figs));
 	if (!r->figs)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory for a report");
 	fill_ranks(r);
+	wire_view = judged_wire_view(r);
 	for (int i = 0; i < nhops; i++)
-		figures_of(r, &hops[i], &r->figs[i]);
+		figures_of(r, &hops[i], wire_view, &r->figs[i]);
 	fl_verdict_compute(r->figs, (size_t)nhops, params, &r->verdict);
 	fl_verdict_commands(&r->verdict, r->figs, (size_t)nhops, r->commands,
 			    sizeof(r->commands));

@@ -66,16 +66,16 @@ static int recv_control_bytes(struct sock_recv_comm *c, uint8_t *buf, size_t len
 static int read_payload(struct sock_recv_comm *c)
 {
 	size_t got;
-	uint64_t now;
 	int rc = recv_control_bytes(c, c->payload_buf + c->payload_got,
 				    c->payload_len - c->payload_got, &got);
 
+	/*
+	 * Not timed: the proxy thread reads the control stream between its other
+	 * work, so when it reads says how busy it was, not when bytes arrived.
+	 * Only a helper thread blocked in recv sees arrival; else the sender times.
+	 */
 	if (rc || !got)
 		return rc;
-	/* A payload read whole at the first look arrived unwatched: it is not timed. */
-	now = fl_clock_ns();
-	if (got < c->payload_len)
-		sock_sink_widen(&c->payload_req->base.sink, now, now);
 	c->payload_got += got;
 	if (c->payload_got == c->payload_len) {
 		c->payload_req->inline_open--;

@@ -285,6 +285,39 @@ static void test_link_verdict_names_its_hop(void **state)
 	fl_report_release(&r);
 }
 
+/* A socket receiver that timed nothing leaves the judging to the senders' view. */
+static void test_untimed_receivers_fall_back_to_the_send_view(void **state)
+{
+	struct fl_report r;
+	struct fl_hop_snapshot *h = calloc(4, sizeof(*h));
+
+	(void)state;
+	assert_non_null(h);
+	base_report(&r);
+	h[0] = hop(FL_HOP_RECV, "node1", "node0", 4000000000, 0);
+	h[1] = hop(FL_HOP_SEND, "node0", "node1", 4000000000, 400000000);
+	h[2] = hop(FL_HOP_SEND, "node0", "node2", 4000000000, 1600000000);
+	h[3] = hop(FL_HOP_SEND, "node0", "node3", 4000000000, 395000000);
+	assert_int_equal(fl_report_fill(&r, h, 4, NULL), 0);
+	assert_true(r.figs[1].wire_gbs > 9.9 && r.figs[1].wire_gbs < 10.1);
+	assert_true(r.figs[0].wire_gbs == 0.0);
+	assert_int_equal(r.verdict.kind, FL_VERDICT_LINK);
+	assert_string_equal(r.verdict.node, "");
+	assert_string_equal(r.figs[r.verdict.hop].dst_node, "node2");
+	fl_report_release(&r);
+
+	/* With one timed receive hop, receivers are judged again and senders are not. */
+	h = calloc(2, sizeof(*h));
+	assert_non_null(h);
+	base_report(&r);
+	h[0] = hop(FL_HOP_RECV, "node1", "node0", 4000000000, 400000000);
+	h[1] = hop(FL_HOP_SEND, "node0", "node1", 4000000000, 400000000);
+	assert_int_equal(fl_report_fill(&r, h, 2, NULL), 0);
+	assert_true(r.figs[0].wire_gbs > 9.9);
+	assert_true(r.figs[1].wire_gbs == 0.0);
+	fl_report_release(&r);
+}
+
 static void test_text_has_the_hop_table_and_verdict(void **state)
 {
 	struct fl_report r;
@@ -359,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_every_documented_field_is_written),
 		cmocka_unit_test(test_values_follow_the_definitions),
 		cmocka_unit_test(test_link_verdict_names_its_hop),
+		cmocka_unit_test(test_untimed_receivers_fall_back_to_the_send_view),
 		cmocka_unit_test(test_text_has_the_hop_table_and_verdict),
 		cmocka_unit_test(test_configuration_from_the_environment),
 	};
