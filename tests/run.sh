@@ -47,6 +47,10 @@ for s in tests/integration/test_*.sh; do
 	run_one "$name" bash "$s" "$build"
 done
 
-[ ${#failures[@]} -eq 0 ] || echo "failed: ${failures[*]} (logs in $logdir)"
+if [ ${#failures[@]} -eq 0 ]; then
+	rm -rf "$logdir"
+else
+	echo "failed: ${failures[*]} (logs in $logdir)"
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

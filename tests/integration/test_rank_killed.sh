@@ -135,7 +135,7 @@ torchrun_style() {
 # Case 2: `bench --ranks 4`; the launcher names the killed rank and stops the rest.
 spawned() {
 	local pidfile=$tmp/pids err=$tmp/spawn.err bench_pid start msg r pid
-	FABRICLAB_SHIM_PIDFILE=$pidfile "$tool" "${bench_args[@]}" --ranks 4 \
+	FABRICLAB_SHIM_PIDFILE=$pidfile timeout 120 "$tool" "${bench_args[@]}" --ranks 4 \
 		>"$tmp/spawn.out" 2>"$err" &
 	bench_pid=$!
 	started+=("$bench_pid")

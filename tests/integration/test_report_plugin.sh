@@ -18,9 +18,10 @@ unset RANK WORLD_SIZE MASTER_ADDR MASTER_PORT NCCL_NET_PLUGIN FABRICLAB_SHIM_STE
 failures=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fabriclab-report-plugin.XXXXXX")
 started=()
+keep=
 cleanup() {
 	for p in "${started[@]}"; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$tmp"
+	[ -n "$keep" ] || rm -rf "$tmp"
 }
 trap cleanup EXIT
 
@@ -162,7 +163,8 @@ all_snapshots() { # dir nranks
 snapshot_and_kill() {
 	local dir=$tmp/snap pidfile=$tmp/pids err=$tmp/snap.err bench_pid victim f k why
 	FABRICLAB_REPORT_DIR=$dir FABRICLAB_REPORT_INTERVAL=1 FABRICLAB_SHIM_PIDFILE=$pidfile \
-		"$tool" bench --ranks 4 -b 1M -e 1M -n 100000000 -w 0 -c 0 >/dev/null 2>"$err" &
+		timeout 120 "$tool" bench --ranks 4 -b 1M -e 1M -n 100000000 -w 0 -c 0 \
+		>/dev/null 2>"$err" &
 	bench_pid=$!
 	started+=("$bench_pid")
 	if ! wait_for 20 all_snapshots "$dir" 4; then
@@ -195,5 +197,5 @@ healthy 8
 unload
 snapshot_and_kill 2>>"$tmp/shell.err"
 echo "# $((SECONDS - start)) s"
-[ "$failures" -eq 0 ] || { echo "# $failures failed (outputs in $tmp kept)"; trap - EXIT; exit 1; }
+[ "$failures" -eq 0 ] || { echo "# $failures failed (outputs in $tmp kept)"; keep=1; exit 1; }
 exit 0

@@ -38,7 +38,7 @@ expected_sizes() { # op min max factor
 
 # Checks one output: every data line has 8 fields and #wrong 0, sizes are
 # exactly the expected ones in order, and the average line is there.
-check_output() { # file op min max factor -> prints a reason on failure
+check_output() { # file op min max factor ranks -> prints a reason on failure
 	local out=$1 got want
 	got=$(awk '!/^#/ && NF { print $1 }' "$out")
 	want=$(expected_sizes "$2" "$3" "$4" "$5")
@@ -49,6 +49,24 @@ check_output() { # file op min max factor -> prints a reason on failure
 	awk '!/^#/ && NF && (NF != 8 || $8 != "0") { bad = bad " [" $0 "]" }
 	     END { if (bad != "") { print "bad lines:" bad; exit 1 } }' "$out" || return 1
 	grep -q '^# Avg bus bandwidth : [0-9.e+-]*$' "$out" || { echo "no average line"; return 1; }
+	check_rates "$out" "$2" "$6"
+}
+
+# nccl-tests' arithmetic: algbw = size / time (GB/s from bytes and us), busbw = algbw times
+# 2(n-1)/n for all_reduce and 1 for sendrecv; rates printed with 3 decimals, time with 2.
+check_rates() { # file op ranks
+	awk -v op="$2" -v n="$3" '
+		function off(got, want, slack) {
+			d = got - want; if (d < 0) d = -d; return d > 0.0011 + 0.01 * want + slack
+		}
+		!/^#/ && NF == 8 {
+			algbw = $1 / $5 / 1e3
+			factor = op == "all_reduce" ? 2 * (n - 1) / n : 1
+			# time is printed with 2 decimals: its rounding shows in algbw
+			if (off($6, algbw, algbw * 0.006 / $5) || off($7, $6 * factor, 0))
+				bad = bad " [" $0 "]"
+		}
+		END { if (bad != "") { print "rates do not follow size/time and the bus factor:" bad; exit 1 } }' "$1"
 }
 
 run() { # name ranks op min max factor iters [env...]
@@ -62,7 +80,7 @@ run() { # name ranks op min max factor iters [env...]
 		echo "not ok - $name: exit status $rc"
 		sed 's/^/#   /' "$err" | tail -n 8
 		failures=$((failures + 1))
-	elif ! why=$(check_output "$out" "$op" "$min" "$max" "$factor"); then
+	elif ! why=$(check_output "$out" "$op" "$min" "$max" "$factor" "$ranks"); then
 		echo "not ok - $name: $why"
 		failures=$((failures + 1))
 	else
@@ -76,13 +94,17 @@ self_test() {
 	printf '  4 1 float sum 1.0 0.1 0.1 0\n  16 4 float sum 1.0 0.1 0.1 3\n' >"$tmp/wrong.out"
 	printf '# Avg bus bandwidth : 0.1\n' >>"$tmp/wrong.out"
 	printf '  4 1 float sum 1.0 0.1 0.1 0\n# Avg bus bandwidth : 0.1\n' >"$tmp/short.out"
-	if check_output "$tmp/empty.out" all_reduce 4 16 4 >/dev/null ||
-	   check_output "$tmp/wrong.out" all_reduce 4 16 4 >/dev/null ||
-	   check_output "$tmp/short.out" all_reduce 4 16 4 >/dev/null; then
-		echo "not ok - output checker accepts empty, wrong or missing lines"
+	printf '  4 1 float sum 1.0 0.004 0.004 0\n  16 4 float sum 1.0 0.016 0.016 0\n' >"$tmp/bus.out"
+	printf '# Avg bus bandwidth : 0.1\n' >>"$tmp/bus.out"
+	if check_output "$tmp/empty.out" all_reduce 4 16 4 2 >/dev/null ||
+	   check_output "$tmp/wrong.out" all_reduce 4 16 4 2 >/dev/null ||
+	   check_output "$tmp/short.out" all_reduce 4 16 4 2 >/dev/null ||
+	   check_output "$tmp/bus.out" all_reduce 4 16 4 4 >/dev/null ||
+	   ! check_output "$tmp/bus.out" all_reduce 4 16 4 2 >/dev/null; then
+		echo "not ok - output checker accepts empty, wrong, missing or mis-scaled lines"
 		failures=$((failures + 1))
 	else
-		echo "ok - output checker rejects empty, wrong and missing lines"
+		echo "ok - output checker rejects empty, wrong, missing and mis-scaled lines"
 	fi
 }
 
