@@ -1,6 +1,7 @@
 #include "clock.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,25 +27,48 @@ static int tsc_is_invariant(void)
 	return ok;
 }
 
+struct clock_pair {
+	uint64_t tsc, ns;
+};
+
+/*
+ * One (TSC, monotonic) pair read as close together as we can: the TSC is read
+ * on both sides of clock_gettime and the tightest of a few tries is kept, so
+ * a preemption between the two reads cannot skew the scale.
+ */
+static int read_pair(struct clock_pair *p)
+{
+	const uint64_t max_spread_ticks = 20000; /* ~10 us at 2 GHz */
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t before = __rdtsc(), ns = fl_clock_mono_ns(), after = __rdtsc();
+
+		if (after > before && after - before < best) {
+			best = after - before;
+			p->tsc = before + (after - before) / 2;
+			p->ns = ns;
+		}
+	}
+	return best < max_spread_ticks ? 0 : -1;
+}
+
 static void calibrate(void)
 {
 	const uint64_t window_ns = 2000000;
-	uint64_t ns0, ns1, tsc0, tsc1;
+	struct clock_pair start, end;
 
-	if (!tsc_is_invariant())
+	if (!tsc_is_invariant() || read_pair(&start))
 		return;
-	ns0 = fl_clock_mono_ns();
-	tsc0 = __rdtsc();
-	do
-		ns1 = fl_clock_mono_ns();
-	while (ns1 - ns0 < window_ns);
-	tsc1 = __rdtsc();
-	if (tsc1 <= tsc0)
+	while (fl_clock_mono_ns() - start.ns < window_ns)
+		;
+	if (read_pair(&end) || end.tsc <= start.tsc)
 		return;
-	atomic_store_explicit(&fl_clock_scale.tsc_base, tsc1, memory_order_relaxed);
-	atomic_store_explicit(&fl_clock_scale.ns_base, ns1, memory_order_relaxed);
+	atomic_store_explicit(&fl_clock_scale.tsc_base, end.tsc, memory_order_relaxed);
+	atomic_store_explicit(&fl_clock_scale.ns_base, end.ns, memory_order_relaxed);
 	atomic_store_explicit(&fl_clock_scale.mult,
-			      ((ns1 - ns0) << FL_CLOCK_SHIFT) / (tsc1 - tsc0), memory_order_release);
+			      ((end.ns - start.ns) << FL_CLOCK_SHIFT) / (end.tsc - start.tsc),
+			      memory_order_release);
 }
 #else
 static void calibrate(void)

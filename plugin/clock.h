@@ -2,7 +2,9 @@
  * A cheap monotonic clock in nanoseconds. clock_gettime costs ~28 ns here, two
  * of them per request would blow the wrapper's budget, so on x86 with an
  * invariant TSC we read the TSC (~11 ns) and scale it, calibrated once against
- * CLOCK_MONOTONIC. Values are on the CLOCK_MONOTONIC time line.
+ * CLOCK_MONOTONIC. Values start on the CLOCK_MONOTONIC time line and may drift
+ * from it by the scale's error (parts per million): compare them only with
+ * each other.
  */
 #ifndef FL_CLOCK_H
 #define FL_CLOCK_H
@@ -40,7 +42,7 @@ static inline uint64_t fl_clock_mono_ns(void)
 static inline uint64_t fl_clock_ns(void)
 {
 #ifdef FL_HAVE_TSC
-	uint64_t mult = atomic_load_explicit(&fl_clock_scale.mult, memory_order_relaxed);
+	uint64_t mult = atomic_load_explicit(&fl_clock_scale.mult, memory_order_acquire);
 
 	if (mult) {
 		uint64_t ticks = __rdtsc() -

@@ -68,6 +68,7 @@ struct fl_xfer_times {
 	uint64_t ready_ns;      /* the transfer could start: receiver ready, header seen */
 	uint64_t wire_start_ns; /* first payload byte moved */
 	uint64_t wire_end_ns;   /* last payload byte moved */
+	uint64_t wire_bytes;    /* bytes the wire interval covers; 0 = all of them */
 };
 
 #endif

@@ -107,6 +107,11 @@ void fl_hop_attach(struct fl_conn_stats *s, const struct fl_hop_key *key, int lo
 	struct fl_hop *h;
 
 	pthread_mutex_lock(&table_lock);
+	if (torn_down) { /* unloading: nothing would report or free a new hop */
+		s->hop = NULL;
+		pthread_mutex_unlock(&table_lock);
+		return;
+	}
 	h = find_or_add(key, local_dev);
 	if (h->src_rank < 0)
 		h->src_rank = src_rank;
@@ -124,13 +129,12 @@ void fl_hop_attach(struct fl_conn_stats *s, const struct fl_hop_key *key, int lo
 
 void fl_hop_detach(struct fl_conn_stats *s)
 {
-	struct fl_hop *h = s->hop;
+	struct fl_hop *h;
 	int tag;
 
-	if (!h)
-		return;
 	pthread_mutex_lock(&table_lock);
-	if (torn_down) {
+	h = s->hop;
+	if (!h || torn_down) {
 		s->hop = NULL;
 		pthread_mutex_unlock(&table_lock);
 		return;

@@ -244,13 +244,8 @@ int sock_test_recv(struct sock_recv_req *r, int *done, int *sizes, struct fl_xfe
 	*done = 1;
 	for (int i = 0; sizes && i < r->n; i++)
 		sizes[i] = r->got[i] > INT_MAX ? INT_MAX : (int)r->got[i];
-	if (times) {
-		times->ready_ns = r->base.ready_ns;
-		times->wire_start_ns = atomic_load_explicit(&r->base.sink.wire_start_ns,
-							    memory_order_relaxed);
-		times->wire_end_ns = atomic_load_explicit(&r->base.sink.wire_end_ns,
-							  memory_order_relaxed);
-	}
+	if (times)
+		sock_sink_times(&r->base.sink, r->base.ready_ns, times);
 	c->free[c->nfree++] = r->base.index;
 	return FL_OK;
 }

@@ -73,8 +73,11 @@ static void account(struct sock_send_comm *c, size_t moved, uint64_t t0, uint64_
 		r->ctrl_done += take;
 		moved -= take;
 		/* inline payload: the kernel took some of it in this call */
-		if (r->ctrl_done > SOCK_MSG_HEADER_SIZE)
-			sock_sink_widen(&r->base.sink, t0, t1);
+		if (r->ctrl_done > SOCK_MSG_HEADER_SIZE) {
+			size_t payload = r->ctrl_done - SOCK_MSG_HEADER_SIZE;
+
+			sock_sink_widen(&r->base.sink, t0, t1, take < payload ? take : payload);
+		}
 		if (r->ctrl_done == r->ctrl_len)
 			c->queue_head++;
 	}
@@ -175,13 +178,8 @@ int sock_test_send(struct sock_send_req *r, int *done, int *sizes, struct fl_xfe
 	*done = 1;
 	if (sizes)
 		sizes[0] = r->size > INT_MAX ? INT_MAX : (int)r->size;
-	if (times) {
-		times->ready_ns = r->base.ready_ns;
-		times->wire_start_ns = atomic_load_explicit(&r->base.sink.wire_start_ns,
-							    memory_order_relaxed);
-		times->wire_end_ns = atomic_load_explicit(&r->base.sink.wire_end_ns,
-							  memory_order_relaxed);
-	}
+	if (times)
+		sock_sink_times(&r->base.sink, r->base.ready_ns, times);
 	c->free[c->nfree++] = r->base.index;
 	return FL_OK;
 }

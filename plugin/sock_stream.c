@@ -1,6 +1,7 @@
 #include "sock_stream.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -10,8 +11,9 @@
 
 #define SOCK_HELPER_STACK (256 << 10)
 
-void sock_sink_widen(struct sock_sink *sink, uint64_t start, uint64_t end)
+void sock_sink_widen(struct sock_sink *sink, uint64_t start, uint64_t end, uint64_t bytes)
 {
+	atomic_fetch_add_explicit(&sink->wire_bytes, bytes, memory_order_relaxed);
 	uint64_t cur = atomic_load_explicit(&sink->wire_start_ns, memory_order_relaxed);
 
 	while ((!cur || start < cur) &&
@@ -40,7 +42,7 @@ static int send_piece(struct sock_stream *s, const struct sock_task *t)
 			return errno;
 		off += (size_t)n;
 	}
-	sock_sink_widen(t->sink, start, fl_clock_ns());
+	sock_sink_widen(t->sink, start, fl_clock_ns(), t->len);
 	return 0;
 }
 
@@ -80,7 +82,7 @@ static int recv_piece(struct sock_stream *s, const struct sock_task *t)
 		off += got;
 	}
 	if (got < t->len)
-		sock_sink_widen(t->sink, start, fl_clock_ns());
+		sock_sink_widen(t->sink, start, fl_clock_ns(), t->len);
 	return 0;
 }
 
@@ -139,6 +141,7 @@ int sock_stream_start(struct sock_stream *s, unsigned index, int fd, int receivi
 		      struct sock_fault *fault)
 {
 	pthread_attr_t attr;
+	sigset_t all, old;
 	char name[16];
 	int err;
 
@@ -151,7 +154,11 @@ int sock_stream_start(struct sock_stream *s, unsigned index, int fd, int receivi
 	pthread_cond_init(&s->wake, NULL);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, SOCK_HELPER_STACK);
+	/* The job's signal handlers belong on its own threads, not on our helpers. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&s->thread, &attr, stream_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (err) {
 		pthread_cond_destroy(&s->wake);

@@ -24,6 +24,7 @@ struct sock_sink {
 	_Atomic uint32_t pending;       /* pieces not yet moved */
 	_Atomic uint64_t wire_start_ns; /* earliest first byte, 0 = none yet */
 	_Atomic uint64_t wire_end_ns;   /* latest last byte */
+	_Atomic uint64_t wire_bytes;    /* bytes whose moving the interval covers */
 };
 
 struct sock_task {
@@ -53,10 +54,21 @@ static inline void sock_sink_reset(struct sock_sink *sink, uint32_t pieces)
 	atomic_store_explicit(&sink->pending, pieces, memory_order_relaxed);
 	atomic_store_explicit(&sink->wire_start_ns, 0, memory_order_relaxed);
 	atomic_store_explicit(&sink->wire_end_ns, 0, memory_order_relaxed);
+	atomic_store_explicit(&sink->wire_bytes, 0, memory_order_relaxed);
 }
 
-/* Widens the sink's wire interval to cover [start, end]. */
-void sock_sink_widen(struct sock_sink *sink, uint64_t start, uint64_t end);
+/* Widens the sink's wire interval to cover [start, end], in which `bytes` moved. */
+void sock_sink_widen(struct sock_sink *sink, uint64_t start, uint64_t end, uint64_t bytes);
+
+/* The sink's figures once every piece is in. */
+static inline void sock_sink_times(const struct sock_sink *sink, uint64_t ready_ns,
+				   struct fl_xfer_times *t)
+{
+	t->ready_ns = ready_ns;
+	t->wire_start_ns = atomic_load_explicit(&sink->wire_start_ns, memory_order_relaxed);
+	t->wire_end_ns = atomic_load_explicit(&sink->wire_end_ns, memory_order_relaxed);
+	t->wire_bytes = atomic_load_explicit(&sink->wire_bytes, memory_order_relaxed);
+}
 
 /* Starts the helper on fd (blocking mode). fault collects a dead stream. */
 int sock_stream_start(struct sock_stream *s, unsigned index, int fd, int receiving,

@@ -63,7 +63,8 @@ check_rates() { # file op ranks
 			algbw = $1 / $5 / 1e3
 			factor = op == "all_reduce" ? 2 * (n - 1) / n : 1
 			# time is printed with 2 decimals: its rounding shows in algbw
-			if (off($6, algbw, algbw * 0.006 / $5) || off($7, $6 * factor, 0))
+			if (off($6, algbw, algbw * 0.006 / $5) ||
+			    off($7, algbw * factor, algbw * factor * 0.006 / $5))
 				bad = bad " [" $0 "]"
 		}
 		END { if (bad != "") { print "rates do not follow size/time and the bus factor:" bad; exit 1 } }' "$1"

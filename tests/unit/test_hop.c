@@ -62,7 +62,7 @@ static void attach(struct fl_conn_stats *s, enum fl_hop_view view, const char *s
 static void request(struct fl_conn_stats *s, unsigned slot, uint64_t bytes, uint64_t post,
 		    uint64_t ws, uint64_t we)
 {
-	struct fl_xfer_times t = { 0, ws, we };
+	struct fl_xfer_times t = { .wire_start_ns = ws, .wire_end_ns = we };
 
 	fl_stats_post(s, slot, post);
 	fl_stats_complete(s, slot, bytes, we + 1, &t);
@@ -184,7 +184,7 @@ static void test_outstanding_request_holds_the_watermark(void **state)
 {
 	struct fl_conn_stats *a = new_conn(), *b = new_conn();
 	uint64_t pa = fl_clock_ns();
-	struct fl_xfer_times t = { 0, pa + 10, pa + 50 };
+	struct fl_xfer_times t = { .wire_start_ns = pa + 10, .wire_end_ns = pa + 50 };
 	struct fl_hop_snapshot *h;
 
 	(void)state;

@@ -437,7 +437,7 @@ static void send_timed(struct fl_wcomm *c, int bytes, uint64_t ready, uint64_t s
 {
 	void *req = NULL;
 
-	fake.next_times = (struct fl_xfer_times){ ready, start, end };
+	fake.next_times = (struct fl_xfer_times){ ready, start, end, 0 };
 	assert_int_equal(fl_wrap_isend(c, NULL, (size_t)bytes, 0, NULL, NULL, &req), FL_OK);
 	wait_done(req, NULL);
 }
@@ -489,10 +489,32 @@ static void test_wire_before_post_is_clamped_to_the_post(void **state)
 	fl_wrap_close_send(a);
 }
 
+/* A request the transport timed only in part is rated on the part it timed. */
+static void test_partly_timed_requests_rate_only_the_timed_bytes(void **state)
+{
+	struct fl_wcomm *a = connect_send();
+	uint64_t T = fl_clock_ns() + 1000000000ULL;
+	struct fl_hop_snapshot *hops;
+	void *req = NULL;
+
+	(void)state;
+	fake.next_times = (struct fl_xfer_times){ T, T, T + 100, 250 };
+	assert_int_equal(fl_wrap_isend(a, NULL, 1000, 0, NULL, NULL, &req), FL_OK);
+	wait_done(req, NULL);
+	send_timed(a, 1000, T + 200, T + 200, T + 300); /* 0 = every byte timed */
+	assert_int_equal(fl_hops_snapshot(&hops), 1);
+	assert_int_equal(hops[0].t.bytes, 2000);
+	assert_int_equal(hops[0].t.wire_bytes, 1250);
+	assert_int_equal(hops[0].wire_ns, 200);
+	free(hops);
+	fl_wrap_close_send(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_send_is_counted_once_done, setup),
+		cmocka_unit_test_setup(test_partly_timed_requests_rate_only_the_timed_bytes, setup),
 		cmocka_unit_test_setup(test_multi_recv_sums_slots_and_allows_null_sizes, setup),
 		cmocka_unit_test_setup(test_flush_moves_no_bytes, setup),
 		cmocka_unit_test_setup(test_transport_backpressure_passes_null_request, setup),
