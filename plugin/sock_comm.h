@@ -68,7 +68,6 @@ struct sock_recv_req {
 	int n;
 	int matched;      /* slots a message has claimed */
 	int inline_open;  /* slots whose inline payload is still arriving */
-	uint64_t posted_ns;
 	uint8_t *data[FL_MAX_RECVS];
 	size_t cap[FL_MAX_RECVS];
 	size_t got[FL_MAX_RECVS];

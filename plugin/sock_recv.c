@@ -216,7 +216,6 @@ int sock_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags, vo
 	r->n = n;
 	r->matched = 0;
 	r->inline_open = 0;
-	r->posted_ns = fl_clock_ns();
 	r->base.ready_ns = 0;
 	sock_sink_reset(&r->base.sink, 0);
 	for (int i = 0; i < n; i++) {

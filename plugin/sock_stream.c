@@ -10,6 +10,14 @@
 #include "error.h"
 
 #define SOCK_HELPER_STACK (256 << 10)
+#define SOCK_HELPER_LINGER_NS 20000 /* a pipelined step arrives well within this */
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
 
 void sock_sink_widen(struct sock_sink *sink, uint64_t start, uint64_t end, uint64_t bytes)
 {
@@ -97,8 +105,24 @@ static void wait_for_work(struct sock_stream *s, uint32_t tail)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/*
+ * NCCL keeps a connection's pipeline full, so the next piece usually comes
+ * within microseconds: look for it a little before sleeping, which would cost
+ * the producer a futex call to wake us.
+ */
+static void linger_for_work(struct sock_stream *s, uint32_t tail)
+{
+	uint64_t until = fl_clock_ns() + SOCK_HELPER_LINGER_NS;
+
+	while (atomic_load_explicit(&s->head, memory_order_acquire) == tail &&
+	       !atomic_load_explicit(&s->stop, memory_order_relaxed) && fl_clock_ns() < until)
+		cpu_relax();
+}
+
 static int next_task(struct sock_stream *s, struct sock_task *t)
 {
+	int lingered = 0;
+
 	for (;;) {
 		uint32_t tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
 
@@ -110,6 +134,11 @@ static int next_task(struct sock_stream *s, struct sock_task *t)
 			atomic_store_explicit(&s->tail, tail + 1, memory_order_release);
 			return 1;
 		}
+		if (!lingered++) {
+			linger_for_work(s, tail);
+			continue;
+		}
+		lingered = 0;
 		wait_for_work(s, tail);
 	}
 }

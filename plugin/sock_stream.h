@@ -2,9 +2,10 @@
  * One data stream of a connection and the helper thread that drives it with
  * blocking send()/recv(). The proxy thread hands it pieces through a
  * single-producer/single-consumer ring; the helper reports each moved piece on
- * the request's sink. The helper sleeps on its own condvar when idle and the
- * producer wakes it only when it said it sleeps, so nothing is shared across
- * connections and an idle stream costs no syscall.
+ * the request's sink. Out of work, the helper lingers 20 us for the next piece
+ * of the pipeline, then sleeps on its own condvar; the producer wakes it only
+ * when it said it sleeps. Nothing is shared across connections, and a busy
+ * pipeline costs no wake-up syscall.
  */
 #ifndef FL_SOCK_STREAM_H
 #define FL_SOCK_STREAM_H
