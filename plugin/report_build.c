@@ -138,6 +138,8 @@ int fl_report_fill(struct fl_report *r, struct fl_hop_snapshot *hops, int nhops,
 	for (int i = 0; i < nhops; i++)
 		figures_of(r, &hops[i], wire_view, &r->figs[i]);
 	fl_verdict_compute(r->figs, (size_t)nhops, params, &r->verdict);
+	if (wire_view == FL_HOP_SEND && strcmp(r->transport, "ib"))
+		fl_verdict_note_sender_view(&r->verdict);
 	fl_verdict_commands(&r->verdict, r->figs, (size_t)nhops, r->commands,
 			    sizeof(r->commands));
 	r->slowest = slowest_hop(r);

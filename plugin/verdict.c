@@ -68,6 +68,18 @@ int fl_verdict_params_from_env(struct fl_verdict_params *p)
 	return FL_OK;
 }
 
+void fl_verdict_note_sender_view(struct fl_verdict *v)
+{
+	static const char caveat[] =
+		" (wire rates as senders timed them: a slow receiver would also show here)";
+	size_t used = strlen(v->reason);
+
+	if (v->kind != FL_VERDICT_LINK && v->kind != FL_VERDICT_DEVICE)
+		return;
+	if (used + sizeof(caveat) <= sizeof(v->reason))
+		memcpy(v->reason + used, caveat, sizeof(caveat));
+}
+
 const char *fl_verdict_kind_name(enum fl_verdict_kind kind)
 {
 	switch (kind) {

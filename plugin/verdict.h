@@ -65,6 +65,11 @@ void fl_verdict_compute(const struct fl_hop_figures *hops, size_t nhops,
 			const struct fl_verdict_params *params, struct fl_verdict *out);
 const char *fl_verdict_kind_name(enum fl_verdict_kind kind);
 /*
+ * Says in the reason that a wire verdict rests on senders' timings, which
+ * include any back-pressure from a slow receiver: a caveat, not a change of kind.
+ */
+void fl_verdict_note_sender_view(struct fl_verdict *v);
+/*
  * The commands that would confirm the verdict on real hardware, filled with
  * the real names, one per line into buf. Returns the number of lines.
  */

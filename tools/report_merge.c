@@ -302,6 +302,9 @@ int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 	for (size_t i = 0; i < set->nhops; i++)
 		to_figures(&set->hops[i], &set->figures[i]);
 	fl_verdict_compute(set->figures, set->nhops, params, &set->verdict);
+	if (set->verdict.hop >= 0 && !strcmp(set->hops[set->verdict.hop].transport, "socket") &&
+	    report_wire_view(&set->hops[set->verdict.hop]) == &set->hops[set->verdict.hop].send)
+		fl_verdict_note_sender_view(&set->verdict);
 	set->ncommands = fl_verdict_commands(&set->verdict, set->figures, set->nhops, set->commands,
 					     sizeof(set->commands));
 	return count_nodes(set);

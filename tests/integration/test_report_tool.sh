@@ -107,5 +107,24 @@ run "$fixtures/healthy4" --prom "$tmp/no-such-folder/x.prom"
 check "--prom into a missing folder: exit 1" [ "$rc" -eq 1 ]
 check "--prom into a missing folder: says where" has err "no-such-folder"
 
+# Only senders timed the wire (socket receivers without data streams): a slow hop is still
+# named, with the caveat that a slow receiver would look the same.
+cp -r "$fixtures/send_only4" "$tmp/sender_slow"
+python3 - "$tmp/sender_slow"/n3-*.json <<'PY'
+import json, sys
+path = sys.argv[1]
+report = json.load(open(path))
+for hop in report["hops"]:
+    hop["wire_seconds"] *= 3
+    hop["wire_gbs"] /= 3
+json.dump(report, open(path, "w"))
+PY
+run "$tmp/sender_slow"
+check "senders' view only: the slow hop is named" has out "verdict: link"
+check "senders' view only: the verdict says it rests on senders' timings" has out "as senders timed them"
+run "$fixtures/slow_device8"
+lacks() { ! has "$@"; }
+check "receivers' view: no senders' caveat" lacks out "as senders timed them"
+
 if [ "$failures" -eq 0 ]; then echo "all passed"; else echo "$failures failed"; fi
 [ "$failures" -eq 0 ]

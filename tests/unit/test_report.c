@@ -304,6 +304,7 @@ static void test_untimed_receivers_fall_back_to_the_send_view(void **state)
 	assert_int_equal(r.verdict.kind, FL_VERDICT_LINK);
 	assert_string_equal(r.verdict.node, "");
 	assert_string_equal(r.figs[r.verdict.hop].dst_node, "node2");
+	assert_non_null(strstr(r.verdict.reason, "as senders timed them"));
 	fl_report_release(&r);
 
 	/* With one timed receive hop, receivers are judged again and senders are not. */
@@ -315,6 +316,7 @@ static void test_untimed_receivers_fall_back_to_the_send_view(void **state)
 	assert_int_equal(fl_report_fill(&r, h, 2, NULL), 0);
 	assert_true(r.figs[0].wire_gbs > 9.9);
 	assert_true(r.figs[1].wire_gbs == 0.0);
+	assert_null(strstr(r.verdict.reason, "as senders timed them"));
 	fl_report_release(&r);
 }
 
