@@ -169,7 +169,8 @@ size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_ru
 
 	if (end > start)
 		fl_union_add(u, sc, start, end);
-	scratch_room(sc, (size_t)(head - tail));
+	/* Sizes the scratch once for the batch; fl_union_add copes on its own if this failed. */
+	(void)scratch_room(sc, (size_t)(head - tail));
 	for (uint64_t i = tail; i != head; i++) {
 		struct fl_run_slot *slot = &r->ring[i & (FL_RUN_RING - 1)];
 

@@ -23,9 +23,7 @@ enum sock_kind { SOCK_SEND = 1, SOCK_RECV = 2 };
 
 /* The part every send and recv comm shares; first member of both. */
 struct sock_link {
-	enum sock_kind kind;
 	int ctrl_fd;
-	unsigned nstreams;
 	struct sock_rules rules; /* the sender's, on both ends */
 	unsigned rotor;          /* data stream of the next piece */
 	uint32_t seq;            /* next message number on control */

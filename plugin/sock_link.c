@@ -23,9 +23,7 @@ int sock_link_open(struct sock_link *link, enum sock_kind kind, int ctrl_fd, con
 	unsigned started = 0;
 	int rc = FL_OK;
 
-	link->kind = kind;
 	link->ctrl_fd = ctrl_fd;
-	link->nstreams = rules->nstreams;
 	link->rules = *rules;
 	link->peer = *peer;
 	sock_fault_init(&link->fault, peer->node, addr);
@@ -59,7 +57,7 @@ int sock_link_failed(struct sock_link *link)
 {
 	if (!link->quiesced) {
 		link->quiesced = 1;
-		for (unsigned i = 0; i < link->nstreams; i++)
+		for (unsigned i = 0; i < link->rules.nstreams; i++)
 			sock_stream_stop(&link->streams[i]);
 		shutdown(link->ctrl_fd, SHUT_RDWR);
 	}
@@ -68,9 +66,9 @@ int sock_link_failed(struct sock_link *link)
 
 void sock_link_close(struct sock_link *link)
 {
-	for (unsigned i = 0; i < link->nstreams; i++)
+	for (unsigned i = 0; i < link->rules.nstreams; i++)
 		sock_stream_stop(&link->streams[i]);
-	for (unsigned i = 0; i < link->nstreams; i++)
+	for (unsigned i = 0; i < link->rules.nstreams; i++)
 		close(link->streams[i].fd);
 	close(link->ctrl_fd);
 	free(link->streams);

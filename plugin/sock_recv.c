@@ -114,7 +114,7 @@ static int post_pieces(struct sock_recv_comm *c, struct sock_recv_req *r, uint8_
 	atomic_fetch_add_explicit(&r->base.sink.pending, split->n, memory_order_relaxed);
 	for (unsigned i = 0; i < split->n; i++) {
 		struct sock_stream *s =
-			&c->link.streams[sock_piece_stream(split, i, c->link.nstreams)];
+			&c->link.streams[sock_piece_stream(split, i, c->link.rules.nstreams)];
 		int rc = sock_stream_post(s, buf + sock_piece_offset(split, i),
 					  sock_piece_len(split, size, i), &r->base.sink);
 

@@ -119,7 +119,7 @@ static int post_pieces(struct sock_send_comm *c, struct sock_send_req *r,
 {
 	for (unsigned i = 0; i < split->n; i++) {
 		struct sock_stream *s =
-			&c->link.streams[sock_piece_stream(split, i, c->link.nstreams)];
+			&c->link.streams[sock_piece_stream(split, i, c->link.rules.nstreams)];
 		int rc = sock_stream_post(s, r->data + sock_piece_offset(split, i),
 					  sock_piece_len(split, r->size, i), &r->base.sink);
 
