@@ -21,11 +21,17 @@ TOOL_SRC    := $(filter-out tools/fabriclab.c,$(sort $(wildcard tools/*.c)))
 UNIT_SRC    := $(sort $(wildcard tests/unit/*.c))
 ITEST_SRC   := $(sort $(wildcard tests/integration/*.c))
 BENCH_SRC   := $(sort $(wildcard bench/*.c))
+# Test infrastructure and the run-time-loaded tracepoint provider: shared objects of their own.
+FAKEVERBS_SRC := $(sort $(wildcard tests/fakeverbs/*.c))
+FAKEVERBS_SO  := $(BUILD)/libfabriclab-fakeverbs.so
+LTTNG_SRC     := $(sort $(wildcard plugin/tracing/*.c))
+LTTNG_SO      := $(BUILD)/libfabriclab-lttng.so
 
 PLUGIN_OBJ  := $(PLUGIN_SRC:%.c=$(BUILD)/obj/%.o)
-# The plugin with counting compiled out: only `make bench` uses it, to measure what counting costs.
-NOCOUNT_SO  := $(BUILD)/nocount/libnccl-net-fabriclab.so
-NOCOUNT_OBJ := $(PLUGIN_SRC:%.c=$(BUILD)/obj-nocount/%.o)
+# Plugins with one hook compiled out (-DFABRICLAB_NO_<X>): only `make bench` uses them, to measure
+# what counting, fault hooks and tracepoints cost when unused.
+VARIANTS    := nocount nofault notrace
+VARIANT_SO  := $(VARIANTS:%=$(BUILD)/%/libnccl-net-fabriclab.so)
 SHIM_OBJ    := $(SHIM_SRC:%.c=$(BUILD)/obj/%.o)
 TOOL_OBJ    := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -33,14 +39,17 @@ ITEST_BIN   := $(ITEST_SRC:tests/integration/%.c=$(BUILD)/tests/%)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all deps demo test unit integration bench sanitize clean
-all: $(PLUGIN_SO) $(TOOL) $(UNIT_BIN) $(ITEST_BIN) $(BENCH_BIN)
+all: $(PLUGIN_SO) $(TOOL) $(UNIT_BIN) $(ITEST_BIN) $(BENCH_BIN) $(if $(FAKEVERBS_SRC),$(FAKEVERBS_SO)) \
+	$(if $(LTTNG_SRC),$(LTTNG_SO))
 
 deps:
 	@scripts/deps.sh
 
 # The plugin: hidden by default, only the ncclNetPlugin_vN tables are exported;
 # at load time it needs nothing but libc, libpthread and libdl.
-$(BUILD)/obj/plugin/%.o: plugin/%.c $(wildcard plugin/*.h)
+PLUGIN_HDR := $(wildcard plugin/*.h plugin/tracing/*.h)
+
+$(BUILD)/obj/plugin/%.o: plugin/%.c $(PLUGIN_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
@@ -51,13 +60,29 @@ $(BUILD)/obj/%.o: %.c $(wildcard plugin/*.h shim/*.h tools/*.h tests/*.h)
 $(PLUGIN_SO): $(PLUGIN_OBJ)
 	$(CC) -shared -o $@ $^ $(LDFLAGS) -Wl,-z,defs -Wl,--as-needed -ldl
 
-$(BUILD)/obj-nocount/plugin/%.o: plugin/%.c $(wildcard plugin/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -DFABRICLAB_NO_COUNTING -fPIC -fvisibility=hidden -c $< -o $@
+define variant_rules
+$(BUILD)/obj-$(1)/plugin/%.o: plugin/%.c $(PLUGIN_HDR)
+	@mkdir -p $$(dir $$@)
+	$(CC) $(CFLAGS) -DFABRICLAB_$(2) -fPIC -fvisibility=hidden -c $$< -o $$@
 
-$(NOCOUNT_SO): $(NOCOUNT_OBJ)
+$(BUILD)/$(1)/libnccl-net-fabriclab.so: $(PLUGIN_SRC:%.c=$(BUILD)/obj-$(1)/%.o)
+	@mkdir -p $$(dir $$@)
+	$(CC) -shared -o $$@ $$^ $(LDFLAGS) -Wl,-z,defs -Wl,--as-needed -ldl
+endef
+$(eval $(call variant_rules,nocount,NO_COUNTING))
+$(eval $(call variant_rules,nofault,NO_FAULTS))
+$(eval $(call variant_rules,notrace,NO_TRACING))
+
+# The fake libibverbs (tests only, never part of the plugin): selected with FABRICLAB_IBVERBS_LIB.
+$(FAKEVERBS_SO): $(FAKEVERBS_SRC) $(wildcard tests/fakeverbs/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $^ $(LDFLAGS) -Wl,-z,defs -Wl,--as-needed -ldl
+	$(CC) $(CFLAGS) -fPIC -shared -o $@ $(FAKEVERBS_SRC) $(LDFLAGS) -Wl,-z,defs -lrt
+
+# The LTTng-UST tracepoint provider: the plugin dlopen()s it when liblttng-ust is installed.
+$(LTTNG_SO): $(LTTNG_SRC) $(wildcard plugin/tracing/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -Iplugin/tracing -o $@ $(LTTNG_SRC) $(LDFLAGS) -Wl,-z,defs \
+		-llttng-ust -llttng-ust-common -ldl
 
 $(PLUGIN_LIB): $(PLUGIN_OBJ)
 	@rm -f $@
@@ -73,7 +98,7 @@ $(TOOL_LIB): $(TOOL_OBJ)
 
 # The tools link the plugin's archive for the code they share with it (the verdict).
 LIBS := $(TOOL_LIB) $(SHIM_LIB) $(PLUGIN_LIB)
-SYSLIBS := -ljansson -ldl -lm
+SYSLIBS := -ljansson -lbabeltrace2 -ldl -lm
 
 $(TOOL): $(BUILD)/obj/tools/fabriclab.o $(LIBS) $(PLUGIN_SO)
 	$(CC) -o $@ $< $(LIBS) $(LDFLAGS) $(SYSLIBS)
@@ -99,7 +124,7 @@ test: deps
 	@tests/run.sh $(BUILD)
 
 bench: deps
-	@$(MAKE) --no-print-directory all $(NOCOUNT_SO)
+	@$(MAKE) --no-print-directory all $(VARIANT_SO)
 	@bench/run.sh $(BUILD)
 
 # Everything under ASan+UBSan, then under TSan, each in its own build folder.

@@ -1,13 +1,16 @@
 /*
  * The interface every transport implements (socket now; verbs and ext later).
- * A transport moves bytes and nothing else: it never counts, traces or injects
- * faults. Errors are returned as fl_result with a message left in fl_error_set().
+ * A transport moves bytes and nothing else: it never counts or traces. Fault
+ * injection reaches it only as a pacer (pace.h) it consults before putting bytes
+ * on the wire, so a throttled hop is slow on the wire itself. Errors are returned as fl_result with a message left in fl_error_set().
  * isend/irecv/test run on NCCL's proxy thread; setup calls on other threads.
  */
 #ifndef FL_TRANSPORT_H
 #define FL_TRANSPORT_H
 
 #include "fl_types.h"
+
+struct fl_pacer;
 
 struct fl_transport {
 	const char *name;
@@ -33,6 +36,9 @@ struct fl_transport {
 	int (*iflush)(void *recv_comm, int n, void **data, int *sizes, void **mhandles, void **request);
 	/* On *done, sizes[] hold the bytes moved and times the phases; the request is then gone. */
 	int (*test)(void *request, int *done, int *sizes, struct fl_xfer_times *times);
+	/* Optional (NULL: cannot be paced). Attaches a pacer to an established send or recv comm
+	 * before its first request; NULL detaches. Called on the thread that will post. */
+	void (*set_pacer)(void *comm, struct fl_pacer *pacer);
 	int (*close_send)(void *send_comm);
 	int (*close_recv)(void *recv_comm);
 	int (*close_listen)(void *listen_comm);
