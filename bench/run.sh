@@ -36,3 +36,19 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int(
 m_on=$(median "${on[@]}") m_off=$(median "${off[@]}")
 echo "busbw counting on ${on[*]} GB/s; compiled out ${off[*]} GB/s"
 awk -v a="$m_on" -v b="$m_off" 'BEGIN { printf "median on %.3f / off %.3f = %.4f (goal >= 0.999)\n", a, b, a / b }'
+echo
+echo "== fault injection: throttle accuracy, 10% to 90% of an 800 Mbit/s link (median of 3)"
+"$build/bench/fault_rate" 800mbit 0.5
+echo
+echo "== FABRICLAB_FAULT unset vs fault hooks compiled out: all_reduce, 4 ranks, 64 MiB, alternating"
+unset FABRICLAB_FAULT FABRICLAB_LINK_RATE
+hooks=() nohooks=()
+for round in 1 2 3 4 5; do
+	hooks+=("$(busbw "$(pwd)/$build/libnccl-net-fabriclab.so")")
+	nohooks+=("$(busbw "$(pwd)/$build/nofault/libnccl-net-fabriclab.so")")
+done
+m_on=$(median "${hooks[@]}") m_off=$(median "${nohooks[@]}")
+echo "busbw hooks in, unset ${hooks[*]} GB/s; compiled out ${nohooks[*]} GB/s"
+awk -v a="$m_on" -v b="$m_off" 'BEGIN { printf "median unset %.3f / compiled out %.3f = %.4f (goal >= 0.999)\n", a, b, a / b }'
+echo
+bench/trace_bench.sh "$build" # LTTng: session vs no session vs compiled out, ns per event

@@ -39,6 +39,16 @@ int fl_report_best_view(const char *transport)
 	return strcmp(transport, "ib") ? FL_HOP_RECV : FL_HOP_SEND;
 }
 
+/* An active RDMA port on this node (sysfs), whatever transport carries the hop. */
+static void rdma_port_of(const struct fl_report *r, struct fl_hop_figures *f)
+{
+	const struct fl_port *p = r->ports ? fl_ports_first_active(r->ports) : NULL;
+
+	f->rdma_port_active = p != NULL;
+	copy_name(f->rdma_node, sizeof(f->rdma_node), p ? r->node : "");
+	copy_name(f->rdma_port, sizeof(f->rdma_port), p ? p->name : "");
+}
+
 /*
  * One process sees each of its hops from one end only. The verdict compares
  * like with like: wire rates from the end that times them best, and peer
@@ -69,8 +79,7 @@ static void figures_of(const struct fl_report *r, const struct fl_hop_snapshot *
 	}
 	f->mem_types = h->mem_types;
 	f->gdr_capable = d && (d->ptr_support & (FL_PTR_CUDA | FL_PTR_DMABUF));
-	/* Only a verbs transport would know of an active RDMA port; none exists yet. */
-	f->rdma_port_active = 0;
+	rdma_port_of(r, f);
 }
 
 /* NCCL's tags give the sender's rank; this process's rank fills its own end. */
@@ -150,8 +159,10 @@ void fl_report_release(struct fl_report *r)
 {
 	free(r->hops);
 	free(r->figs);
+	free(r->ports);
 	r->hops = NULL;
 	r->figs = NULL;
+	r->ports = NULL;
 	r->nhops = 0;
 }
 

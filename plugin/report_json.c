@@ -35,6 +35,38 @@ static void devices(struct fl_json *j, const struct fl_report *r)
 	fl_json_end(j);
 }
 
+/* The faults FABRICLAB_FAULT applied here, so a chaos run is never read as a real fault. */
+static void injected(struct fl_json *j, const struct fl_report *r)
+{
+	fl_json_array(j, "injected");
+	for (int i = 0; i < r->ninjected; i++) {
+		const struct fl_fault_injected *e = &r->injected[i];
+
+		fl_json_object_inline(j, NULL);
+		fl_json_string(j, "rule", e->rule);
+		fl_json_string(j, "action", e->action);
+		fl_json_string(j, "dev", e->dev);
+		fl_json_string(j, "peer", e->peer[0] ? e->peer : NULL);
+		fl_json_string(j, "dir", e->dir[0] ? e->dir : NULL);
+		fl_json_int(j, "connections", e->connections);
+		fl_json_uint(j, "rate_bytes_per_s", e->rate_bytes_per_s);
+		fl_json_uint(j, "delay_ns", e->delay_ns);
+		if (!strcmp(e->action, "nogdr")) {
+			ptr_types(j, "ptr_support_before", e->ptr_support_before);
+			ptr_types(j, "ptr_support_after", e->ptr_support_after);
+		}
+		fl_json_end(j);
+	}
+	fl_json_end(j);
+}
+
+/* The node's RDMA ports (sysfs), used or not: a trained-down port or rising errors. */
+static void rdma_ports(struct fl_json *j, const struct fl_report *r)
+{
+	fl_json_bool(j, "rdma_port_active", r->ports && fl_ports_first_active(r->ports));
+	fl_ports_json(j, "ports", r->ports, r->ports_base, r->ports_seconds);
+}
+
 static void wire_times(struct fl_json *j, const struct fl_hop_snapshot *h)
 {
 	fl_json_object_inline(j, "wire_time_us");
@@ -161,8 +193,8 @@ int fl_report_json(const struct fl_report *r, char **text, size_t *len)
 	fl_json_double(&j, "written_unix", r->written_unix);
 	fl_json_string(&j, "transport", r->transport);
 	devices(&j, r);
-	fl_json_array_inline(&j, "injected");
-	fl_json_end(&j);
+	rdma_ports(&j, r);
+	injected(&j, r);
 	fl_json_array(&j, "hops");
 	for (int i = 0; i < r->nhops; i++)
 		hop(&j, r, i);

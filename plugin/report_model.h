@@ -8,8 +8,10 @@
 
 #include <stddef.h>
 
+#include "fault.h"
 #include "fl_types.h"
 #include "hop.h"
+#include "port_info.h"
 #include "verdict.h"
 
 #define FL_REPORT_MAX_DEVS 32
@@ -38,6 +40,11 @@ struct fl_report {
 	struct fl_verdict verdict;
 	char commands[FL_REPORT_COMMANDS]; /* one per line */
 	int slowest; /* index of the hop with the lowest wire rate, -1 without traffic */
+	struct fl_port_list *ports;            /* owned: the node's RDMA ports now; NULL unread */
+	const struct fl_port_list *ports_base; /* the same at the plugin's init, not owned */
+	double ports_seconds;                  /* from ports_base to ports */
+	int ninjected; /* FABRICLAB_FAULT rules applied here: shown, never judged */
+	struct fl_fault_injected injected[FL_FAULT_MAX_INJECTED];
 };
 
 /* Line rate of a device in GB/s (10^9 bytes/s) from its speed in Mbit/s; 0 unknown. */

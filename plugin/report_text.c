@@ -50,6 +50,14 @@ static void header(FILE *f, const struct fl_report *r)
 	}
 }
 
+static void rdma_ports(FILE *f, const struct fl_report *r)
+{
+	if (!r->ports || !r->ports->n)
+		return;
+	fprintf(f, "RDMA ports of this node (counters since the plugin's init):\n");
+	fl_ports_text(f, "  ", r->ports, r->ports_base, r->ports_seconds);
+}
+
 static void hop_name(const struct fl_hop_snapshot *h, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%s -> %s/%s", h->key.src_node, h->key.src_dev, h->key.dst_node,
@@ -99,6 +107,33 @@ static void hop_table(FILE *f, const struct fl_report *r)
 	}
 }
 
+static void injected(FILE *f, const struct fl_report *r)
+{
+	char mem[32];
+
+	if (!r->ninjected)
+		return;
+	fprintf(f, "\ninjected faults (FABRICLAB_FAULT; not real, and not used by the verdict):\n");
+	for (int i = 0; i < r->ninjected; i++) {
+		const struct fl_fault_injected *e = &r->injected[i];
+
+		fprintf(f, "  %s on %s", e->rule, e->dev);
+		if (e->peer[0])
+			fprintf(f, " toward %s", e->peer);
+		if (e->dir[0])
+			fprintf(f, " (%s, %d connection%s)", e->dir, e->connections,
+				e->connections == 1 ? "" : "s");
+		if (e->rate_bytes_per_s)
+			fprintf(f, ": paced to %.3f Gbit/s", (double)e->rate_bytes_per_s * 8 / 1e9);
+		fprintf(f, "\n");
+		if (!strcmp(e->action, "nogdr")) {
+			memory_names(e->ptr_support_after, mem, sizeof(mem));
+			fprintf(f, "    GPUDirect RDMA is not in use on %s: this rule made it offer %s "
+				"memory only, so NCCL stages through host memory\n", e->dev, mem);
+		}
+	}
+}
+
 static void verdict(FILE *f, const struct fl_report *r)
 {
 	const struct fl_verdict *v = &r->verdict;
@@ -127,7 +162,9 @@ int fl_report_text(const struct fl_report *r, char **text, size_t *len)
 	if (!f)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory for a report");
 	header(f, r);
+	rdma_ports(f, r);
 	hop_table(f, r);
+	injected(f, r);
 	verdict(f, r);
 	if (ferror(f)) {
 		fclose(f);

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "report_file.h"
 #include "report_model.h"
+#include "trace.h"
 
 #define DRAIN_MIN_NS 1000000ULL      /* 1 ms */
 #define DRAIN_MAX_NS 500000000ULL    /* 0.5 s */
@@ -88,6 +89,7 @@ static void gather_devices(struct fl_report *r)
 
 		if (rs.tp->get_properties(i, &p) != FL_OK)
 			continue;
+		fl_fault_props(i, &p); /* the link rate and nogdr, as NCCL was told */
 		d->dev = i;
 		snprintf(d->name, sizeof(d->name), "%s", p.name ? p.name : "");
 		snprintf(d->pci_path, sizeof(d->pci_path), "%s", p.pci_path ? p.pci_path : "");
@@ -111,6 +113,9 @@ static int gather(struct fl_report *r, int final)
 	r->written_unix = unix_now();
 	snprintf(r->transport, sizeof(r->transport), "%s", rs.tp->name);
 	gather_devices(r);
+	r->ninjected = fl_fault_injected_list(r->injected, FL_FAULT_MAX_INJECTED);
+	r->ports = fl_port_watch_now(&r->ports_seconds);
+	r->ports_base = fl_port_watch_base();
 	n = fl_hops_snapshot(&hops);
 	if (n < 0)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory for a report");
@@ -143,6 +148,8 @@ static int write_report(int final, char *line, size_t len)
 	rc = fl_report_mkdirs(rs.cfg.dir);
 	if (!rc)
 		rc = gather(&r, final);
+	if (!rc)
+		fl_trace_report(&r);
 	if (!rc)
 		rc = write_rendering(&r, "json", fl_report_json);
 	if (!rc && rs.cfg.mode == FL_REPORT_FULL)
@@ -207,6 +214,7 @@ static void *report_main(void *arg)
 		pthread_mutex_unlock(&rs.lock);
 		now = fl_clock_mono_ns();
 		period = next_period(now - last_drain, fl_hops_drain());
+		fl_trace_tick(now);
 		last_drain = now;
 		if (fl_clock_mono_ns() >= next_snapshot) {
 			snapshot();
@@ -281,6 +289,7 @@ int fl_report_start(const struct fl_transport *tp)
 	rs.started_unix = unix_now();
 	fl_identity_local(&rs.self, 0, "", 0);
 	if (rs.cfg.mode != FL_REPORT_OFF) {
+		fl_port_watch_start(); /* the base of the port counters' deltas */
 		rc = start_thread();
 		if (rc)
 			return rc;
@@ -323,6 +332,8 @@ void fl_report_final(const char *why)
 __attribute__((destructor)) static void report_at_unload(void)
 {
 	fl_report_final("plugin unload");
+	fl_trace_stop(); /* nothing may emit from code about to be unmapped */
 	if (rs.pid == getpid())
 		fl_hops_teardown();
+	fl_port_watch_stop();
 }

@@ -31,6 +31,8 @@ struct sock_link {
 	struct sock_fault fault;
 	struct sock_stream *streams;
 	int quiesced; /* helpers stopped after a failure */
+	struct fl_pacer *pacer; /* control-stream bytes (inline payloads) obey it; NULL: unpaced */
+	uint64_t paced_since;   /* when the pacer first held the control stream back, 0 = not */
 };
 
 /* The part every request shares; first member of both request kinds. */
@@ -125,6 +127,9 @@ int sock_test_send(struct sock_send_req *r, int *done, int *sizes, struct fl_xfe
 int sock_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
 	       void **request);
 int sock_test_recv(struct sock_recv_req *r, int *done, int *sizes, struct fl_xfer_times *times);
+
+/* Attaches a pacer to the control stream and every data stream of a comm (set_pacer). */
+void sock_link_set_pacer(struct sock_link *link, struct fl_pacer *pacer);
 
 int sock_close_send(void *send_comm);
 int sock_close_recv(void *recv_comm);

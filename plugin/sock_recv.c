@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "error.h"
+#include "pace.h"
 #include "sock_comm.h"
 
 int sock_recv_comm_create(int ctrl_fd, const int *data_fds, const struct sock_rules *rules,
@@ -63,16 +64,45 @@ static int recv_control_bytes(struct sock_recv_comm *c, uint8_t *buf, size_t len
 	}
 }
 
+/*
+ * A paced receiver reads a payload slice by slice as its pacer allows: that
+ * is the wire of a throttled hop, so the payload is timed from its first
+ * slice read until the pacer has paid off its last, as a slower cable would.
+ */
+static void paced_read(struct sock_recv_comm *c, size_t got)
+{
+	uint64_t now = fl_clock_ns();
+
+	fl_pace_take(c->link.pacer, now, got);
+	if (c->payload_got + got < c->payload_len)
+		fl_pace_backlog(c->link.pacer, now);
+	if (!c->payload_got)
+		c->link.paced_since = now;
+	if (c->payload_got + got == c->payload_len)
+		sock_sink_widen(&c->payload_req->base.sink, c->link.paced_since,
+				now + fl_pace_wait_ns(c->link.pacer, now), c->payload_len);
+}
+
 static int read_payload(struct sock_recv_comm *c)
 {
-	size_t got;
-	int rc = recv_control_bytes(c, c->payload_buf + c->payload_got,
-				    c->payload_len - c->payload_got, &got);
+	size_t want = c->payload_len - c->payload_got, got;
+	int rc;
+
+	/* paced: the payload waits in the socket (TCP holds the sender back) for a later test */
+	if (FL_PACING && c->link.pacer) {
+		if (!fl_pace_try(c->link.pacer, fl_clock_ns()))
+			return FL_OK;
+		want = want < FL_PACE_SLICE ? want : FL_PACE_SLICE;
+	}
+	rc = recv_control_bytes(c, c->payload_buf + c->payload_got, want, &got);
+	if (FL_PACING && c->link.pacer && !rc && got)
+		paced_read(c, got);
 
 	/*
 	 * Not timed: the proxy thread reads the control stream between its other
 	 * work, so when it reads says how busy it was, not when bytes arrived.
 	 * Only a helper thread blocked in recv sees arrival; else the sender times.
+	 * A paced read is the exception: the pacer, not arrival, sets its pace.
 	 */
 	if (rc || !got)
 		return rc;

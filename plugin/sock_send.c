@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "error.h"
+#include "pace.h"
 #include "sock_comm.h"
 
 #define SOCK_SEND_BATCH 16 /* requests gathered into one sendmsg */
@@ -83,6 +84,46 @@ static void account(struct sock_send_comm *c, size_t moved, uint64_t t0, uint64_
 	}
 }
 
+/* A paced write takes at most one slice: the pacer is asked again before the next. */
+static size_t clip(struct iovec *iov, size_t niov, size_t max)
+{
+	size_t total = 0;
+
+	for (size_t i = 0; i < niov; i++) {
+		if (total + iov[i].iov_len >= max) {
+			iov[i].iov_len = max - total;
+			return i + 1;
+		}
+		total += iov[i].iov_len;
+	}
+	return niov;
+}
+
+/*
+ * Paced: whether the control stream may write now. While it may not, the
+ * wire time of the bytes waiting runs from the first refusal, as on a slower
+ * cable; *start says from when.
+ */
+static bool pace_control(struct sock_link *l, uint64_t now, uint64_t *start)
+{
+	if (!fl_pace_try(l->pacer, now)) {
+		if (!l->paced_since)
+			l->paced_since = now;
+		return false;
+	}
+	*start = l->paced_since ? l->paced_since : now;
+	l->paced_since = 0;
+	return true;
+}
+
+/* Paced bytes have left the (slower) wire once the pacer has paid them off. */
+static uint64_t wire_end(struct sock_link *l)
+{
+	uint64_t now = fl_clock_ns();
+
+	return FL_PACING && l->pacer ? now + fl_pace_wait_ns(l->pacer, now) : now;
+}
+
 /* Writes queued control bytes until the kernel pushes back. Never blocks. */
 static int send_control(struct sock_send_comm *c)
 {
@@ -91,13 +132,20 @@ static int send_control(struct sock_send_comm *c)
 
 	while (c->queue_head != c->queue_tail) {
 		size_t want = 0;
-		uint64_t t0;
+		uint64_t t0, wire_t0;
 		ssize_t n;
 
 		msg.msg_iovlen = (size_t)gather(c, iov);
+		t0 = fl_clock_ns();
+		wire_t0 = t0;
+		if (FL_PACING && c->link.pacer) {
+			/* not now: the request stays queued and a later test writes it */
+			if (!pace_control(&c->link, t0, &wire_t0))
+				return FL_OK;
+			msg.msg_iovlen = clip(iov, msg.msg_iovlen, FL_PACE_SLICE);
+		}
 		for (size_t i = 0; i < msg.msg_iovlen; i++)
 			want += iov[i].iov_len;
-		t0 = fl_clock_ns();
 		n = sendmsg(c->link.ctrl_fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -107,7 +155,11 @@ static int send_control(struct sock_send_comm *c)
 			sock_fault_errno(&c->link.fault, "send on control stream", errno);
 			return sock_link_failed(&c->link);
 		}
-		account(c, (size_t)n, t0, fl_clock_ns());
+		if (FL_PACING && c->link.pacer)
+			fl_pace_take(c->link.pacer, t0, (size_t)n);
+		account(c, (size_t)n, wire_t0, wire_end(&c->link));
+		if (FL_PACING && c->link.pacer && c->queue_head != c->queue_tail)
+			fl_pace_backlog(c->link.pacer, t0);
 		if ((size_t)n < want)
 			return FL_OK; /* the socket buffer is full; more would only get EAGAIN */
 	}

@@ -8,9 +8,12 @@
 
 #include "clock.h"
 #include "error.h"
+#include "pace.h"
 
 #define SOCK_HELPER_STACK (256 << 10)
 #define SOCK_HELPER_LINGER_NS 20000 /* a pipelined step arrives well within this */
+/* Longest nap while paced: a stop (close) is noticed within it. */
+#define SOCK_PACE_NAP_MAX_NS 5000000u
 
 static inline void cpu_relax(void)
 {
@@ -33,6 +36,85 @@ void sock_sink_widen(struct sock_sink *sink, uint64_t start, uint64_t end, uint6
 	       !atomic_compare_exchange_weak_explicit(&sink->wire_end_ns, &cur, end,
 						      memory_order_relaxed, memory_order_relaxed))
 		;
+}
+
+static bool stream_has_work(struct sock_stream *s)
+{
+	return atomic_load_explicit(&s->head, memory_order_acquire) !=
+	       atomic_load_explicit(&s->tail, memory_order_relaxed);
+}
+
+/*
+ * A helper thread may sleep: it waits here until the pacer lets `len` bytes
+ * go. ECANCELED when the stream is being stopped.
+ */
+static int pace_slice(struct sock_stream *s, struct fl_pacer *p, size_t len, bool more)
+{
+	for (;;) {
+		uint64_t now = fl_clock_ns(), wait;
+		struct timespec nap;
+
+		if (fl_pace_allows(p, now, len)) {
+			/* more of this piece, or more pieces, wait behind it */
+			if (more)
+				fl_pace_backlog(p, now);
+			return 0;
+		}
+		if (atomic_load_explicit(&s->stop, memory_order_relaxed))
+			return ECANCELED;
+		wait = fl_pace_wait_ns(p, now);
+		if (wait > SOCK_PACE_NAP_MAX_NS)
+			wait = SOCK_PACE_NAP_MAX_NS;
+		nap.tv_sec = 0;
+		nap.tv_nsec = (long)(wait ? wait : 1000);
+		nanosleep(&nap, NULL);
+	}
+}
+
+/* When the last paced byte has left the (slower) wire: once the pacer has paid it off. */
+static uint64_t paid_off(const struct fl_pacer *p)
+{
+	uint64_t now = fl_clock_ns();
+
+	return now + fl_pace_wait_ns(p, now);
+}
+
+static int send_all(int fd, const uint8_t *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * A paced piece: each slice waits for the pacer before it goes on the wire.
+ * The wire interval starts before the first wait, so it stretches as a slower
+ * cable's would.
+ */
+static int send_piece_paced(struct sock_stream *s, struct fl_pacer *p, const struct sock_task *t)
+{
+	uint64_t start = fl_clock_ns();
+	int err = 0;
+
+	for (size_t off = 0; !err && off < t->len; off += FL_PACE_SLICE) {
+		size_t len = t->len - off < FL_PACE_SLICE ? t->len - off : FL_PACE_SLICE;
+
+		err = pace_slice(s, p, len, off + len < t->len || stream_has_work(s));
+		if (!err)
+			err = send_all(s->fd, t->buf + off, len);
+	}
+	if (!err)
+		sock_sink_widen(t->sink, start, paid_off(p), t->len);
+	return err;
 }
 
 /* Returns 0, or the errno that ended the stream (-1 for EOF). */
@@ -94,6 +176,50 @@ static int recv_piece(struct sock_stream *s, const struct sock_task *t)
 	return 0;
 }
 
+/*
+ * A paced receiver reads each slice only when its pacer allows: the bytes
+ * wait in the socket, TCP's window closes, and the sender slows down too.
+ * The wire interval runs from the first byte read to the last.
+ */
+static int recv_piece_paced(struct sock_stream *s, struct fl_pacer *p, const struct sock_task *t)
+{
+	size_t off = 0, got = 0;
+	uint64_t start = 0;
+	int err;
+
+	while (off < t->len) {
+		size_t end = t->len - off < FL_PACE_SLICE ? t->len : off + FL_PACE_SLICE;
+
+		err = pace_slice(s, p, end - off, end < t->len || stream_has_work(s));
+		/* the whole slice was paid for: take it all before asking the pacer again */
+		while (!err && off < end) {
+			err = recv_some(s->fd, t->buf + off, end - off, off ? MSG_WAITALL : 0, &got);
+			if (!err && !off)
+				start = fl_clock_ns();
+			off += err ? 0 : got;
+		}
+		if (err)
+			return err;
+	}
+	sock_sink_widen(t->sink, start, paid_off(p), t->len);
+	return 0;
+}
+
+static int move_piece(struct sock_stream *s, const struct sock_task *t)
+{
+	struct fl_pacer *p = FL_PACING ? atomic_load_explicit(&s->pacer, memory_order_acquire)
+				       : NULL;
+
+	if (FL_PACING && p)
+		return s->receiving ? recv_piece_paced(s, p, t) : send_piece_paced(s, p, t);
+	return s->receiving ? recv_piece(s, t) : send_piece(s, t);
+}
+
+void sock_stream_set_pacer(struct sock_stream *s, struct fl_pacer *pacer)
+{
+	atomic_store_explicit(&s->pacer, pacer, memory_order_release);
+}
+
 /* Sleeps until the producer posts past tail or stop is set. */
 static void wait_for_work(struct sock_stream *s, uint32_t tail)
 {
@@ -150,7 +276,7 @@ static void *stream_main(void *arg)
 	char what[32];
 
 	while (next_task(s, &t)) {
-		int err = s->receiving ? recv_piece(s, &t) : send_piece(s, &t);
+		int err = move_piece(s, &t);
 
 		if (!err) {
 			atomic_fetch_sub_explicit(&t.sink->pending, 1, memory_order_release);

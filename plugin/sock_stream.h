@@ -34,6 +34,8 @@ struct sock_task {
 	struct sock_sink *sink;
 };
 
+struct fl_pacer;
+
 struct sock_stream {
 	int fd;
 	int receiving;
@@ -45,6 +47,7 @@ struct sock_stream {
 	_Atomic uint32_t tail; /* next slot the helper takes */
 	_Atomic int sleeping;
 	_Atomic int stop;
+	struct fl_pacer *_Atomic pacer; /* NULL: full speed */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	struct sock_task ring[SOCK_RING_SIZE];
@@ -76,6 +79,8 @@ int sock_stream_start(struct sock_stream *s, unsigned index, int fd, int receivi
 		      struct sock_fault *fault);
 /* Proxy thread only. FL_ERR_INTERNAL if the ring is full (cannot happen within the pools). */
 int sock_stream_post(struct sock_stream *s, uint8_t *buf, size_t len, struct sock_sink *sink);
+/* Pieces taken after this obey the pacer (NULL: full speed again). */
+void sock_stream_set_pacer(struct sock_stream *s, struct fl_pacer *pacer);
 /* Stops and joins the helper; shutdown() unblocks it. Leaves the fd open. */
 void sock_stream_stop(struct sock_stream *s);
 

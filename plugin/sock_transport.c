@@ -183,6 +183,19 @@ static int sock_iflush(void *recv_comm, int n, void **data, int *sizes, void **m
 	return fl_fail(FL_ERR_INTERNAL, "socket transport: iflush is never needed for host memory");
 }
 
+void sock_link_set_pacer(struct sock_link *link, struct fl_pacer *pacer)
+{
+	link->pacer = pacer;
+	for (unsigned i = 0; i < link->rules.nstreams; i++)
+		sock_stream_set_pacer(&link->streams[i], pacer);
+}
+
+static void sock_set_pacer(void *comm, struct fl_pacer *pacer)
+{
+	if (comm)
+		sock_link_set_pacer(comm, pacer);
+}
+
 static int sock_test(void *request, int *done, int *sizes, struct fl_xfer_times *times)
 {
 	struct sock_req *r = request;
@@ -211,6 +224,7 @@ const struct fl_transport fl_socket_transport = {
 	.irecv = sock_irecv_checked,
 	.iflush = sock_iflush,
 	.test = sock_test,
+	.set_pacer = sock_set_pacer,
 	.close_send = sock_close_send,
 	.close_recv = sock_close_recv,
 	.close_listen = sock_listen_close,

@@ -45,5 +45,6 @@ struct fl_transport {
 };
 
 extern const struct fl_transport fl_socket_transport;
+extern const struct fl_transport fl_ib_transport; /* verbs: InfiniBand and RoCE */
 
 #endif

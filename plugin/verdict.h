@@ -37,6 +37,8 @@ struct fl_hop_figures {
 	int mem_types;            /* FL_PTR_* NCCL registered on this hop */
 	int gdr_capable;          /* the device advertised CUDA or dma-buf pointers */
 	int rdma_port_active;     /* an active verbs port exists on the source node */
+	char rdma_node[FL_NODE_NAME_LEN]; /* the node that has it, "" unknown */
+	char rdma_port[48];       /* and which port ("mlx5_0/1"), "" unknown */
 };
 
 struct fl_verdict_params {

@@ -111,11 +111,31 @@ static void gdr_commands(struct lines *l, const struct fl_verdict *v)
 	       "# channel lines should read NET/IB/<n>/GDRDMA");
 }
 
+/* The active port the verdict named ("mlx5_0/1"): ibstat and NCCL_IB_HCA spell it their way. */
+static void port_commands(struct lines *l, const struct fl_verdict *v)
+{
+	char dev[FL_DEV_NAME_LEN];
+	const char *slash = strchr(v->dev, '/');
+	int n = slash ? (int)(slash - v->dev) : (int)strlen(v->dev);
+
+	snprintf(dev, sizeof(dev), "%.*s", n, v->dev);
+	add(l, "on %s: ibstat %s %s   # State: Active, Rate: the port NCCL is not using", v->node,
+	    dev, slash ? slash + 1 : "");
+	add(l,
+	    "NCCL_NET=IB NCCL_IB_HCA==%s%s%s <your job>   # insist on it: NCCL fails where IB "
+	    "cannot work (FABRICLAB_TRANSPORT=ib under fabriclab)",
+	    dev, slash ? ":" : "", slash ? slash + 1 : "");
+}
+
 static void transport_commands(struct lines *l, const struct fl_verdict *v)
 {
 	add(l, "NCCL_DEBUG=INFO <your job> 2>&1 | grep -E 'NET/(IB|Socket)'   "
 	       "# NCCL should say NET/IB, not NET/Socket");
-	add(l, "on %s: ibv_devinfo   # a port in state PORT_ACTIVE: RDMA is there to use", v->node);
+	if (v->dev[0])
+		port_commands(l, v);
+	else
+		add(l, "on %s: ibv_devinfo   # a port in state PORT_ACTIVE: RDMA is there to use",
+		    v->node);
 	add(l,
 	    "on %s: env | grep -E 'NCCL_(IB_DISABLE|NET|NET_PLUGIN|IB_HCA)='   "
 	    "# settings that force TCP",

@@ -35,6 +35,13 @@ static bool any_hop(const struct fl_hop_figures *h)
 	return true;
 }
 
+/* The node with the active port and the port, where the report says which (else the sender). */
+static void name_rdma_port(const struct fl_hop_figures *h, struct fl_verdict *out)
+{
+	verdict_set_name(out->node, sizeof(out->node), h->rdma_node[0] ? h->rdma_node : h->src_node);
+	verdict_set_name(out->dev, sizeof(out->dev), h->rdma_port);
+}
+
 int verdict_try_transport(const struct verdict_input *in, struct fl_verdict *out)
 {
 	size_t count = 0, first = 0, moving = 0;
@@ -54,14 +61,14 @@ int verdict_try_transport(const struct verdict_input *in, struct fl_verdict *out
 		return -1;
 	out->kind = FL_VERDICT_TRANSPORT;
 	verdict_set_hop(out, in->hops, first);
-	verdict_set_name(out->node, sizeof(out->node), in->hops[first].src_node);
+	name_rdma_port(&in->hops[first], out);
 	out->median_gbs = median_rate_except(in, any_hop, v);
 	out->ratio = out->median_gbs > 0.0 ? out->culprit_gbs / out->median_gbs : 1.0;
 	free(v);
 	verdict_say(out,
 		    "%zu of %zu hops carry traffic over TCP sockets although %s has an active RDMA "
-		    "port: NCCL is not using InfiniBand/RoCE (speedup not estimated)",
-		    count, moving, out->node);
+		    "port%s%s: NCCL is not using InfiniBand/RoCE (speedup not estimated)",
+		    count, moving, out->node, out->dev[0] ? " " : "", out->dev);
 	return 1;
 }
 

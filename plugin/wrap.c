@@ -8,10 +8,12 @@
 #include "clock.h"
 #include "config.h"
 #include "error.h"
+#include "fault.h"
 #include "report.h"
+#include "trace.h"
 #include "wrap_internal.h"
 
-enum { TRANSPORT_AUTO, TRANSPORT_SOCKET };
+enum { TRANSPORT_AUTO, TRANSPORT_SOCKET, TRANSPORT_IB };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static int global_status;
@@ -30,16 +32,32 @@ const struct fl_transport *fl_wrap_transport(void)
 	return chosen;
 }
 
+/* auto: verbs when an active port exists (the ib transport says at INFO why not), else sockets. */
 static int choose_transport(void)
 {
-	static const char *const names[] = { "auto", "socket", NULL };
-	int which;
+	static const char *const names[] = { "auto", "socket", "ib", NULL };
+	int which, ndev = 0;
 	int rc = fl_env_choice("FABRICLAB_TRANSPORT", names, TRANSPORT_AUTO, &which);
 
-	if (rc)
+	if (rc || override || which == TRANSPORT_SOCKET) {
+		chosen = override ? override : &fl_socket_transport;
 		return rc;
-	/* auto prefers verbs once that transport exists; sockets are the fallback. */
-	chosen = override ? override : &fl_socket_transport;
+	}
+	rc = fl_ib_transport.init();
+	if (!rc)
+		rc = fl_ib_transport.devices(&ndev);
+	if (which == TRANSPORT_IB) {
+		chosen = &fl_ib_transport;
+		if (!rc && !ndev)
+			rc = fl_fail(FL_ERR_USAGE, "FABRICLAB_TRANSPORT=ib, but no active verbs port "
+				     "(NCCL_DEBUG=INFO shows what the ib transport found)");
+		return rc;
+	}
+	if (rc)
+		FL_INFO("FABRICLAB_TRANSPORT=auto: ib transport unusable (%s)", fl_error_text());
+	chosen = !rc && ndev ? &fl_ib_transport : &fl_socket_transport;
+	FL_INFO("FABRICLAB_TRANSPORT=auto: %s", chosen == &fl_ib_transport ?
+		"an active verbs port, using ib" : "no active verbs port, using sockets");
 	return FL_OK;
 }
 
@@ -48,11 +66,14 @@ static void global_init(void)
 	int ndev = 0;
 
 	fl_clock_init();
+	fl_trace_start();
 	global_status = choose_transport();
 	if (!global_status)
 		global_status = chosen->init();
 	if (!global_status)
 		global_status = chosen->devices(&ndev);
+	if (!global_status && FL_FAULTS)
+		global_status = fl_fault_init(chosen);
 	if (!global_status)
 		global_status = fl_report_start(chosen);
 	if (global_status) {
@@ -118,7 +139,12 @@ int fl_wrap_devices(int *ndev)
 
 int fl_wrap_get_properties(int dev, struct fl_props *props)
 {
+	int rc;
+
 	if (!chosen)
 		return FL_ERR_INTERNAL;
-	return chosen->get_properties(dev, props);
+	rc = chosen->get_properties(dev, props);
+	if (!rc && FL_FAULTS)
+		fl_fault_props(dev, props);
+	return rc;
 }

@@ -4,8 +4,10 @@
 #include <string.h>
 
 #include "error.h"
+#include "fault.h"
 #include "hop.h"
 #include "identity.h"
+#include "trace.h"
 #include "wrap.h"
 #include "wrap_internal.h"
 
@@ -13,6 +15,7 @@ static _Atomic uint32_t next_conn_id;
 
 int fl_wrap_report_error(struct fl_wcomm *c, const char *op, int err)
 {
+	fl_trace_error(c, op, err, fl_error_text());
 	if (c && c->failed)
 		return err;
 	if (c) {
@@ -110,9 +113,14 @@ static int wrap_established(const struct fl_transport *tp, void *tcomm, enum fl_
 		c->peer.rank = -1;
 	}
 	join_hop(c);
+	fl_trace_conn_up(c);
 	FL_INFO("connection %u %s %s/%s %s %s/%s up", c->id, kind == FL_COMM_SEND ? "send" : "recv",
 		self->node, self->dev_name, kind == FL_COMM_SEND ? "->" : "<-", c->peer.node,
 		c->peer.dev_name);
+	/* Faults are chosen once both ends are known, before the first request. */
+	if (FL_FAULTS && fl_fault_attach(tp, tcomm, kind == FL_COMM_SEND, c->id, &c->self,
+					 &c->peer, &c->fault))
+		FL_WARN("connection %u: FABRICLAB_FAULT not applied: %s", c->id, fl_error_text());
 	*out = c;
 	return FL_OK;
 }
@@ -170,11 +178,14 @@ static int close_comm(struct fl_wcomm *c)
 
 	if (!c)
 		return FL_OK;
+	fl_trace_conn_down(c);
 	fl_hop_detach(&c->stats);
 	fl_wrap_log_summary(c);
 	rc = c->kind == FL_COMM_SEND ? c->tp->close_send(c->tcomm) : c->tp->close_recv(c->tcomm);
 	if (rc)
 		fl_wrap_report_error(c, "close", rc);
+	if (FL_FAULTS)
+		fl_fault_release(c->fault); /* the transport's threads are gone: its pacer may go */
 	free(c);
 	return rc;
 }

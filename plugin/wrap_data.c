@@ -3,6 +3,8 @@
 
 #include "clock.h"
 #include "error.h"
+#include "fault.h"
+#include "trace.h"
 #include "wrap.h"
 #include "wrap_internal.h"
 
@@ -119,10 +121,17 @@ int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhand
 		return FL_ERR_INTERNAL;
 	if (c->free_head < 0)
 		return FL_OK;
+	/* slow: the send is held back before the wire; NCCL posts it again */
+	if (FL_FAULTS && c->fault && fl_fault_hold_send(c->fault, size, fl_clock_ns()))
+		return FL_OK;
 	if (COUNTING)
 		fl_stats_note_tag(&c->stats, tag); /* NCCL's tag: this process's rank */
 	r = stamp(c, 1);
 	rc = c->tp->isend(c->tcomm, data, size, tag, mhandle, &treq);
+	if (FL_FAULTS && c->fault && !rc && treq)
+		fl_fault_send_taken(c->fault);
+	if (!rc && treq)
+		fl_trace_posted(c, (unsigned)(r - c->reqs), 1, &size, &tag);
 	return post(c, r, request, rc, treq, "isend");
 }
 
@@ -148,6 +157,8 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 		fl_stats_note_tag(&c->stats, tags[0]); /* NCCL's tags: the sender's rank */
 	r = stamp(c, n);
 	rc = c->tp->irecv(c->tcomm, n, data, sizes, tags, mhandles, &treq);
+	if (!rc && treq)
+		fl_trace_posted(c, (unsigned)(r - c->reqs), n, sizes, tags);
 	return post(c, r, request, rc, treq, "irecv");
 }
 
@@ -183,6 +194,11 @@ int fl_wrap_test(void *request, int *done, int *sizes)
 	if (!r || !r->comm)
 		return FL_ERR_INTERNAL;
 	c = r->comm;
+	if (FL_FAULTS && c->fault) {
+		rc = fl_fault_check_fail(c->fault, fl_clock_ns());
+		if (rc)
+			return fl_wrap_report_error(c, "test", rc);
+	}
 	rc = c->tp->test(r->treq, done, got, &times);
 	if (rc)
 		return fl_wrap_report_error(c, "test", rc);
@@ -193,8 +209,12 @@ int fl_wrap_test(void *request, int *done, int *sizes)
 		if (sizes)
 			sizes[i] = got[i];
 	}
+	if (r->n) /* before the stats free the slot: the event reads its post time */
+		fl_trace_done(c, (unsigned)(r - c->reqs), bytes, &times);
 	if (COUNTING && r->n)
 		fl_stats_complete(&c->stats, (unsigned)(r - c->reqs), bytes, fl_clock_ns(), &times);
+	if (FL_FAULTS && c->fault)
+		fl_fault_moved(c->fault, bytes);
 	req_put(c, r);
 	return FL_OK;
 }

@@ -25,6 +25,7 @@ struct fl_wlisten {
 };
 
 struct fl_wcomm;
+struct fl_fault_conn;
 
 /* A request's post time lives in comm->stats.posted[its index], where reports read it. */
 struct fl_wreq {
@@ -42,9 +43,11 @@ struct fl_wcomm {
 	void *tcomm;
 	enum fl_comm_kind kind;
 	uint32_t id;
+	uint32_t hop_id; /* trace.h: the hop's id in trace events */
 	struct fl_endpoint self;
 	struct fl_endpoint peer;
 	int failed;      /* an error was logged; do not flood the log */
+	struct fl_fault_conn *fault; /* FABRICLAB_FAULT state; NULL when no rule applies */
 	int free_head;
 	struct fl_wreq reqs[FL_WRAP_POOL];
 	struct fl_conn_stats stats; /* memory types registered: stats.mem_types */

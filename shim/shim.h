@@ -8,12 +8,16 @@
  *
  * Environment: NCCL_NET_PLUGIN (default "fabriclab"), FABRICLAB_SHIM_NET_VERSION
  * (0 = highest), FABRICLAB_SHIM_DEV (0), FABRICLAB_SHIM_STEP (512K),
- * FABRICLAB_SHIM_TIMEOUT (seconds without progress before giving up, 120).
+ * FABRICLAB_SHIM_TIMEOUT (seconds without progress before giving up, 120),
+ * FABRICLAB_SHIM_IDLE_US (0: a rank with nothing to do yields the CPU and polls
+ * again, as NCCL's proxy spins; N: after a few idle passes it sleeps N us, so
+ * many ranks on few cores leave the CPU to the ones with work).
  * Every call returns an fl_result; on failure shim_error_text() says why.
  */
 #ifndef SHIM_H
 #define SHIM_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +46,7 @@ struct shim_world {
 	int nranks;
 	int dev;
 	int timeout_ms;
+	long idle_ns; /* sleep when idle; 0 = yield */
 	size_t step_bytes;
 	uint64_t comm_id;
 	/* A transfer failed: comms may still hold requests, so close leaves the plugin alone. */
@@ -96,5 +101,29 @@ int shim_sendrecv(struct shim_world *w, const struct shim_buf *send, const struc
  * rank exited 0, else an error naming the first rank that failed and how.
  */
 int shim_spawn(int nranks, int (*rank_main)(void *arg), void *arg);
+
+/* What shim_spawn_ex adds to shim_spawn; a zeroed struct behaves like shim_spawn. */
+struct shim_spawn_opts {
+	/*
+	 * Where the ranks find rank 0's bootstrap socket, with listen_fd already
+	 * bound and listening there (made by the caller, e.g. inside rank 0's
+	 * network namespace, and closed by it afterwards); NULL: 127.0.0.1, and
+	 * the spawner binds it.
+	 */
+	const char *master_addr;
+	int listen_fd;
+	/* Runs first in each child (e.g. to enter a namespace); non-zero fails the rank. */
+	int (*enter)(int rank, void *ctx);
+	void *ctx;
+	/* Polled while the ranks run: when it turns non-zero they are stopped (SIGTERM). */
+	const volatile sig_atomic_t *stop;
+};
+
+/*
+ * shim_spawn with the options above. The children get the default action for
+ * SIGINT and SIGTERM whatever the caller installed, so they can be stopped.
+ */
+int shim_spawn_ex(int nranks, int (*rank_main)(void *arg), void *arg,
+		  const struct shim_spawn_opts *opts);
 
 #endif

@@ -35,7 +35,7 @@ static void set_env_int(const char *name, int value)
 	setenv(name, text, 1);
 }
 
-static void child_env(int rank, int nranks, int port)
+static void child_env(int rank, int nranks, const char *master_addr, int port)
 {
 	char node[32];
 
@@ -43,7 +43,7 @@ static void child_env(int rank, int nranks, int port)
 	set_env_int("LOCAL_RANK", rank);
 	set_env_int("WORLD_SIZE", nranks);
 	set_env_int("LOCAL_WORLD_SIZE", nranks);
-	setenv("MASTER_ADDR", "127.0.0.1", 1);
+	setenv("MASTER_ADDR", master_addr, 1);
 	set_env_int("MASTER_PORT", port);
 	snprintf(node, sizeof(node), "node%d", rank);
 	setenv("FABRICLAB_NODE_NAME", node, 0);
@@ -51,23 +51,40 @@ static void child_env(int rank, int nranks, int port)
 		setenv("FABRICLAB_SOCKET_IFNAME", "lo", 1);
 }
 
-static void __attribute__((noreturn))
-run_child(int rank, int nranks, int port, int listen_fd, pid_t parent, int (*rank_main)(void *),
-	  void *arg)
+/* One job being started: what every child needs to know. */
+struct job {
+	int nranks;
+	int listen_fd;
+	int port;
+	pid_t parent;
+	int (*rank_main)(void *);
+	void *arg;
+	const struct shim_spawn_opts *opts;
+};
+
+static void __attribute__((noreturn)) run_child(const struct job *job, int rank)
 {
+	const struct shim_spawn_opts *o = job->opts;
 	int rc;
 
 	/* A rank outliving its launcher would hold the others' connections open. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
+	if (getppid() != job->parent)
 		_exit(1);
-	child_env(rank, nranks, port);
+	/* The launcher may catch these to clean up; a rank must still die of them. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	if (o->enter && o->enter(rank, o->ctx)) {
+		fprintf(stderr, "rank %d: %s\n", rank, shim_error_text());
+		exit(1);
+	}
+	child_env(rank, job->nranks, o->master_addr ? o->master_addr : "127.0.0.1", job->port);
 	if (rank == 0)
-		shim_boot_inherit_listener(listen_fd);
+		shim_boot_inherit_listener(job->listen_fd);
 	else
-		close(listen_fd);
+		close(job->listen_fd);
 	shim_log_set_rank(rank);
-	rc = rank_main(arg);
+	rc = job->rank_main(job->arg);
 	/* exit(), not _exit(): the plugin's exit-time work (its report) must run. */
 	exit(rc ? (rc & 0xff ? rc & 0xff : 1) : 0);
 }
@@ -126,7 +143,7 @@ static int reap(struct child *kids, int n, int *first)
 	return running;
 }
 
-static int wait_all(struct child *kids, int n)
+static int wait_all(struct child *kids, int n, const volatile sig_atomic_t *stop)
 {
 	struct timespec pause = { 0, WAIT_PAUSE_NS };
 	uint64_t kill_at = 0;
@@ -134,6 +151,11 @@ static int wait_all(struct child *kids, int n)
 	char why[160];
 
 	while (reap(kids, n, &first)) {
+		if (stop && *stop && !kill_at) {
+			SHIM_INFO(SHIM_LOG_INIT, "spawn: asked to stop; stopping the ranks");
+			signal_running(kids, n, SIGTERM);
+			kill_at = shim_deadline_ms(KILL_GRACE_MS);
+		}
 		if (first >= 0 && !kill_at) {
 			describe(why, sizeof(why), first, &kids[first]);
 			SHIM_INFO(SHIM_LOG_INIT, "spawn: %s; stopping the other ranks", why);
@@ -146,6 +168,8 @@ static int wait_all(struct child *kids, int n)
 		}
 		nanosleep(&pause, NULL);
 	}
+	if (stop && *stop)
+		return shim_fail(FL_ERR_SYSTEM, "spawn: interrupted; the ranks were stopped");
 	if (first < 0)
 		return FL_OK;
 	describe(why, sizeof(why), first, &kids[first]);
@@ -175,10 +199,9 @@ static void write_pidfile(const struct child *kids, int n)
 			  strerror(errno));
 }
 
-static int start_all(struct child *kids, int n, int listen_fd, int port, int (*rank_main)(void *),
-		     void *arg)
+static int start_all(struct child *kids, const struct job *job)
 {
-	pid_t parent = getpid();
+	int n = job->nranks;
 
 	for (int r = 0; r < n; r++) {
 		pid_t pid;
@@ -187,7 +210,7 @@ static int start_all(struct child *kids, int n, int listen_fd, int port, int (*r
 		pid = fork();
 		if (pid == 0) {
 			free(kids); /* the launcher's, not the rank's */
-			run_child(r, n, port, listen_fd, parent, rank_main, arg);
+			run_child(job, r);
 		}
 		if (pid < 0) {
 			int err = errno;
@@ -205,28 +228,56 @@ static int start_all(struct child *kids, int n, int listen_fd, int port, int (*r
 
 int shim_spawn(int nranks, int (*rank_main)(void *arg), void *arg)
 {
+	static const struct shim_spawn_opts plain;
+
+	return shim_spawn_ex(nranks, rank_main, arg, &plain);
+}
+
+static int bootstrap_socket(const struct shim_spawn_opts *opts, int *listen_fd, int *port)
+{
+	int rc;
+
+	if (opts->master_addr) {
+		*listen_fd = opts->listen_fd;
+	} else {
+		rc = shim_sock_listen("127.0.0.1", "0", listen_fd);
+		if (rc)
+			return shim_fail_context(rc, "spawn: bootstrap socket: ");
+	}
+	rc = shim_sock_port(*listen_fd, port);
+	if (rc && !opts->master_addr)
+		close(*listen_fd);
+	return rc ? shim_fail_context(rc, "spawn: bootstrap socket: ") : FL_OK;
+}
+
+int shim_spawn_ex(int nranks, int (*rank_main)(void *arg), void *arg,
+		  const struct shim_spawn_opts *opts)
+{
+	struct job job = { .nranks = nranks, .parent = getpid(), .rank_main = rank_main,
+			   .arg = arg, .opts = opts };
 	struct child *kids;
-	int listen_fd, port, rc;
+	int rc;
 
 	if (nranks < 1)
 		return shim_fail(FL_ERR_ARGUMENT, "spawn: %d ranks", nranks);
-	rc = shim_sock_listen("127.0.0.1", "0", &listen_fd);
-	if (!rc)
-		rc = shim_sock_port(listen_fd, &port);
+	rc = bootstrap_socket(opts, &job.listen_fd, &job.port);
 	if (rc)
-		return shim_fail_context(rc, "spawn: bootstrap socket: ");
+		return rc;
 	kids = calloc((size_t)nranks, sizeof(*kids));
 	if (!kids) {
-		close(listen_fd);
+		if (!opts->master_addr)
+			close(job.listen_fd);
 		return shim_fail(FL_ERR_SYSTEM, "spawn: out of memory");
 	}
-	rc = start_all(kids, nranks, listen_fd, port, rank_main, arg);
-	close(listen_fd);
+	rc = start_all(kids, &job);
+	if (!opts->master_addr)
+		close(job.listen_fd);
 	if (!rc) {
 		SHIM_INFO(SHIM_LOG_INIT | SHIM_LOG_BOOTSTRAP, "spawn: %d ranks, bootstrap on "
-			  "127.0.0.1:%d", nranks, port);
+			  "%s:%d", nranks, opts->master_addr ? opts->master_addr : "127.0.0.1",
+			  job.port);
 		write_pidfile(kids, nranks);
-		rc = wait_all(kids, nranks);
+		rc = wait_all(kids, nranks, opts->stop);
 	}
 	free(kids);
 	return rc;

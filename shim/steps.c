@@ -1,11 +1,14 @@
 #include "steps.h"
 
 #include <sched.h>
+#include <time.h>
 
 #include "boot_socket.h"
 
 /* Looking at the clock every pass would cost more than the passes themselves. */
 #define IDLE_PASSES_PER_CLOCK 64
+/* With FABRICLAB_SHIM_IDLE_US, passes that only yield before the first sleep. */
+#define IDLE_PASSES_BEFORE_SLEEP 16
 
 void shim_fifo_init(struct shim_fifo *f, struct shim_link *link, const char *op, int send)
 {
@@ -93,7 +96,13 @@ int shim_watch_pass(struct shim_world *w, struct shim_watch *watch, const struct
 		return FL_OK;
 	}
 	/* Several ranks may share a core: let the one with work run (NCCL's proxy does too). */
-	sched_yield();
+	if (w->idle_ns && watch->idle >= IDLE_PASSES_BEFORE_SLEEP) {
+		struct timespec pause = { 0, w->idle_ns };
+
+		nanosleep(&pause, NULL);
+	} else {
+		sched_yield();
+	}
 	if (++watch->idle % IDLE_PASSES_PER_CLOCK)
 		return FL_OK;
 	now = shim_now_ns();

@@ -15,7 +15,7 @@
 
 static int read_settings(struct shim_world *w)
 {
-	long dev, timeout_s;
+	long dev, timeout_s, idle_us;
 	size_t step;
 	int rc;
 
@@ -23,6 +23,8 @@ static int read_settings(struct shim_world *w)
 	if (!rc)
 		rc = shim_env_long("FABRICLAB_SHIM_TIMEOUT", SHIM_TIMEOUT_DEFAULT_S, 1, 86400,
 				   &timeout_s);
+	if (!rc)
+		rc = shim_env_long("FABRICLAB_SHIM_IDLE_US", 0, 0, 100000, &idle_us);
 	if (!rc)
 		rc = shim_env_bytes("FABRICLAB_SHIM_STEP", SHIM_STEP_DEFAULT, 4, 1UL << 30, &step);
 	if (rc)
@@ -32,6 +34,7 @@ static int read_settings(struct shim_world *w)
 				 step);
 	w->dev = (int)dev;
 	w->timeout_ms = (int)timeout_s * 1000;
+	w->idle_ns = idle_us * 1000;
 	w->step_bytes = step;
 	return FL_OK;
 }

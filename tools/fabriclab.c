@@ -6,7 +6,10 @@
 #include <string.h>
 
 #include "bench.h"
+#include "doctor.h"
+#include "lab.h"
 #include "report.h"
+#include "trace.h"
 
 struct command {
 	const char *name;
@@ -20,6 +23,12 @@ static const struct command commands[] = {
 	  bench_main, bench_usage },
 	{ "report", "merge per-process reports: cluster verdict, hop table, --json/--svg/--prom",
 	  report_main, report_usage },
+	{ "trace", "read an LTTng trace: per-hop wire bandwidth over time, the same verdict",
+	  trace_main, trace_usage },
+	{ "doctor", "check this node's fabric: ports, rates, counters, GPUDirect, PCI placement",
+	  doctor_main, doctor_usage },
+	{ "lab", "a training-like job on local ranks with a fault from the field, and its report",
+	  lab_main, lab_usage },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "../plugin/fl_types.h"
 #include "../plugin/verdict.h"
 
@@ -41,6 +43,7 @@ struct report_view {
 	bool gdr;
 	bool dev_gdr_capable;  /* the writer's device advertised CUDA or dma-buf */
 	bool rdma_port_active; /* the writer's node has an active RDMA port */
+	char rdma_port[48];    /* which ("mlx5_0/1"), "" unknown */
 };
 
 struct report_hop_key {
@@ -58,6 +61,30 @@ struct report_file_view {
 	struct report_view v;
 };
 
+/* An RDMA port of the writer's node as its report read it from sysfs (report_ports.c). */
+struct report_port {
+	char node[FL_NODE_NAME_LEN];
+	char name[48];   /* "mlx5_0/1" */
+	char device[48]; /* "mlx5_0" */
+	char netdev[20]; /* RoCE interface, "" if none */
+	bool active, trained_down;
+	double active_gbps, max_gbps; /* max 0 unknown */
+	double seconds;               /* what the counter deltas cover */
+	char rising[320];             /* "symbol_error +60, ..." since the writer's init, "" none */
+	bool errors_rising;           /* an error counter among them, not only congestion */
+};
+
+/* A fault FABRICLAB_FAULT applied on the writer's node (`injected`, report_injected.c). */
+struct report_injected {
+	char node[FL_NODE_NAME_LEN];
+	char rule[256];
+	char action[16];
+	char dev[FL_DEV_NAME_LEN];
+	char peer[FL_NODE_NAME_LEN];
+	char dir[8];
+	long connections;
+};
+
 /* One process's report. */
 struct report_file {
 	char *path;
@@ -69,6 +96,10 @@ struct report_file {
 	long superseded_by; /* a later file of the same process (final, newer), else -1 */
 	struct report_file_view *views;
 	size_t nviews;
+	struct report_port *ports; /* the writer's node's RDMA ports (`ports`) */
+	size_t nports;
+	struct report_injected *injected; /* faults applied on its node (`injected`) */
+	size_t ninjected;
 };
 
 /* One directed hop with both ends' views. */
@@ -88,11 +119,28 @@ struct report_set {
 	char commands[REPORT_COMMANDS_LEN];
 	int ncommands;
 	size_t nodes; /* distinct node names in the hops */
+	struct report_port *suspects; /* ports trained down or with counters rising, one per port */
+	size_t nsuspects;
 };
 
 /* Loading (report_load.c): 0, or FL_ERR_USAGE with fl_error_text() naming the file. */
 int report_add_path(struct report_set *set, const char *path);
 int report_add_file(struct report_set *set, const char *path);
+/* The `ports` of one report into f, and the active one into its views (report_ports.c). */
+int report_read_ports(const char *path, json_t *root, struct report_file *f);
+/* Suspect ports of the files in use, after the join. */
+int report_collect_ports(struct report_set *set);
+/* The active RDMA port beside a hop for the verdict: the sender's node's, else the receiver's. */
+void report_rdma_figures(const struct report_hop *h, struct fl_hop_figures *f);
+/* The suspect port is the device the verdict names. */
+bool report_port_is_culprit(const struct report_set *set, const struct report_port *p);
+void report_print_ports(const struct report_set *set, FILE *out);
+json_t *report_ports_json(const struct report_set *set);
+/* The `injected` list of one report into f; shown beside the verdict, never judged. */
+int report_read_injected(const char *path, json_t *root, struct report_file *f);
+void report_print_injected(const struct report_set *set, FILE *out);
+json_t *report_injected_json(const struct report_set *set);
+
 /* Joining and judging (report_merge.c). */
 int report_merge(struct report_set *set, const struct fl_verdict_params *params);
 void report_free(struct report_set *set);

@@ -148,6 +148,8 @@ int report_print_json(const struct report_set *set, FILE *out)
 			 files_json(set), "hops", hops, "verdict", verdict_json(set));
 	if (!root)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory building the JSON report");
+	json_object_set_new(root, "port_suspects", report_ports_json(set));
+	json_object_set_new(root, "injected", report_injected_json(set));
 	err = json_dumpf(root, out, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
 	json_decref(root);
 	if (err || fputc('\n', out) == EOF || ferror(out))

@@ -426,6 +426,8 @@ static int parse(const char *path, struct report_file *f)
 	err = check_schema(&r, root);
 	err = err ? err : read_header(&r, root, f);
 	err = err ? err : read_hops(&r, root, f);
+	err = err ? err : report_read_ports(path, root, f);
+	err = err ? err : report_read_injected(path, root, f);
 	json_decref(root);
 	return err;
 }
@@ -457,6 +459,8 @@ int report_add_file(struct report_set *set, const char *path)
 	if (err) {
 		free(f->path);
 		free(f->views);
+		free(f->ports);
+		free(f->injected);
 		return err;
 	}
 	set->nfiles++;

@@ -260,7 +260,7 @@ static void to_figures(const struct report_hop *h, struct fl_hop_figures *f)
 	f->wire_seconds = wire->wire_seconds;
 	f->peer_wait_seconds = waits->peer_wait_seconds;
 	f->active_seconds = waits->active_seconds;
-	f->rdma_port_active = h->send.rdma_port_active || h->recv.rdma_port_active;
+	report_rdma_figures(h, f);
 	join_gdr(h, f);
 }
 
@@ -307,7 +307,8 @@ int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 		fl_verdict_note_sender_view(&set->verdict);
 	set->ncommands = fl_verdict_commands(&set->verdict, set->figures, set->nhops, set->commands,
 					     sizeof(set->commands));
-	return count_nodes(set);
+	err = count_nodes(set);
+	return err ? err : report_collect_ports(set);
 }
 
 static bool touches(const struct report_hop_key *k, const char *node, const char *dev)
@@ -341,7 +342,10 @@ void report_free(struct report_set *set)
 	for (size_t f = 0; f < set->nfiles; f++) {
 		free(set->files[f].path);
 		free(set->files[f].views);
+		free(set->files[f].ports);
+		free(set->files[f].injected);
 	}
+	free(set->suspects);
 	free(set->files);
 	free(set->hops);
 	free(set->figures);

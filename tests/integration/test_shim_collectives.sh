@@ -133,6 +133,8 @@ run "sendrecv-3-ranks-1000003B" 3 sendrecv 1000003 1000003 2 2
 run "all_reduce-4-ranks-4K-steps" 4 all_reduce 1M 1M 2 3 FABRICLAB_SHIM_STEP=4K
 run "sendrecv-4-ranks-4K-steps" 4 sendrecv 1M 1M 2 3 FABRICLAB_SHIM_STEP=4K
 run "all_reduce-1-rank" 1 all_reduce 8 1K 4 2
+# Idle ranks sleep between polls (FABRICLAB_SHIM_IDLE_US, as the lab runs them).
+run "all_reduce-8-ranks-idle-sleep" 8 all_reduce 1 8M 16 2 FABRICLAB_SHIM_IDLE_US=50
 
 [ "$failures" -eq 0 ] || { echo "# $failures failed (outputs in $tmp kept)"; trap - EXIT; exit 1; }
 exit 0

@@ -327,6 +327,34 @@ static void test_error_huge_tokens(void **state)
 	free(text);
 }
 
+/* A whole value of 10 000 characters: whitespace is fine, 10 000 of rules is not. */
+static void test_ten_thousand_character_values(void **state)
+{
+	char *text = repeat(' ', 10000, "", "nogdr:node=n1");
+
+	(void)state;
+	setenv("FABRICLAB_FAULT", text, 1);
+	assert_int_equal(fl_fault_from_env(&spec), FL_OK);
+	assert_int_equal(spec.nrules, 1);
+	free(text);
+	text = malloc(10001);
+	assert_non_null(text);
+	for (int i = 0; i < 10000; i += 5)
+		memcpy(text + i, "nogdr", 5);
+	text[10000] = '\0';
+	/* "nogdrnogdr..." is one unknown action, quoted short. */
+	expect_error(text, 1, "unknown action \"nogdrnogdrnogdr", "...");
+	/* 1666 rules of "nogdr;" and 4 blanks: refused at rule 33. */
+	for (int i = 0; i + 6 <= 10000; i += 6)
+		memcpy(text + i, "nogdr;", 6);
+	memcpy(text + 9996, "    ", 4);
+	expect_error(text, FL_FAULT_MAX_RULES + 1, "at most 32 rules", NULL);
+	setenv("FABRICLAB_FAULT", text, 1);
+	assert_int_equal(fl_fault_from_env(&spec), FL_ERR_USAGE);
+	unsetenv("FABRICLAB_FAULT");
+	free(text);
+}
+
 static void test_rule_count_limit(void **state)
 {
 	char text[FL_FAULT_MAX_RULES * 8 + 16] = "";
@@ -470,6 +498,7 @@ int main(void)
 		cmocka_unit_test(test_error_missing_required),
 		cmocka_unit_test(test_error_huge_tokens),
 		cmocka_unit_test(test_rule_count_limit),
+		cmocka_unit_test(test_ten_thousand_character_values),
 		cmocka_unit_test(test_match_without_selectors),
 		cmocka_unit_test(test_match_each_selector),
 		cmocka_unit_test(test_match_all_selectors_together),

@@ -1,0 +1,48 @@
+/* libfabriclab-fakeverbs.so: a stand-in for libibverbs.so.1 for tests (never shipped).
+ *
+ * It exports libibverbs' ABI as <infiniband/verbs.h> (rdma-core 44) declares it, so a program that
+ * dlopen()s it instead of libibverbs.so.1 runs its verbs code unchanged; the data path
+ * (post_send, post_recv, poll_cq) is reached through context->ops as the header's inlines do.
+ * Several processes of one user form one fabric through shared memory.
+ *
+ * Environment (read once, when the first device list is taken; see docs/fakeverbs.md):
+ *
+ * FABRICLAB_FAKEVERBS_DEVICES  devices and ports, `NAME=PORT[+PORT][,NAME=...]`,
+ *     PORT = `LINK:WIDTH:SPEED[:STATE]`: LINK ib|eth (roce = eth), WIDTH 1x|2x|4x|8x|12x,
+ *     SPEED sdr|ddr|qdr|fdr10|fdr|edr|hdr|ndr or a lane rate 2.5g|5g|10g|14g|25g|50g|100g,
+ *     STATE active|down|init|armed (default active).
+ *     Default: `mlx5_0=ib:4x:hdr,mlx5_1=eth:4x:25g`.
+ * FABRICLAB_FAKEVERBS_NODE     integer "host" number (default 0): LIDs, GUIDs and link-local GIDs
+ *     differ per node, so processes that set different nodes look like different hosts.
+ * FABRICLAB_FAKEVERBS_DIR      folder of the shared fabric state (default
+ *     /dev/shm/fabriclab-fakeverbs-<uid>): processes see each other only with the same folder.
+ * FABRICLAB_FAKEVERBS_RETRY_MS cap (ms) on how long a request waits for a responder QP that is not
+ *     ready before it fails with IBV_WC_RETRY_EXC_ERR (default: the QP's timeout × retry_cnt,
+ *     capped at 8 s). A dead peer process is noticed within ~20 ms regardless.
+ * FABRICLAB_FAKEVERBS_INJECT   error rules, `KIND@N[,KIND@N...]`: the N-th send work request that
+ *     this process transmits (counted from 1, across all QPs) suffers KIND:
+ *       qp_error        the QP goes to ERROR (IBV_EVENT_QP_FATAL), its WRs flush (WR_FLUSH_ERR)
+ *       retry_exceeded  the WR completes with IBV_WC_RETRY_EXC_ERR, the QP goes to ERROR
+ *       rem_access      the WR completes with IBV_WC_REM_ACCESS_ERR, the QP goes to ERROR
+ *       port_down       the QP's port goes DOWN (IBV_EVENT_PORT_ERR on every open context);
+ *                       its QPs' WRs then fail with IBV_WC_RETRY_EXC_ERR
+ * FABRICLAB_FAKEVERBS_VERBOSE  1: one stderr line per failure the fake detects (why a WR failed).
+ */
+#ifndef FABRICLAB_FAKEVERBS_H
+#define FABRICLAB_FAKEVERBS_H
+
+#include <stdint.h>
+
+/* Adds injection rules (same grammar as FABRICLAB_FAKEVERBS_INJECT; N counts from the next
+ * transmitted send WR). 0, or EINVAL when the text does not parse. */
+int fakeverbs_inject(const char *rules);
+
+/* Sets a port's state (an enum ibv_port_state value) at once; going to DOWN raises
+ * IBV_EVENT_PORT_ERR, back to ACTIVE IBV_EVENT_PORT_ACTIVE, on each open context of the device.
+ * 0, or ENODEV. */
+int fakeverbs_set_port_state(const char *device, int port, int state);
+
+/* Send WRs this process has transmitted so far (the count the injection rules use). */
+uint64_t fakeverbs_op_count(void);
+
+#endif

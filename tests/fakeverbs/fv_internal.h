@@ -1,0 +1,334 @@
+/* The fake libibverbs' private state: devices, verbs objects, the shared-memory fabric. */
+#ifndef FV_INTERNAL_H
+#define FV_INTERNAL_H
+
+#include <infiniband/verbs.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "fakeverbs.h"
+
+/* Everything declared from here on stays inside the .so; only the ibv_* names and the
+ * fakeverbs_* control functions (declared above) are exported. */
+#pragma GCC visibility push(hidden)
+
+#define FV_MAX_DEVS	8
+#define FV_MAX_PORTS	2
+#define FV_MAX_GIDS	4
+#define FV_GID_TBL_LEN	16
+#define FV_MAX_SGE	16
+#define FV_MAX_INLINE	256
+#define FV_MAX_QP_WR	32768
+#define FV_MAX_CQE	4194303
+#define FV_MAX_RD_ATOM	16
+#define FV_MAX_MSG_SZ	0x40000000u
+#define FV_PKEY_TBL_LEN	128
+
+/* ---- configuration (fv_config.c) ---- */
+
+struct fv_port {
+	uint8_t link_layer;		/* IBV_LINK_LAYER_* */
+	uint8_t width;			/* active_width code */
+	uint8_t speed;			/* active_speed code */
+	_Atomic int state;		/* enum ibv_port_state, changed by port-down injection */
+	uint16_t lid;			/* IB only */
+	int ngids;
+	union ibv_gid gid[FV_MAX_GIDS];
+	uint8_t gid_type[FV_MAX_GIDS];	/* enum ibv_gid_type */
+};
+
+struct fv_device {
+	struct ibv_device ibdev;
+	int index;
+	uint64_t guid;			/* host order */
+	int nports;
+	struct fv_port port[FV_MAX_PORTS];
+};
+
+struct fv_config {
+	int ndevs;
+	struct fv_device dev[FV_MAX_DEVS];
+	int node;			/* FABRICLAB_FAKEVERBS_NODE: LIDs/GUIDs differ per "host" */
+	char dir[200];			/* FABRICLAB_FAKEVERBS_DIR */
+	long retry_ms;			/* FABRICLAB_FAKEVERBS_RETRY_MS, 0: from the QP's timeout */
+	bool verbose;
+	bool dmabuf;			/* FABRICLAB_FAKEVERBS_DMABUF */
+};
+
+/* Parses the environment once; NULL (errno set, reason on stderr) when it is malformed. */
+struct fv_config *fv_config_get(void);
+int fv_config_parse_devices(struct fv_config *cfg, const char *spec);
+struct fv_port *fv_port_of(struct ibv_context *ctx, uint8_t port_num);
+
+/* ---- verbs objects ---- */
+
+struct fv_event {
+	struct ibv_async_event ev;
+	struct fv_event *next;
+};
+
+struct fv_context {
+	struct fv_device *dev;
+	int async_rd, async_wr;		/* pipe: one byte per queued event */
+	pthread_mutex_t ev_lock;
+	struct fv_event *ev_head, *ev_tail;
+	struct fv_context *next_open;	/* list of open contexts (port events fan out) */
+	struct verbs_context vctx;	/* must stay last: vctx.context is what users hold */
+};
+
+struct fv_pd {
+	struct ibv_pd pd;
+	_Atomic int users;		/* MRs and QPs: dealloc is refused while any remain */
+};
+
+struct fv_mr {
+	struct ibv_mr mr;
+	struct fv_pd *pd;
+	uint64_t iova;			/* what remote/local addresses are expressed in */
+	unsigned int access;
+	bool dmabuf_map;		/* our mapping of a dma-buf fd, unmapped at dereg */
+};
+
+struct fv_cqe_meta {
+	struct fv_qp *qp;		/* send completions free SQ slots when polled */
+	uint64_t sq_index;
+};
+
+struct fv_cq {
+	struct ibv_cq cq;
+	pthread_mutex_t lock;
+	struct ibv_wc *wc;
+	struct fv_cqe_meta *meta;
+	uint32_t cap, head, count;
+	bool overrun;
+	_Atomic int users;		/* QPs: destroy is refused while any remain */
+};
+
+/* One posted send work request, resolved at post time. */
+struct fv_swr {
+	uint64_t wr_id;
+	uint8_t opcode;			/* enum ibv_wr_opcode */
+	uint8_t local_err;		/* enum ibv_wc_status found before transmission */
+	bool signaled;
+	bool inl;
+	uint32_t imm;			/* network order, as given */
+	uint64_t raddr;
+	uint32_t rkey;
+	uint32_t len;
+	int nsge;
+	struct ibv_sge sge[FV_MAX_SGE];
+	uint8_t data[FV_MAX_INLINE];
+};
+
+struct fv_rwr {
+	uint64_t wr_id;
+	int nsge;
+	struct ibv_sge sge[FV_MAX_SGE];
+};
+
+struct fv_stash;
+
+struct fv_qp {
+	struct ibv_qp qp;
+	pthread_mutex_t lock;
+	_Atomic int refs;
+	struct fv_qp *next_local;
+	int slot;			/* registry slot */
+	enum ibv_qp_state state;	/* the hardware's view; qp.state is what modify/query saw */
+	int sq_sig_all;
+	struct ibv_qp_cap cap;
+	/* attributes (valid once the state that sets them was reached) */
+	uint8_t port_num;
+	uint16_t pkey_index;
+	unsigned int access;
+	enum ibv_mtu path_mtu;
+	uint32_t dest_qpn, rq_psn, sq_psn;
+	struct ibv_ah_attr ah;
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer, max_rd_atomic, max_dest_rd_atomic;
+	/* send queue: [freed, acked) done and awaiting poll, [acked, sent) on the wire,
+	 * [sent, head) posted but not transmitted */
+	struct fv_swr *sq;
+	uint32_t sq_size;
+	uint64_t sq_head, sq_sent, sq_acked;
+	_Atomic uint64_t sq_freed;
+	uint64_t sent_ns;		/* when the oldest unacked WR went out */
+	uint64_t next_live_check_ns;
+	pid_t peer_pid;
+	uint64_t peer_pulse;
+	/* receive queue */
+	struct fv_rwr *rq;
+	uint32_t rq_size;
+	uint64_t rq_head, rq_tail;
+	/* responder: messages waiting for a receive WR or for this QP to reach RTR */
+	struct fv_stash *stash_head, *stash_tail;
+	uint32_t nakked_src;		/* requester refused once: its later requests are dropped */
+};
+
+static inline struct fv_context *fv_ctx(struct ibv_context *c)
+{
+	return (struct fv_context *)((char *)c - offsetof(struct fv_context, vctx.context));
+}
+#define fv_qp_of(q)  ((struct fv_qp *)(q))
+#define fv_cq_of(c)  ((struct fv_cq *)(c))
+#define fv_mr_of(m)  ((struct fv_mr *)(m))
+#define fv_pd_of(p)  ((struct fv_pd *)(p))
+
+/* ---- fabric: registry of QPs and per-process message rings (fv_shm.c) ---- */
+
+#define FV_REG_SLOTS	16384
+#define FV_RING_SLOTS	1024
+
+struct fv_reg_entry {
+	_Atomic uint32_t qpn;		/* 0 = free */
+	_Atomic int32_t pid;
+	uint64_t incarnation;		/* of the owner's ring */
+	uint8_t link_layer;
+	uint8_t ngids;
+	uint16_t lid;
+	uint8_t gid_type[FV_MAX_GIDS];
+	union ibv_gid gid[FV_MAX_GIDS];
+	/* written by responders, read by the owner's NIC thread */
+	_Atomic uint64_t acked;		/* number of this QP's messages fully executed */
+	_Atomic uint32_t nak_status;	/* nonzero: message nak_index failed with it */
+	_Atomic uint64_t nak_index;
+};
+
+struct fv_registry {
+	_Atomic uint32_t magic;
+	_Atomic uint32_t next_qpn;
+	struct fv_reg_entry e[FV_REG_SLOTS];
+};
+
+enum fv_msg_flags { FV_MSG_INLINE = 1 };
+
+/* A request from a requester QP to a responder QP. */
+struct fv_msg {
+	uint32_t src_qpn, dst_qpn;
+	int32_t src_pid;
+	int32_t src_slot;
+	uint64_t index;			/* position in the requester's SQ */
+	uint8_t opcode, flags, nsge, src_gid_type;
+	uint8_t timeout, retry_cnt, rnr_retry, src_link_layer;
+	uint16_t src_lid;
+	uint32_t len, imm, rkey;
+	uint64_t raddr;
+	union ibv_gid src_gid;
+	union {
+		struct { uint64_t addr; uint64_t len; } sge[FV_MAX_SGE];
+		uint8_t data[FV_MAX_INLINE];
+	} u;
+};
+
+struct fv_ring {
+	_Atomic uint32_t magic;
+	int32_t pid;
+	uint64_t incarnation;
+	pthread_mutex_t lock;		/* producers; robust and process-shared */
+	_Atomic uint32_t doorbell;	/* futex word */
+	_Atomic uint32_t sleeping;
+	_Atomic uint64_t head, tail;
+	/* signs of life for requesters' retry timers: pulse moves with every pass of the NIC,
+	 * executing is set while one request is being carried out (a long copy) */
+	_Atomic uint64_t pulse;
+	_Atomic uint32_t executing;
+	struct fv_msg slot[FV_RING_SLOTS];
+};
+
+int fv_fabric_attach(void);		/* maps the registry and this process's ring */
+void fv_fabric_detach(void);
+struct fv_registry *fv_registry(void);
+struct fv_ring *fv_own_ring(void);
+/* The ring of the process owning registry entry e; NULL when it is gone. */
+struct fv_ring *fv_peer_ring(const struct fv_reg_entry *e);
+int fv_reg_alloc_qpn(uint32_t *qpn, int *slot);
+void fv_reg_free(int slot);
+void fv_reg_reset(int slot);		/* forgets acknowledgements (QP back to RESET) */
+/* 0, or EAGAIN when the ring is full */
+int fv_ring_push(struct fv_ring *r, const struct fv_msg *m);
+bool fv_ring_has_room(struct fv_ring *r);
+void fv_ring_kick(struct fv_ring *r);
+/* Sleeps until the doorbell moves past seen or timeout_ns pass. */
+void fv_ring_wait(struct fv_ring *r, uint32_t seen, long timeout_ns);
+void fv_fabric_forget(void);
+bool fv_pid_alive(pid_t pid);
+
+/* ---- NIC thread (fv_nic.c) ---- */
+
+int fv_nic_start(void);			/* refcounted: one per open context */
+void fv_nic_stop(void);
+void fv_nic_register_qp(struct fv_qp *qp);
+void fv_nic_unregister_qp(struct fv_qp *qp);
+struct fv_qp *fv_nic_find_qp(uint32_t qpn);	/* with a reference */
+void fv_qp_put(struct fv_qp *qp);
+void fv_nic_wake(void);
+/* Called by poll_cq: does the NIC's pending work in the polling thread when it can. */
+void fv_nic_poll_hook(void);
+
+/* ---- QP internals (fv_qp.c, fv_post.c, fv_respond.c) ---- */
+
+/* Moves qp (locked) to ERROR: flushes both queues; event < 0 for none. */
+void fv_qp_to_error(struct fv_qp *qp, int event);
+void fv_qp_flush_rq(struct fv_qp *qp);
+/* Transmits posted WRs (qp locked). */
+void fv_sq_transmit(struct fv_qp *qp);
+/* Completes acknowledged WRs and notices failures (qp locked). */
+void fv_sq_progress(struct fv_qp *qp, uint64_t now_ns);
+/* Fails the oldest outstanding WR with status, then the QP goes to ERROR (qp locked). */
+void fv_sq_fail(struct fv_qp *qp, enum ibv_wc_status status);
+/* Completes every WR not yet completed with WR_FLUSH_ERR (qp locked). */
+void fv_sq_flush(struct fv_qp *qp);
+enum ibv_wc_opcode wc_opcode_of(uint8_t wr_opcode);
+/* Whether the NIC thread must keep watching qp (unacknowledged or untransmitted WRs). */
+bool fv_sq_busy(struct fv_qp *qp);
+/* Executes one request at the responder, or keeps it until the QP can take it. */
+void fv_respond(const struct fv_msg *m, uint64_t now_ns);
+void fv_respond_stash_retry(struct fv_qp *qp, uint64_t now_ns);
+void fv_stash_free(struct fv_qp *qp);
+
+/* The data path behind context->ops. */
+int fv_op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int fv_op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int fv_op_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+
+/* CQ: false when the CQ overran (it is then in error) */
+bool fv_cq_push(struct fv_cq *cq, const struct ibv_wc *wc, struct fv_qp *qp, uint64_t sq_index);
+void fv_cq_forget_qp(struct fv_cq *cq, struct fv_qp *qp);
+
+/* MR lookup for a key; copies the MR under the table lock. */
+bool fv_mr_lookup(uint32_t key, struct fv_mr *out);
+/* The responder holds the table while it copies, so that deregistration waits for in-flight
+ * transfers, as it waits for a NIC's DMA. */
+void fv_mr_hold(void);
+void fv_mr_release(void);
+bool fv_mr_find_held(uint32_t key, struct fv_mr *out);
+
+/* Async events (fv_async.c) */
+void fv_event_post(struct fv_context *ctx, const struct ibv_async_event *ev);
+void fv_event_port(struct fv_device *dev, int port_num, enum ibv_event_type type);
+void fv_contexts_add(struct fv_context *ctx);
+void fv_contexts_remove(struct fv_context *ctx);
+
+/* Error injection (fv_inject.c): what the next transmitted WR suffers, if anything. */
+enum fv_inject_kind { FV_INJ_NONE, FV_INJ_QP_ERROR, FV_INJ_RETRY, FV_INJ_REM_ACCESS,
+		      FV_INJ_PORT_DOWN };
+enum fv_inject_kind fv_inject_next_op(void);
+void fv_inject_env_once(void);
+
+/* DMA: copies between a local iovec and another process's memory, invisible to sanitizers
+ * like a NIC's DMA. 0 or an errno. */
+int fv_dma_read(pid_t pid, const struct iovec *dst, int ndst, const struct iovec *src, int nsrc);
+int fv_dma_write(pid_t pid, const struct iovec *src, int nsrc, const struct iovec *dst, int ndst);
+
+uint64_t fv_now_ns(void);
+void fv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint32_t fv_rnr_timer_us(uint8_t code);
+uint64_t fv_retry_window_ns(uint8_t timeout, uint8_t retry_cnt);
+
+#pragma GCC visibility pop
+
+#endif

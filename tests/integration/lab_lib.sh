@@ -1,0 +1,86 @@
+# Shared by the test_lab*.sh scripts (sourced, not run): running `fabriclab lab` and
+# reading the verdict of its merged report with `fabriclab report --json`.
+# The caller sets $tool (the fabriclab binary) and $tmp (a scratch folder).
+
+failures=${failures:-0}
+# Debian's python3: the pyenv shim on PATH may lack the standard modules we expect.
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+
+ok() { echo "ok - $1"; }
+not_ok() { echo "not ok - $1"; failures=$((failures + 1)); }
+
+# Runs the lab into $tmp/NAME (stdout NAME.out, stderr NAME.err, status in $rc, run folder in
+# $run) and, when it succeeded, merges its reports into $tmp/NAME.json.
+lab() { # name args...
+	local name=$1
+	shift
+	rm -rf "${tmp:?}/$name"
+	timeout --kill-after=5 90 "$tool" lab --dir "$tmp/$name" "$@" \
+		>"$tmp/$name.out" 2>"$tmp/$name.err"
+	rc=$?
+	run=$(find "$tmp/$name" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | head -n 1)
+	if [ "$rc" -ne 0 ]; then
+		not_ok "$name: fabriclab lab $* exited $rc"
+		sed 's/^/#   /' "$tmp/$name.err" | tail -n 15
+		return 1
+	fi
+	"$tool" report --json "$run/reports" >"$tmp/$name.json" 2>>"$tmp/$name.err"
+}
+
+# One line naming the verdict: kind, node, device and hop.
+verdict_of() { # json file
+	"$py" - "$1" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))["verdict"]
+hop = v["hop"]
+if hop:
+    hop = "%s/%s->%s/%s" % (hop["src_node"], hop["src_dev"], hop["dst_node"], hop["dst_dev"])
+print("kind=%s node=%s dev=%s hop=%s" % (v["kind"], v["node"] or "-", v["dev"] or "-", hop or "-"))
+PY
+}
+
+reason_of() { # json file
+	"$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["verdict"]["reason"])' "$1"
+}
+
+# The verdict line must match the pattern (an extended regular expression).
+expect_verdict() { # name description pattern
+	local got
+	got=$(verdict_of "$tmp/$1.json" 2>&1)
+	if [[ $got =~ $3 ]]; then
+		ok "$1: $2 ($got)"
+	else
+		not_ok "$1: $2: expected /$3/, the report said: $got"
+		echo "#   reason: $(reason_of "$tmp/$1.json" 2>&1)"
+		grep -E '^\*? +node' "$tmp/$1.out" | sed 's/^/#   /'
+		return 1
+	fi
+}
+
+# Each receiving node's wait share (peer wait / active time of the hops it receives on), which
+# the `node` verdict compares: the straggler should wait least.
+wait_shares() { # json file
+	"$py" - "$1" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+print(" ".join("%s:%.2f" % (h["dst_node"], h["peer_wait_seconds"] / h["active_seconds"])
+               for h in m["hops"] if h["active_seconds"] > 0))
+PY
+}
+
+# The summary line and the exit status; failures keep the scratch folder.
+finish() {
+	if [ "$failures" -eq 0 ]; then
+		echo "all passed"
+	else
+		echo "$failures failed (kept $tmp)"
+		trap - EXIT
+	fi
+	[ "$failures" -eq 0 ]
+}
+
+# The median step time the lab printed, in ms.
+median_step() { # name
+	sed -n 's/^median step: \([0-9.]*\) ms.*/\1/p' "$tmp/$1.out"
+}

@@ -1,0 +1,92 @@
+/*
+ * `fabriclab lab`: a training-like job (compute, then an all-reduce of the
+ * gradients, K steps) on N local ranks through the plugin and the shim, with
+ * a fault from the field injected on one node, then the merged report.
+ */
+#ifndef FABRICLAB_LAB_H
+#define FABRICLAB_LAB_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define LAB_MAX_RANKS 16
+#define LAB_SPEC_LEN 512
+#define LAB_ID_LEN 32
+
+enum lab_scenario {
+	LAB_HEALTHY,
+	LAB_HALVE_CABLE,
+	LAB_SLOW_NODE,
+	LAB_GDR_OFF,
+	LAB_FLAKY_ROCE,
+	LAB_CUSTOM, /* --fault SPEC */
+};
+
+struct lab_opts {
+	int ranks;
+	long steps;
+	size_t grad_bytes;
+	double compute_ms;
+	const char *link_rate;     /* as given, e.g. "400mbit" */
+	double link_rate_bytes;    /* the same in bytes per second */
+	enum lab_scenario scenario;
+	const char *fault;         /* --fault SPEC */
+	int target;                /* the victim's rank; -1 until chosen */
+	bool target_random;
+	double target_compute;     /* the target's compute time, in multiples of the others' */
+	bool netns;
+	bool tc;                   /* the cable is cut by the kernel's tc, not the plugin */
+	const char *dir;           /* where run folders go */
+	const char *tool_dir;      /* where the plugin is looked for */
+	char run_id[LAB_ID_LEN];
+	char run_dir[PATH_MAX];
+	char spec[LAB_SPEC_LEN];   /* FABRICLAB_FAULT for the ranks; "" = none */
+};
+
+/* Set by SIGINT, SIGTERM or SIGHUP: the run stops and cleans up. */
+extern volatile sig_atomic_t lab_stop;
+
+int lab_main(int argc, char **argv);
+void lab_usage(FILE *out);
+
+/* Scenarios (lab_scenario.c). */
+const char *lab_scenario_name(enum lab_scenario s);
+/* 0, or -1 when name is no scenario. */
+int lab_scenario_parse(const char *name, enum lab_scenario *out);
+/* Picks the target when none was given and fills o->spec; 0 or -1 with a message on stderr. */
+int lab_scenario_prepare(struct lab_opts *o);
+/* Bytes per second of a rate in the fault grammar's units ("400mbit"); -1 when malformed. */
+int lab_parse_rate(const char *text, double *bytes_per_s);
+
+/* One rank's job (lab_rank.c): its exit status. */
+int lab_rank(void *opts);
+
+/* The step times rank 0 wrote (lab_steps.c): prints them; 0, or -1 with a message. */
+int lab_print_steps(const struct lab_opts *o, FILE *out);
+/* The merged report of the run (lab_report.c); 0, or -1 with a message. */
+int lab_print_report(const struct lab_opts *o, FILE *out);
+
+/* Outside commands such as ip and tc (lab_cmd.c). */
+/* Runs argv (searched in PATH) with `input` on its stdin; 0 when it exited 0, else -1 and why. */
+int lab_cmd(const char *const argv[], const char *input, char *why, size_t why_len);
+
+/* Network namespaces (lab_netns.c): one per rank, joined by a bridge. */
+int lab_netns_remove_stale(FILE *out);
+int lab_netns_create(const struct lab_opts *o, char *why, size_t why_len);
+void lab_netns_destroy(const struct lab_opts *o);
+/* In a rank's child: move into its namespace, with a /sys that shows it. */
+int lab_netns_enter(int rank, void *opts);
+/* A bootstrap socket listening inside rank 0's namespace, and its address. */
+int lab_netns_listen(const struct lab_opts *o, int *fd, char *addr, size_t addr_len, char *why,
+		     size_t why_len);
+/* Halves the target's cable with tbf on both ends of its veth (lab_tc.c). */
+int lab_tc_halve(const struct lab_opts *o, char *why, size_t why_len);
+
+/* Names (lab_netns.c). */
+void lab_netns_name(const struct lab_opts *o, int rank, char *buf, size_t len); /* -1: hub */
+void lab_netns_addr(int rank, char *buf, size_t len);
+
+#endif
