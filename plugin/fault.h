@@ -69,10 +69,10 @@ int fl_fault_attach(const struct fl_transport *tp, void *tcomm, bool send, uint3
 /* After the transport comm is closed (its threads no longer read the pacer). */
 void fl_fault_release(struct fl_fault_conn *f);
 
-/* isend: true = hold this send back (return a NULL request: NCCL posts it again). */
-bool fl_fault_hold_send(struct fl_fault_conn *f, size_t size, uint64_t now_ns);
-/* isend: the transport took the send; the next one gets its own hold. */
-void fl_fault_send_taken(struct fl_fault_conn *f);
+/* isend/irecv: true = hold this post back (return a NULL request: NCCL posts it again). */
+bool fl_fault_hold_post(struct fl_fault_conn *f, size_t size, uint64_t now_ns);
+/* isend/irecv: the transport took the request; the next one gets its own hold. */
+void fl_fault_post_taken(struct fl_fault_conn *f);
 /* test: FL_OK, or the injected failure (fl_fail text naming the rule) once it is due. */
 int fl_fault_check_fail(struct fl_fault_conn *f, uint64_t now_ns);
 /* test: a request completed with `bytes` of payload. */

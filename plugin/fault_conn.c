@@ -111,7 +111,8 @@ static void apply_slow(struct attach_ctx *a, int i, const struct fl_fault_rule *
 {
 	struct fl_fault_conn *f = a->f;
 
-	if (!a->send || f->slow_rule >= 0)
+	/* Both ways: a slow GPU makes room for incoming data as late as it produces outgoing data. */
+	if (f->slow_rule >= 0)
 		return;
 	if (r->slow.factor && !a->line_rate) {
 		FL_WARN("FABRICLAB_FAULT rule %d (%s) not applied to connection %u: the line rate "
@@ -210,7 +211,7 @@ void fl_fault_release(struct fl_fault_conn *f)
 	free(f);
 }
 
-bool fl_fault_hold_send(struct fl_fault_conn *f, size_t size, uint64_t now_ns)
+bool fl_fault_hold_post(struct fl_fault_conn *f, size_t size, uint64_t now_ns)
 {
 	uint64_t delay;
 
@@ -228,7 +229,7 @@ bool fl_fault_hold_send(struct fl_fault_conn *f, size_t size, uint64_t now_ns)
 	return true;
 }
 
-void fl_fault_send_taken(struct fl_fault_conn *f)
+void fl_fault_post_taken(struct fl_fault_conn *f)
 {
 	f->hold_until = 0;
 }

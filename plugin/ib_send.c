@@ -32,12 +32,30 @@ static void give_back(struct ib_send_comm *c, struct ib_send_req *r)
 	c->free[c->nfree++] = r->index;
 }
 
+/* Where r's bytes go and how they spread over the QPs, once its CTS entry is known. */
+static void plan(struct ib_send_comm *c, struct ib_send_req *r, const struct ib_cts *e, int elem,
+		 uint64_t now)
+{
+	int nqps = c->link.nqps, used = 0;
+
+	r->elem = elem;
+	r->raddr = e->addr;
+	r->rkey = e->rkey;
+	r->sent = r->size < e->size ? r->size : (size_t)e->size;
+	r->ready_ns = now;
+	r->matched = 1;
+	r->rotor = (uint8_t)(c->rotor++ % (unsigned)nqps);
+	ib_stripe_split(r->sent, nqps, r->shares);
+	for (int s = 0; s < nqps; s++)
+		used += r->shares[s].len > 0;
+	r->expected = used ? used : 1;
+}
+
 /* Claims the FIFO entry with r's tag; r->matched stays 0 while the receiver's CTS is not in. */
 static int match(struct ib_send_comm *c, struct ib_send_req *r, uint64_t now)
 {
 	const struct ib_fifo_slot *slot = &c->fifo[ib_fifo_index(c->cts_count)];
-	const struct ib_cts *e;
-	int i, nqps = c->link.nqps, used = 0;
+	int i;
 
 	if (!c->slot_n) {
 		c->slot_n = ib_fifo_arrived(slot, c->cts_count);
@@ -56,25 +74,14 @@ static int match(struct ib_send_comm *c, struct ib_send_req *r, uint64_t now)
 		return fl_fail(FL_ERR_INTERNAL, "isend with tag %d, but the receive posted by "
 			       "%s/%s has no buffer left with that tag", r->tag,
 			       c->link.peer.node, c->link.peer.dev_name);
-	e = &slot->e[i];
-	if (ib_pace_peer_rate(c, e->rx_rate_kib, now))
+	if (ib_pace_peer_rate(c, slot->e[i].rx_rate_kib, now))
 		return FL_ERR_SYSTEM;
+	plan(c, r, &slot->e[i], i, now);
 	c->consumed |= (uint8_t)(1u << i);
 	if (c->consumed == (1u << c->slot_n) - 1) {
-		c->cts_count++;
+		c->cts_count++; /* the receiver may now reuse the slot, a lap later */
 		c->slot_n = 0;
 	}
-	r->elem = i;
-	r->raddr = e->addr;
-	r->rkey = e->rkey;
-	r->sent = r->size < e->size ? r->size : (size_t)e->size;
-	r->ready_ns = now;
-	r->matched = 1;
-	r->rotor = (uint8_t)(c->rotor++ % (unsigned)nqps);
-	ib_stripe_split(r->sent, nqps, r->shares);
-	for (int s = 0; s < nqps; s++)
-		used += r->shares[s].len > 0;
-	r->expected = used ? used : 1;
 	return FL_OK;
 }
 

@@ -158,8 +158,14 @@ static int send_control(struct sock_send_comm *c)
 		if (FL_PACING && c->link.pacer)
 			fl_pace_take(c->link.pacer, t0, (size_t)n);
 		account(c, (size_t)n, wire_t0, wire_end(&c->link));
-		if (FL_PACING && c->link.pacer && c->queue_head != c->queue_tail)
+		if (FL_PACING && c->link.pacer && c->queue_head != c->queue_tail) {
+			/*
+			 * What is still queued waits on the paced wire from now, also
+			 * while this thread is descheduled: its wire time starts here.
+			 */
 			fl_pace_backlog(c->link.pacer, t0);
+			c->link.paced_since = fl_clock_ns();
+		}
 		if ((size_t)n < want)
 			return FL_OK; /* the socket buffer is full; more would only get EAGAIN */
 	}

@@ -136,6 +136,19 @@ static double received_rate(const struct verdict_input *in, const struct receive
 	return verdict_median(v, n);
 }
 
+/*
+ * Below 1 the shares are fractions of time, and the others stop waiting on it:
+ * their time shrinks by their wait share. Summed over concurrent requests they
+ * are no fraction of anything, and no estimate is given (1, as "not estimated").
+ */
+static double straggler_speedup(double others)
+{
+	if (others >= 1.0)
+		return 1.0;
+	return others < 1.0 - 1.0 / STRAGGLER_MAX_SPEEDUP ? 1.0 / (1.0 - others)
+							 : STRAGGLER_MAX_SPEEDUP;
+}
+
 static void fill_node(const struct verdict_input *in, const struct received *r,
 		      const struct node_share *s, double others, double *v, struct fl_verdict *out)
 {
@@ -144,16 +157,15 @@ static void fill_node(const struct verdict_input *in, const struct received *r,
 	out->kind = FL_VERDICT_NODE;
 	verdict_set_name(out->node, sizeof(out->node), s->node);
 	out->ratio = s->share / others;
-	/* The others stop waiting on it: their time shrinks by their wait share. */
-	out->speedup = others < 1.0 - 1.0 / STRAGGLER_MAX_SPEEDUP ? 1.0 / (1.0 - others)
-								  : STRAGGLER_MAX_SPEEDUP;
+	out->speedup = straggler_speedup(others);
 	out->median_gbs = median > 0.0 ? median : 0.0;
 	out->culprit_gbs = received_rate(in, r, s, v);
 	verdict_say(
 		out,
 		"wire rates are normal, but %s waits on its peers %.0f%% of its receive time while "
-		"the other nodes wait %.0f%% (median): %s is the straggler the others wait on",
-		s->node, 100.0 * s->share, 100.0 * others, s->node);
+		"the other nodes wait %.0f%% (median): %s is the straggler the others wait on%s",
+		s->node, 100.0 * s->share, 100.0 * others, s->node,
+		others >= 1.0 ? " (several requests wait at once, so speedup not estimated)" : "");
 }
 
 int verdict_try_node(const struct verdict_input *in, struct fl_verdict *out)

@@ -54,7 +54,7 @@ static int choose_transport(void)
 		return rc;
 	}
 	if (rc)
-		FL_INFO("FABRICLAB_TRANSPORT=auto: ib transport unusable (%s)", fl_error_text());
+		FL_WARN("FABRICLAB_TRANSPORT=auto: ib transport unusable (%s)", fl_error_text());
 	chosen = !rc && ndev ? &fl_ib_transport : &fl_socket_transport;
 	FL_INFO("FABRICLAB_TRANSPORT=auto: %s", chosen == &fl_ib_transport ?
 		"an active verbs port, using ib" : "no active verbs port, using sockets");

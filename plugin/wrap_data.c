@@ -122,17 +122,26 @@ int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhand
 	if (c->free_head < 0)
 		return FL_OK;
 	/* slow: the send is held back before the wire; NCCL posts it again */
-	if (FL_FAULTS && c->fault && fl_fault_hold_send(c->fault, size, fl_clock_ns()))
+	if (FL_FAULTS && c->fault && fl_fault_hold_post(c->fault, size, fl_clock_ns()))
 		return FL_OK;
 	if (COUNTING)
 		fl_stats_note_tag(&c->stats, tag); /* NCCL's tag: this process's rank */
 	r = stamp(c, 1);
 	rc = c->tp->isend(c->tcomm, data, size, tag, mhandle, &treq);
 	if (FL_FAULTS && c->fault && !rc && treq)
-		fl_fault_send_taken(c->fault);
+		fl_fault_post_taken(c->fault);
 	if (!rc && treq)
 		fl_trace_posted(c, (unsigned)(r - c->reqs), 1, &size, &tag);
 	return post(c, r, request, rc, treq, "isend");
+}
+
+static size_t total_size(int n, const size_t *sizes)
+{
+	size_t total = 0;
+
+	for (int i = 0; i < n; i++)
+		total += sizes[i];
+	return total;
 }
 
 int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
@@ -153,10 +162,15 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 						    n, FL_MAX_RECVS));
 	if (c->free_head < 0)
 		return FL_OK;
+	/* slow: the receive is held back too, as a slow GPU frees its buffers late */
+	if (FL_FAULTS && c->fault && fl_fault_hold_post(c->fault, total_size(n, sizes), fl_clock_ns()))
+		return FL_OK;
 	if (COUNTING && tags)
 		fl_stats_note_tag(&c->stats, tags[0]); /* NCCL's tags: the sender's rank */
 	r = stamp(c, n);
 	rc = c->tp->irecv(c->tcomm, n, data, sizes, tags, mhandles, &treq);
+	if (FL_FAULTS && c->fault && !rc && treq)
+		fl_fault_post_taken(c->fault);
 	if (!rc && treq)
 		fl_trace_posted(c, (unsigned)(r - c->reqs), n, sizes, tags);
 	return post(c, r, request, rc, treq, "irecv");

@@ -253,6 +253,8 @@ uint64_t trace_spans_union(struct trace_spans *s)
 {
 	uint64_t total = 0, start = 0, end = 0;
 
+	if (!s->n)
+		return 0;
 	qsort(s->v, s->n, sizeof(*s->v), cmp_span);
 	for (size_t i = 0; i < s->n; i++) {
 		if (i && s->v[i].start <= end) {

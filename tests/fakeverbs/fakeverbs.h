@@ -16,9 +16,10 @@
  *     differ per node, so processes that set different nodes look like different hosts.
  * FABRICLAB_FAKEVERBS_DIR      folder of the shared fabric state (default
  *     /dev/shm/fabriclab-fakeverbs-<uid>): processes see each other only with the same folder.
- * FABRICLAB_FAKEVERBS_RETRY_MS cap (ms) on how long a request waits for a responder QP that is not
- *     ready before it fails with IBV_WC_RETRY_EXC_ERR (default: the QP's timeout × retry_cnt,
- *     capped at 8 s). A dead peer process is noticed within ~20 ms regardless.
+ * FABRICLAB_FAKEVERBS_RETRY_MS cap (ms) on the retry window: how long a request waits for a
+ *     responder QP that is not ready yet, or for a responder whose NIC has stopped (a stopped
+ *     process), before it fails with IBV_WC_RETRY_EXC_ERR (default: 4.096 us << timeout ×
+ *     (retry_cnt + 1), at most 8 s). A dead peer process is noticed within ~20 ms regardless.
  * FABRICLAB_FAKEVERBS_INJECT   error rules, `KIND@N[,KIND@N...]`: the N-th send work request that
  *     this process transmits (counted from 1, across all QPs) suffers KIND:
  *       qp_error        the QP goes to ERROR (IBV_EVENT_QP_FATAL), its WRs flush (WR_FLUSH_ERR)
@@ -27,6 +28,8 @@
  *       port_down       the QP's port goes DOWN (IBV_EVENT_PORT_ERR on every open context);
  *                       its QPs' WRs then fail with IBV_WC_RETRY_EXC_ERR
  * FABRICLAB_FAKEVERBS_VERBOSE  1: one stderr line per failure the fake detects (why a WR failed).
+ * FABRICLAB_FAKEVERBS_DMABUF   1: ibv_reg_dmabuf_mr registers any mappable fd (a memfd standing in
+ *     for a GPU dma-buf); default: EOPNOTSUPP, as on a kernel without dma-buf support.
  */
 #ifndef FABRICLAB_FAKEVERBS_H
 #define FABRICLAB_FAKEVERBS_H

@@ -101,7 +101,8 @@ static void enqueue_send(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_
 	w->rkey = wr->wr.rdma.rkey;
 	w->len = len;
 	w->nsge = wr->num_sge;
-	memcpy(w->sge, wr->sg_list, sizeof(w->sge[0]) * (size_t)wr->num_sge);
+	if (wr->num_sge) /* a zero-length write-with-immediate may have no list */
+		memcpy(w->sge, wr->sg_list, sizeof(w->sge[0]) * (size_t)wr->num_sge);
 	if (w->inl) {
 		/* inline data is copied now: the caller may reuse its buffer on return */
 		uint32_t off = 0;
@@ -171,7 +172,8 @@ int fv_op_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 		r = &qp->rq[qp->rq_head % qp->rq_size];
 		r->wr_id = wr->wr_id;
 		r->nsge = wr->num_sge;
-		memcpy(r->sge, wr->sg_list, sizeof(r->sge[0]) * (size_t)wr->num_sge);
+		if (wr->num_sge) /* a receive for write-with-immediate may have no list */
+			memcpy(r->sge, wr->sg_list, sizeof(r->sge[0]) * (size_t)wr->num_sge);
 		qp->rq_head++;
 	}
 	if (qp->state == IBV_QPS_ERR)

@@ -38,8 +38,9 @@ static void nak(struct fv_qp *qp, const struct fv_msg *m, enum ibv_wc_status sta
 	struct fv_reg_entry *e = &fv_registry()->e[m->src_slot % FV_REG_SLOTS];
 
 	if (qp)
-		qp->nakked_src = m->src_qpn;	/* what follows from it is discarded */
-	if (atomic_load(&e->qpn) != m->src_qpn)
+		qp->nakked_src = m->src_qpn;	/* what follows from it is refused too */
+	/* the first refusal is the one the requester must see: later ones do not overwrite it */
+	if (atomic_load(&e->qpn) != m->src_qpn || atomic_load(&e->nak_status))
 		return;
 	atomic_store(&e->nak_index, m->index);
 	atomic_store(&e->nak_status, status);
@@ -233,8 +234,12 @@ static enum outcome execute_held(struct fv_qp *qp, const struct fv_msg *m)
 {
 	struct fv_port *port;
 
-	if (qp->nakked_src == m->src_qpn)
-		return DONE;	/* after a NAK the rest of the stream is discarded */
+	if (qp->nakked_src == m->src_qpn) {
+		/* after a NAK the rest of the stream is refused too: never left unanswered, or a
+		 * requester reconnected to this QP would wait for ever */
+		nak(qp, m, IBV_WC_RETRY_EXC_ERR);
+		return DONE;
+	}
 	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT)
 		return WAIT_READY;	/* dropped on the wire: the requester retries */
 	port = fv_port_of(qp->qp.context, qp->port_num);

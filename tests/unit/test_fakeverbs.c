@@ -369,15 +369,19 @@ static void test_remote_access_checks(void **state)
 	assert_non_null(ro);
 	assert_int_equal(fvt_post_rdma(&p.a, IBV_WR_RDMA_WRITE, 1, p.a.buf, 8, p.a.mr->lkey,
 				       ab.addr, ro->rkey, 0, 0), 0);
+	/* a good write already on the wire behind it is refused too, and flushes */
+	assert_int_equal(fvt_post_rdma(&p.a, IBV_WR_RDMA_WRITE, 2, p.a.buf, 8, p.a.mr->lkey,
+				       ab.addr, ab.rkey, 0, 0), 0);
 	/* unsignalled, yet the error completes */
 	expect_one(p.a.cq, IBV_WC_REM_ACCESS_ERR, 1);
+	expect_one(p.a.cq, IBV_WC_WR_FLUSH_ERR, 2);
 	assert_int_equal(qp_state(p.a.qp), IBV_QPS_ERR);
 	assert_int_equal(fvt_async_event(&lib, p.b.ctx, 2000, NULL), IBV_EVENT_QP_ACCESS_ERR);
 	assert_int_equal(qp_state(p.b.qp), IBV_QPS_ERR);
 	/* later WRs on a QP in error flush */
-	assert_int_equal(fvt_post_rdma(&p.a, IBV_WR_RDMA_WRITE, 2, p.a.buf, 8, p.a.mr->lkey,
+	assert_int_equal(fvt_post_rdma(&p.a, IBV_WR_RDMA_WRITE, 3, p.a.buf, 8, p.a.mr->lkey,
 				       ab.addr, ab.rkey, 0, 0), 0);
-	expect_one(p.a.cq, IBV_WC_WR_FLUSH_ERR, 2);
+	expect_one(p.a.cq, IBV_WC_WR_FLUSH_ERR, 3);
 	lib.dereg_mr(ro);
 	pair_down(&p);
 

@@ -246,6 +246,7 @@ static void test_full_ring_flow_control(void **state)
 
 	(void)state;
 	o.max_send_wr = 4096;
+	o.timeout = 17;	/* a 4 s retry window: the stop below stays far inside it */
 	chan_open(&c);
 	pid = fork();
 	assert_true(pid >= 0);
@@ -379,6 +380,71 @@ static int child_env(void)
 	return child_dmabuf();
 }
 
+/* A process of "node 1" (FABRICLAB_FAKEVERBS_NODE=1): its own LIDs, reached by the parent's. */
+static int child_node(int rfd, int wfd)
+{
+	struct fvt_opts o = fvt_defaults();
+	struct fvt_ep ep;
+	struct fvt_addr me, peer;
+	struct ibv_wc wc;
+
+	if (fvt_load(&lib) || fvt_ep_init(&lib, &ep, &o, 4096))
+		return 1;
+	me = fvt_addr_of(&lib, &ep);
+	if (put(wfd, &me, sizeof(me)) || get(rfd, &peer, sizeof(peer)))
+		return 2;
+	if (peer.lid == me.lid || fvt_connect(&lib, &ep, &o, &peer))
+		return 3;
+	strcpy(ep.buf, "from node 1");
+	if (fvt_post_rdma(&ep, IBV_WR_RDMA_WRITE_WITH_IMM, 1, ep.buf, 12, ep.mr->lkey, peer.addr,
+			  peer.rkey, IBV_SEND_SIGNALED, 1) ||
+	    fvt_poll(ep.cq, &wc, 1, 5000) != 1 || wc.status != IBV_WC_SUCCESS)
+		return 4;
+	fvt_ep_fini(&lib, &ep);
+	return 0;
+}
+
+static void test_nodes_have_their_own_addresses(void **state)
+{
+	struct fvt_opts o = fvt_defaults();
+	char exe[PATH_MAX], rfd[16], wfd[16];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct fvt_ep ep;
+	struct fvt_addr me, peer;
+	struct ibv_wc wc;
+	struct chan c;
+	pid_t pid;
+
+	(void)state;
+	exe[len > 0 ? len : 0] = 0;
+	chan_open(&c);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		chan_side(&c, true);
+		snprintf(rfd, sizeof(rfd), "%d", c.to_child[0]);
+		snprintf(wfd, sizeof(wfd), "%d", c.to_parent[1]);
+		setenv("FABRICLAB_FAKEVERBS_NODE", "1", 1);
+		execl(exe, exe, "--child-node", rfd, wfd, (char *)NULL);
+		_exit(127);
+	}
+	chan_side(&c, false);
+	assert_int_equal(fvt_ep_init(&lib, &ep, &o, 4096), 0);
+	me = fvt_addr_of(&lib, &ep);
+	assert_int_equal(get(c.to_parent[0], &peer, sizeof(peer)), 0);
+	assert_int_not_equal(peer.lid, me.lid);
+	assert_int_equal(fvt_connect(&lib, &ep, &o, &peer), 0);
+	assert_int_equal(fvt_post_recv(&ep, 5, NULL, 0, 0), 0);
+	assert_int_equal(put(c.to_child[1], &me, sizeof(me)), 0);
+	assert_int_equal(fvt_poll(ep.cq, &wc, 1, 5000), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.slid, peer.lid);
+	assert_string_equal(ep.buf, "from node 1");
+	assert_int_equal(wait_child(pid), 0);
+	chan_close(&c);
+	fvt_ep_fini(&lib, &ep);
+}
+
 static int child_bad_env(void)
 {
 	int n = -1;
@@ -443,11 +509,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_dead_peer_fails_requests),
 		cmocka_unit_test(test_full_ring_flow_control),
 		cmocka_unit_test(test_environment_configures_devices_and_errors),
+		cmocka_unit_test(test_nodes_have_their_own_addresses),
 	};
 
 	if (argc > 1 && strcmp(argv[1], "--child-env") == 0)
 		return child_env();
 	if (argc > 1 && strcmp(argv[1], "--child-bad-env") == 0)
 		return child_bad_env();
+	if (argc > 3 && strcmp(argv[1], "--child-node") == 0)
+		return child_node(atoi(argv[2]), atoi(argv[3]));
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

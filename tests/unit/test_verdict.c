@@ -237,6 +237,9 @@ static void test_straggler_within_or_outside_the_spread(void **state)
 	judge(n, &v);
 	assert_int_equal(v.kind, FL_VERDICT_NODE);
 	assert_string_equal(v.node, "n3");
+	/* Waits summed over concurrent requests are no share of time: no speedup estimated. */
+	assert_float_equal(v.speedup, 1.0, 1e-9);
+	assert_non_null(strstr(v.reason, "speedup not estimated"));
 	for (size_t i = 0; i < n; i++)
 		hops[i].peer_wait_seconds = !strcmp(hops[i].dst_node, "n3") ? 5.1 : scattered[i];
 	judge(n, &v);
