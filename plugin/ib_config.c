@@ -8,6 +8,7 @@
 #include "error.h"
 #include "fl_types.h"
 #include "ib_stripe.h"
+#include "sysfs_read.h"
 
 struct ib_config ib_cfg;
 
@@ -38,7 +39,6 @@ int ib_config_load(struct ib_config *cfg)
 		{ "NCCL_IB_RETRY_CNT", 7, 0, 7, &cfg->retry_cnt },
 		{ "NCCL_IB_DISABLE", 0, 0, 1, &cfg->disabled },
 	};
-	const char *root = getenv("FABRICLAB_SYSFS_ROOT");
 	int rc;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -49,13 +49,5 @@ int ib_config_load(struct ib_config *cfg)
 		rc = fl_env_long(knobs[i].name, knobs[i].def, knobs[i].min, knobs[i].max, &v);
 		*knobs[i].out = (int)v;
 	}
-	if (rc)
-		return rc;
-	if (!root || !*root)
-		root = "/sys";
-	if (strlen(root) >= sizeof(cfg->sysfs_root))
-		return fl_fail(FL_ERR_USAGE, "FABRICLAB_SYSFS_ROOT is longer than %zu characters",
-			       sizeof(cfg->sysfs_root) - 1);
-	strcpy(cfg->sysfs_root, root);
-	return FL_OK;
+	return rc ? rc : fl_sysfs_root_copy(cfg->sysfs_root, sizeof(cfg->sysfs_root));
 }

@@ -5,8 +5,6 @@
  * in a private table keyed by the listener's address and nonce, as the
  * socket transport's do.
  */
-#include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +39,7 @@ static struct ib_opening **find(const struct sock_handle *h)
 {
 	struct ib_opening **o = &openings;
 
-	while (*o && !((*o)->to.nonce == h->nonce && (*o)->to.addrlen == h->addrlen &&
-		       !memcmp(&(*o)->to.addr, &h->addr, h->addrlen)))
+	while (*o && !sock_handle_same_listener(&(*o)->to, h))
 		o = &(*o)->next;
 	return o;
 }
@@ -82,7 +79,7 @@ static int start(struct ib_device *dev, const struct sock_handle *h,
 		 const struct fl_endpoint *self, struct ib_opening **out)
 {
 	struct ib_opening *o = calloc(1, sizeof(*o));
-	int rc;
+	int rc, connected;
 
 	if (!o)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory for an ib connect");
@@ -97,8 +94,10 @@ static int start(struct ib_device *dev, const struct sock_handle *h,
 	}
 	if (!rc)
 		rc = ib_send_comm_init(o->comm);
-	if (!rc)
-		rc = ib_side_connect(&h->addr, h->addrlen, o->addr, &o->fd);
+	if (!rc) {
+		/* one that finished at once shows at the first sock_connect_check */
+		rc = sock_connect_start(&h->addr, h->addrlen, 0, o->addr, &o->fd, &connected);
+	}
 	if (rc) {
 		destroy(o);
 		return rc;
@@ -118,7 +117,7 @@ static int step(struct ib_opening *o, int *done)
 	*done = 0;
 	switch (o->state) {
 	case CONNECTING:
-		rc = ib_side_connected(o->fd, o->addr, &complete);
+		rc = sock_connect_check(o->fd, o->addr, &complete);
 		if (!rc && complete)
 			o->state = SENDING_HELLO;
 		return rc;

@@ -12,6 +12,7 @@
 #include "ib_hca.h"
 #include "ib_speed.h"
 #include "log.h"
+#include "sysfs_read.h"
 
 static int mr_reg(void *ctx, uintptr_t addr, size_t len, struct ib_mr *out);
 static int mr_dereg(void *ctx, struct ib_mr *m);
@@ -41,14 +42,6 @@ static int mr_dereg(void *ctx, struct ib_mr *m)
 	if (m->mr && ib_verbs->dereg_mr(m->mr))
 		return fl_fail(FL_ERR_SYSTEM, "ibv_dereg_mr on %s: %m", hca->name);
 	return FL_OK;
-}
-
-static char *pci_path(const char *name)
-{
-	char path[PATH_MAX + 64], real[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/class/infiniband/%s/device", ib_cfg.sysfs_root, name);
-	return realpath(path, real) ? strdup(real) : NULL;
 }
 
 static void read_gid(struct ib_device *d, int index, struct ib_gid_info *g)
@@ -149,7 +142,7 @@ static int add_port(struct ib_hca *hca, int port, const struct ibv_port_attr *pa
 	d->speed_mbps = ib_port_mbps(pa->active_width, pa->active_speed);
 	if (choose_gid(d, pa->gid_tbl_len))
 		return FL_ERR_USAGE;
-	d->pci_path = pci_path(hca->name);
+	d->pci_path = fl_sysfs_device_path(ib_cfg.sysfs_root, "infiniband", hca->name);
 	d->ptr_support = ptr_support(hca);
 	return FL_OK;
 }

@@ -64,19 +64,18 @@ static inline void ib_cts_fill(struct ib_cts *e, uint64_t count, int nreqs, uint
  */
 static inline int ib_fifo_arrived(const struct ib_fifo_slot *s, uint64_t count)
 {
-	const volatile struct ib_cts *e = s->e;
+	const struct ib_cts *e = s->e;
 	uint32_t n;
 
-	if (e[0].seq != count + 1)
+	/* Acquire loads of each sequence number rather than fences: TSan cannot model fences. */
+	if (__atomic_load_n(&e[0].seq, __ATOMIC_ACQUIRE) != count + 1)
 		return 0;
-	atomic_thread_fence(memory_order_acquire);
-	n = e[0].nreqs;
+	n = __atomic_load_n(&e[0].nreqs, __ATOMIC_RELAXED);
 	if (n < 1 || n > FL_MAX_RECVS)
 		return -1;
 	for (uint32_t i = 1; i < n; i++)
-		if (e[i].seq != count + 1)
+		if (__atomic_load_n(&e[i].seq, __ATOMIC_ACQUIRE) != count + 1)
 			return 0;
-	atomic_thread_fence(memory_order_acquire);
 	return (int)n;
 }
 

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sysfs_read.h"
+
 static int is_v4_mapped(const uint8_t *g)
 {
 	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
@@ -69,17 +71,10 @@ const char *ib_gid_kind_name(enum ib_gid_kind kind)
 
 enum ib_gid_kind ib_gid_kind_from_sysfs(const char *root, const char *dev, int port, int index)
 {
-	char path[512], text[32] = "";
-	FILE *f;
+	char text[32];
 
-	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/gid_attrs/types/%d", root,
-		 dev, port, index);
-	f = fopen(path, "re");
-	if (!f)
-		return IB_GID_UNKNOWN;
-	if (!fgets(text, sizeof(text), f))
-		text[0] = '\0';
-	fclose(f);
+	fl_read_first_line(text, sizeof(text), "%s/class/infiniband/%s/ports/%d/gid_attrs/types/%d",
+			   root, dev, port, index);
 	return ib_gid_kind_from_text(text);
 }
 

@@ -5,11 +5,10 @@
 #include <sys/socket.h>
 
 #include "sock_bytes.h"
+#include "sock_handle.h"
 
 enum {
-	M_MAGIC = 0,
-	M_VERSION = 8,
-	M_NQPS = 10,
+	M_NQPS = SOCK_RECORD_HEADER_SIZE,
 	M_LINK = 11,
 	M_PORT = 12,
 	M_MTU = 13,
@@ -25,9 +24,7 @@ _Static_assert(M_END <= IB_META_SIZE, "metadata record fits");
 
 void ib_meta_encode(const struct ib_meta *m, uint8_t buf[IB_META_SIZE])
 {
-	memset(buf, 0, IB_META_SIZE);
-	sock_put_u64(buf + M_MAGIC, IB_META_MAGIC);
-	sock_put_u16(buf + M_VERSION, IB_WIRE_VERSION);
+	sock_record_start(buf, IB_META_SIZE, IB_META_MAGIC, IB_WIRE_VERSION);
 	buf[M_NQPS] = m->nqps;
 	buf[M_LINK] = m->link_layer;
 	buf[M_PORT] = m->port;
@@ -43,12 +40,8 @@ void ib_meta_encode(const struct ib_meta *m, uint8_t buf[IB_META_SIZE])
 int ib_meta_decode(const uint8_t buf[IB_META_SIZE], struct ib_meta *m)
 {
 	memset(m, 0, sizeof(*m));
-	if (sock_get_u64(buf + M_MAGIC) != IB_META_MAGIC)
-		return fl_fail(FL_ERR_REMOTE, "ib metadata: bad magic 0x%016llx",
-			       (unsigned long long)sock_get_u64(buf + M_MAGIC));
-	if (sock_get_u16(buf + M_VERSION) != IB_WIRE_VERSION)
-		return fl_fail(FL_ERR_REMOTE, "ib metadata: version %u, this plugin speaks %u",
-			       sock_get_u16(buf + M_VERSION), IB_WIRE_VERSION);
+	if (sock_record_check(buf, IB_META_MAGIC, IB_WIRE_VERSION, FL_ERR_REMOTE, "ib metadata"))
+		return FL_ERR_REMOTE;
 	m->nqps = buf[M_NQPS];
 	m->link_layer = buf[M_LINK];
 	m->port = buf[M_PORT];

@@ -11,11 +11,6 @@
 int ib_side_init(void);
 /* Listens on the side-channel interface, port 0; fills the bound address. */
 int ib_side_listen(int *fd, struct sockaddr_storage *addr, socklen_t *addrlen);
-/* Starts a non-blocking connect; name is for messages. */
-int ib_side_connect(const struct sockaddr_storage *addr, socklen_t addrlen, const char *name,
-		    int *fd);
-/* *complete once the connect finished, without waiting. */
-int ib_side_connected(int fd, const char *name, int *complete);
 
 /* The sending side's step (ib_connect.c); the listening side (ib_listen.c). */
 int ib_connect_step(struct ib_device *dev, const struct fl_endpoint *self, const void *handle,

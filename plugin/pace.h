@@ -35,8 +35,13 @@
 #define FL_PACING 1
 #endif
 
-/* Bytes a paced writer or reader moves per pacer check, so they leave at the rate, not in bursts. */
-#define FL_PACE_SLICE (64u << 10)
+/*
+ * Bytes a paced writer or reader moves per pacer check, so they leave at the
+ * rate, not in bursts. A receiver times a message from its first byte, so it
+ * misses one slice's wire time per message: with 64 KiB slices 512 KiB steps read
+ * 114-140% of the line rate in the lab, with 16 KiB 107-112%.
+ */
+#define FL_PACE_SLICE (16u << 10)
 
 /* Credit an idle bucket may build up: one slice... */
 #define FL_PACE_DEFAULT_BURST FL_PACE_SLICE

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "port_info.h"
+#include "sysfs_read.h"
 
 struct known_counter {
 	const char *name;
@@ -115,18 +116,13 @@ const char *fl_counter_severity_name(int severity)
 						   : "info";
 }
 
-/* A whole file holding one unsigned number; -1 when absent or not a number. */
+/* A file holding one unsigned number; -1 when absent or not a number. */
 static int read_u64(const char *path, uint64_t *out)
 {
-	FILE *f = fopen(path, "r");
+	char line[32];
 	unsigned long long v;
-	int ok;
 
-	if (!f)
-		return -1;
-	ok = fscanf(f, "%llu", &v) == 1;
-	fclose(f);
-	if (!ok)
+	if (fl_read_first_line(line, sizeof(line), "%s", path) || sscanf(line, "%llu", &v) != 1)
 		return -1;
 	*out = v;
 	return 0;

@@ -153,8 +153,6 @@ long fl_ethtool_max_mbps(const char *root, const char *ifname);
 bool fl_sysfs_is_real(const char *root);
 
 /* --- port_scan.c --- */
-/* FABRICLAB_SYSFS_ROOT, default "/sys". */
-const char *fl_sysfs_root(void);
 /*
  * Every port of every RDMA device under root/class/infiniband, counters
  * included, with max_gbps decided (docs/doctor.md). 0 ports when none exist.

@@ -11,13 +11,7 @@
 #include <string.h>
 
 #include "port_info.h"
-
-const char *fl_sysfs_root(void)
-{
-	const char *root = getenv("FABRICLAB_SYSFS_ROOT");
-
-	return root && *root ? root : "/sys";
-}
+#include "sysfs_read.h"
 
 /* Copies what fits; names were length-checked where it matters. */
 static void set_text(char *dst, size_t len, const char *src)
@@ -28,31 +22,11 @@ static void set_text(char *dst, size_t len, const char *src)
 	dst[n] = '\0';
 }
 
-/* The first line of a small file, without its newline; -1 when unreadable. */
-static int read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	int ok;
-
-	if (!f)
-		return -1;
-	ok = fgets(buf, (int)len, f) != NULL;
-	fclose(f);
-	if (!ok)
-		return -1;
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
 static int read_port_file(const char *root, const struct fl_port *p, const char *file, char *buf,
 			  size_t len)
 {
-	char path[PATH_MAX + 128];
-
-	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%d/%s", root, p->dev, p->num,
-		 file);
-	buf[0] = '\0';
-	return read_line(path, buf, len);
+	return fl_read_first_line(buf, len, "%s/class/infiniband/%s/ports/%d/%s", root, p->dev,
+				  p->num, file);
 }
 
 /* "4: ACTIVE" -> 4 and "ACTIVE". */
@@ -67,7 +41,7 @@ static void parse_numbered(const char *text, int *num, char *name, size_t len)
 /* The interface that carries the port's RoCE traffic: the one its GIDs belong to. */
 static void gid_netdev(const char *root, struct fl_port *p)
 {
-	char dir[PATH_MAX + 128], path[PATH_MAX + 400], name[IFNAMSIZ + 8];
+	char dir[PATH_MAX + 128], name[IFNAMSIZ + 8];
 	struct dirent *e;
 	long best = LONG_MAX;
 	DIR *d;
@@ -82,8 +56,8 @@ static void gid_netdev(const char *root, struct fl_port *p)
 
 		if (e->d_name[0] == '.' || index >= best)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (read_line(path, name, sizeof(name)) || !name[0] || strlen(name) >= IFNAMSIZ)
+		if (fl_read_first_line(name, sizeof(name), "%s/%s", dir, e->d_name) || !name[0] ||
+		    strlen(name) >= IFNAMSIZ)
 			continue;
 		best = index;
 		set_text(p->netdev, sizeof(p->netdev), name);
@@ -94,7 +68,7 @@ static void gid_netdev(const char *root, struct fl_port *p)
 /* Without GIDs: the device's interfaces; on a two-port device dev_port tells them apart. */
 static void device_netdev(const char *root, struct fl_port *p)
 {
-	char dir[PATH_MAX + 128], path[PATH_MAX + 400], line[32];
+	char dir[PATH_MAX + 128], line[32];
 	struct dirent *e;
 	DIR *d;
 
@@ -105,8 +79,8 @@ static void device_netdev(const char *root, struct fl_port *p)
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.' || strlen(e->d_name) >= IFNAMSIZ)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s/dev_port", dir, e->d_name);
-		if (!read_line(path, line, sizeof(line)) && atoi(line) != p->num - 1)
+		if (!fl_read_first_line(line, sizeof(line), "%s/%s/dev_port", dir, e->d_name) &&
+		    atoi(line) != p->num - 1)
 			continue;
 		set_text(p->netdev, sizeof(p->netdev), e->d_name);
 		break;
@@ -114,20 +88,10 @@ static void device_netdev(const char *root, struct fl_port *p)
 	closedir(d);
 }
 
-/* An Ethernet netdev's speed file, Mbit/s; 0 unknown (down links read -1 or fail). */
-static long netdev_speed(const char *root, const char *ifname)
-{
-	char path[PATH_MAX + 64], line[32];
-
-	snprintf(path, sizeof(path), "%s/class/net/%s/speed", root, ifname);
-	if (read_line(path, line, sizeof(line)))
-		return 0;
-	return atol(line) > 0 ? atol(line) : 0;
-}
-
 static void read_state(const char *root, struct fl_port *p)
 {
 	char buf[64];
+	long netdev_mbps = p->netdev[0] ? fl_netdev_speed_mbps(root, p->netdev) : 0;
 
 	p->state = p->phys_state = 0;
 	p->state_name[0] = p->phys_name[0] = '\0';
@@ -138,19 +102,16 @@ static void read_state(const char *root, struct fl_port *p)
 		parse_numbered(buf, &p->phys_state, p->phys_name, sizeof(p->phys_name));
 	read_port_file(root, p, "rate", p->rate_text, sizeof(p->rate_text));
 	fl_port_rate_parse(p->rate_text, &p->active_gbps, NULL, NULL, 0);
-	if (p->netdev[0] && netdev_speed(root, p->netdev))
-		p->active_gbps = (double)netdev_speed(root, p->netdev) / 1000.0;
+	if (netdev_mbps)
+		p->active_gbps = (double)netdev_mbps / 1000.0;
 }
 
 static void read_device_facts(const char *root, struct fl_port *p)
 {
-	char path[PATH_MAX + 128];
-	char *real;
+	char *real = fl_sysfs_device_path(root, "infiniband", p->dev);
 
-	snprintf(path, sizeof(path), "%s/class/infiniband/%s/hca_type", root, p->dev);
-	read_line(path, p->hca_type, sizeof(p->hca_type));
-	snprintf(path, sizeof(path), "%s/class/infiniband/%s/device", root, p->dev);
-	real = realpath(path, NULL);
+	fl_read_first_line(p->hca_type, sizeof(p->hca_type), "%s/class/infiniband/%s/hca_type",
+			   root, p->dev);
 	if (real && strlen(real) < sizeof(p->pci_path))
 		strcpy(p->pci_path, real);
 	free(real);

@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "port_info.h"
+#include "sysfs_read.h"
 
 static struct {
 	pthread_once_t once;

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "error.h"
 #include "fl_types.h"
+#include "sysfs_read.h"
 
 struct sock_config sock_cfg;
 
@@ -39,18 +40,6 @@ static int load_ifspec(char *out, size_t len)
 								   "NCCL_SOCKET_IFNAME",
 			       len - 1);
 	strcpy(out, spec);
-	return FL_OK;
-}
-
-static int load_sysfs_root(char *out, size_t len)
-{
-	const char *root = getenv("FABRICLAB_SYSFS_ROOT");
-
-	if (!root || !*root)
-		root = "/sys";
-	if (snprintf(out, len, "%s", root) >= (int)len)
-		return fl_fail(FL_ERR_USAGE, "FABRICLAB_SYSFS_ROOT is longer than %zu characters",
-			       len - 1);
 	return FL_OK;
 }
 
@@ -88,7 +77,7 @@ int sock_config_load(struct sock_config *cfg)
 	if (!rc)
 		rc = load_ifspec(cfg->ifspec, sizeof(cfg->ifspec));
 	if (!rc)
-		rc = load_sysfs_root(cfg->sysfs_root, sizeof(cfg->sysfs_root));
+		rc = fl_sysfs_root_copy(cfg->sysfs_root, sizeof(cfg->sysfs_root));
 	cfg->nstreams = (int)nstreams;
 	return rc;
 }

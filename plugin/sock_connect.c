@@ -6,8 +6,8 @@
  * accept may run before, during or after.
  */
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -31,22 +31,17 @@ struct sock_opening {
 	size_t sent[SOCK_MAX_FDS];
 	uint8_t hello[SOCK_MAX_FDS][SOCK_HELLO_SIZE];
 	char addr[SOCK_ADDR_STRLEN];
+	char peer[FL_NODE_NAME_LEN + SOCK_ADDR_STRLEN + 4]; /* "node (addr)", for messages */
 };
 
 static pthread_mutex_t openings_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sock_opening *openings;
 
-static int same_listener(const struct sock_handle *a, const struct sock_handle *b)
-{
-	return a->nonce == b->nonce && a->addrlen == b->addrlen &&
-	       !memcmp(&a->addr, &b->addr, a->addrlen);
-}
-
 static struct sock_opening **find(const struct sock_handle *h)
 {
 	struct sock_opening **o = &openings;
 
-	while (*o && !same_listener(&(*o)->to, h))
+	while (*o && !sock_handle_same_listener(&(*o)->to, h))
 		o = &(*o)->next;
 	return o;
 }
@@ -80,21 +75,6 @@ static void write_hellos(struct sock_opening *o, const struct fl_endpoint *self)
 	}
 }
 
-static int open_stream(struct sock_opening *o, unsigned i)
-{
-	o->fd[i] = socket(o->to.addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (o->fd[i] < 0)
-		return fl_fail(FL_ERR_SYSTEM, "socket: %s", strerror(errno));
-	if (sock_tune(o->fd[i], sock_cfg.sock_buf))
-		return FL_ERR_SYSTEM;
-	if (!connect(o->fd[i], (struct sockaddr *)&o->to.addr, o->to.addrlen))
-		o->connected[i] = 1;
-	else if (errno != EINPROGRESS && errno != EINTR)
-		return fl_fail(FL_ERR_SYSTEM, "connect to %s (%s): %s", o->to.listener.node,
-			       o->addr, strerror(errno));
-	return FL_OK;
-}
-
 static int start(const struct sock_handle *h, const struct fl_endpoint *self,
 		 struct sock_opening **out)
 {
@@ -108,11 +88,17 @@ static int start(const struct sock_handle *h, const struct fl_endpoint *self,
 					sock_cfg.min_chunk };
 	o->nfds = 1 + o->rules.nstreams;
 	sock_addr_format((struct sockaddr *)&h->addr, o->addr, sizeof(o->addr));
+	snprintf(o->peer, sizeof(o->peer), "%s (%s)", h->listener.node, o->addr);
 	for (unsigned i = 0; i < o->nfds; i++)
 		o->fd[i] = -1;
 	write_hellos(o, self);
-	for (unsigned i = 0; i < o->nfds && !rc; i++)
-		rc = open_stream(o, i);
+	for (unsigned i = 0; i < o->nfds && !rc; i++) {
+		int connected;
+
+		rc = sock_connect_start(&h->addr, h->addrlen, sock_cfg.sock_buf, o->peer, &o->fd[i],
+					&connected);
+		o->connected[i] = (uint8_t)connected;
+	}
 	if (rc) {
 		destroy(o);
 		return rc;
@@ -124,31 +110,17 @@ static int start(const struct sock_handle *h, const struct fl_endpoint *self,
 /* Learns which pending connects finished, without waiting. */
 static int check_connected(struct sock_opening *o)
 {
-	struct pollfd pfd[SOCK_MAX_FDS];
-	unsigned map[SOCK_MAX_FDS], n = 0;
+	int rc = FL_OK;
 
-	for (unsigned i = 0; i < o->nfds; i++) {
+	for (unsigned i = 0; i < o->nfds && !rc; i++) {
+		int connected;
+
 		if (o->connected[i])
 			continue;
-		pfd[n] = (struct pollfd){ .fd = o->fd[i], .events = POLLOUT };
-		map[n++] = i;
+		rc = sock_connect_check(o->fd[i], o->peer, &connected);
+		o->connected[i] = (uint8_t)connected;
 	}
-	if (!n || poll(pfd, n, 0) <= 0)
-		return FL_OK;
-	for (unsigned k = 0; k < n; k++) {
-		int err = 0;
-		socklen_t len = sizeof(err);
-
-		if (!pfd[k].revents)
-			continue;
-		if (getsockopt(pfd[k].fd, SOL_SOCKET, SO_ERROR, &err, &len))
-			err = errno;
-		if (err)
-			return fl_fail(FL_ERR_SYSTEM, "connect to %s (%s): %s", o->to.listener.node,
-				       o->addr, strerror(err));
-		o->connected[map[k]] = 1;
-	}
-	return FL_OK;
+	return rc;
 }
 
 /* Writes what it can of the hellos; returns FL_OK with *all set once every one is out. */
@@ -167,8 +139,7 @@ static int send_hellos(struct sock_opening *o, int *all)
 		n = send(o->fd[i], o->hello[i] + o->sent[i], SOCK_HELLO_SIZE - o->sent[i],
 			 MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-			return fl_fail(FL_ERR_SYSTEM, "hello to %s (%s): %s", o->to.listener.node,
-				       o->addr, strerror(errno));
+			return fl_fail(FL_ERR_SYSTEM, "hello to %s: %s", o->peer, strerror(errno));
 		if (n > 0)
 			o->sent[i] += (size_t)n;
 		if (o->sent[i] < SOCK_HELLO_SIZE)

@@ -9,9 +9,7 @@
 
 /* Handle layout (offsets in bytes). */
 enum {
-	H_MAGIC = 0,
-	H_VERSION = 8,
-	H_FAMILY = 10,
+	H_FAMILY = SOCK_RECORD_HEADER_SIZE,
 	H_PORT = 12,
 	H_ADDR = 16,
 	H_SCOPE = 32,
@@ -26,9 +24,7 @@ enum {
 
 /* Hello layout. */
 enum {
-	E_MAGIC = 0,
-	E_VERSION = 8,
-	E_KIND = 10,
+	E_KIND = SOCK_RECORD_HEADER_SIZE,
 	E_INDEX = 11,
 	E_NSTREAMS = 12,
 	E_NONCE = 16,
@@ -104,13 +100,36 @@ static int get_endpoint(const uint8_t *b, const struct endpoint_layout *at,
 	return get_text(b + at->node, at->node_len, ep->node, sizeof(ep->node));
 }
 
+void sock_record_start(uint8_t *buf, size_t size, uint64_t magic, uint16_t version)
+{
+	memset(buf, 0, size);
+	sock_put_u64(buf, magic);
+	sock_put_u16(buf + 8, version);
+}
+
+int sock_record_check(const uint8_t *buf, uint64_t magic, uint16_t version, int err,
+		      const char *what)
+{
+	if (sock_get_u64(buf) != magic)
+		return fl_fail(err, "%s: bad magic 0x%016llx (not a fabriclab %s)", what,
+			       (unsigned long long)sock_get_u64(buf), what);
+	if (sock_get_u16(buf + 8) != version)
+		return fl_fail(err, "%s: version %u, this plugin speaks %u", what,
+			       sock_get_u16(buf + 8), version);
+	return FL_OK;
+}
+
+int sock_handle_same_listener(const struct sock_handle *a, const struct sock_handle *b)
+{
+	return a->nonce == b->nonce && a->addrlen == b->addrlen &&
+	       !memcmp(&a->addr, &b->addr, a->addrlen);
+}
+
 void sock_handle_encode(const struct sock_handle *h, void *buf)
 {
 	uint8_t *b = buf;
 
-	memset(b, 0, FL_HANDLE_SIZE);
-	sock_put_u64(b + H_MAGIC, SOCK_HANDLE_MAGIC);
-	sock_put_u16(b + H_VERSION, SOCK_WIRE_VERSION);
+	sock_record_start(b, FL_HANDLE_SIZE, SOCK_HANDLE_MAGIC, SOCK_WIRE_VERSION);
 	if (h->addr.ss_family == AF_INET) {
 		const struct sockaddr_in *in = (const struct sockaddr_in *)&h->addr;
 
@@ -159,13 +178,9 @@ int sock_handle_decode(const void *buf, struct sock_handle *h)
 
 	if (!b)
 		return fl_fail(FL_ERR_ARGUMENT, "socket handle: NULL");
-	if (sock_get_u64(b + H_MAGIC) != SOCK_HANDLE_MAGIC)
-		return fl_fail(FL_ERR_ARGUMENT,
-			       "socket handle: bad magic 0x%016llx (not a fabriclab socket handle)",
-			       (unsigned long long)sock_get_u64(b + H_MAGIC));
-	if (sock_get_u16(b + H_VERSION) != SOCK_WIRE_VERSION)
-		return fl_fail(FL_ERR_ARGUMENT, "socket handle: version %u, this plugin speaks %u",
-			       sock_get_u16(b + H_VERSION), SOCK_WIRE_VERSION);
+	if (sock_record_check(b, SOCK_HANDLE_MAGIC, SOCK_WIRE_VERSION, FL_ERR_ARGUMENT,
+			      "socket handle"))
+		return FL_ERR_ARGUMENT;
 	family = sock_get_u16(b + H_FAMILY);
 	if (family != WIRE_INET && family != WIRE_INET6)
 		return fl_fail(FL_ERR_ARGUMENT, "socket handle: unknown address family %u", family);
@@ -181,9 +196,7 @@ int sock_handle_decode(const void *buf, struct sock_handle *h)
 
 void sock_hello_encode(const struct sock_hello *h, uint8_t buf[SOCK_HELLO_SIZE])
 {
-	memset(buf, 0, SOCK_HELLO_SIZE);
-	sock_put_u64(buf + E_MAGIC, SOCK_HELLO_MAGIC);
-	sock_put_u16(buf + E_VERSION, SOCK_WIRE_VERSION);
+	sock_record_start(buf, SOCK_HELLO_SIZE, SOCK_HELLO_MAGIC, SOCK_WIRE_VERSION);
 	buf[E_KIND] = h->kind;
 	buf[E_INDEX] = h->index;
 	buf[E_NSTREAMS] = h->nstreams;
@@ -214,12 +227,8 @@ static int check_stream(const struct sock_hello *h)
 
 int sock_hello_decode(const uint8_t buf[SOCK_HELLO_SIZE], uint64_t nonce, struct sock_hello *h)
 {
-	if (sock_get_u64(buf + E_MAGIC) != SOCK_HELLO_MAGIC)
-		return fl_fail(FL_ERR_REMOTE, "hello: bad magic 0x%016llx",
-			       (unsigned long long)sock_get_u64(buf + E_MAGIC));
-	if (sock_get_u16(buf + E_VERSION) != SOCK_WIRE_VERSION)
-		return fl_fail(FL_ERR_REMOTE, "hello: version %u, this plugin speaks %u",
-			       sock_get_u16(buf + E_VERSION), SOCK_WIRE_VERSION);
+	if (sock_record_check(buf, SOCK_HELLO_MAGIC, SOCK_WIRE_VERSION, FL_ERR_REMOTE, "hello"))
+		return FL_ERR_REMOTE;
 	memset(h, 0, sizeof(*h));
 	h->nonce = sock_get_u64(buf + E_NONCE);
 	if (h->nonce != nonce)

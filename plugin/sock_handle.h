@@ -7,6 +7,7 @@
 #ifndef FL_SOCK_HANDLE_H
 #define FL_SOCK_HANDLE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -36,6 +37,21 @@ struct sock_hello {
 	uint32_t min_chunk;
 	struct fl_endpoint endpoint; /* the connector; zero on data streams */
 };
+
+/*
+ * Every record put on the wire (handle, hello, the ib transport's metadata)
+ * starts with its magic (8 bytes) and wire version (2 bytes), so a stranger's
+ * bytes or a peer of another version are told apart before any field is used.
+ */
+#define SOCK_RECORD_HEADER_SIZE 10
+/* Zeroes the record and writes its header. */
+void sock_record_start(uint8_t *buf, size_t size, uint64_t magic, uint16_t version);
+/* err, with "<what>: " and the reason, unless buf starts with this magic and version. */
+int sock_record_check(const uint8_t *buf, uint64_t magic, uint16_t version, int err,
+		      const char *what);
+
+/* The same listener (address and nonce): a connect in progress is found by this. */
+int sock_handle_same_listener(const struct sock_handle *a, const struct sock_handle *b);
 
 void sock_handle_encode(const struct sock_handle *h, void *buf);
 /* FL_ERR_ARGUMENT, with the reason, when buf is not a valid handle. */

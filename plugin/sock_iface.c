@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "fl_types.h"
+#include "sysfs_read.h"
 
 int sock_ifilter_parse(const char *spec, struct sock_ifilter *filter)
 {
@@ -90,27 +91,14 @@ int sock_iface_select(const struct sock_candidate *cands, int ncands, const char
 
 int sock_iface_speed(const char *sysfs_root, const char *ifname)
 {
-	char path[PATH_MAX + 64];
-	long speed = -1;
-	FILE *f;
+	long mbps = fl_netdev_speed_mbps(sysfs_root, ifname);
 
-	snprintf(path, sizeof(path), "%s/class/net/%s/speed", sysfs_root, ifname);
-	f = fopen(path, "r");
-	if (f) {
-		/* lo and many virtual devices fail the read itself with EINVAL */
-		if (fscanf(f, "%ld", &speed) != 1)
-			speed = -1;
-		fclose(f);
-	}
-	return speed > 0 && speed <= 0x7fffffff ? (int)speed : SOCK_DEFAULT_SPEED_MBPS;
+	return mbps > 0 && mbps <= 0x7fffffff ? (int)mbps : SOCK_DEFAULT_SPEED_MBPS;
 }
 
 char *sock_iface_pci_path(const char *sysfs_root, const char *ifname)
 {
-	char path[PATH_MAX + 64];
-
-	snprintf(path, sizeof(path), "%s/class/net/%s/device", sysfs_root, ifname);
-	return realpath(path, NULL);
+	return fl_sysfs_device_path(sysfs_root, "net", ifname);
 }
 
 static int usable_address(const struct ifaddrs *ifa, int family)

@@ -39,8 +39,8 @@ struct sock_listen_comm {
 	struct sock_pending pending[SOCK_PENDING_MAX];
 };
 
-static int bind_and_listen(int fd, const struct sock_iface *iface, struct sockaddr_storage *addr,
-			   socklen_t *addrlen)
+int sock_listen_bind(int fd, const struct sock_iface *iface, size_t bufsize,
+		     struct sockaddr_storage *addr, socklen_t *addrlen)
 {
 	*addr = iface->addr;
 	*addrlen = iface->addrlen;
@@ -49,7 +49,7 @@ static int bind_and_listen(int fd, const struct sock_iface *iface, struct sockad
 	else
 		((struct sockaddr_in6 *)addr)->sin6_port = 0;
 	/* buffer sizes set before listen() pass to accepted streams with the right window scale */
-	if (sock_cfg.sock_buf && sock_tune(fd, sock_cfg.sock_buf))
+	if (bufsize && sock_tune(fd, bufsize))
 		return FL_ERR_SYSTEM;
 	if (bind(fd, (struct sockaddr *)addr, *addrlen))
 		return fl_fail(FL_ERR_SYSTEM, "bind on %s: %s", iface->name, strerror(errno));
@@ -80,7 +80,7 @@ int sock_listen_open(const struct sock_iface *iface, const struct fl_endpoint *s
 		free(l);
 		return rc;
 	}
-	rc = bind_and_listen(l->fd, iface, &h.addr, &h.addrlen);
+	rc = sock_listen_bind(l->fd, iface, sock_cfg.sock_buf, &h.addr, &h.addrlen);
 	if (rc) {
 		close(l->fd);
 		free(l);

@@ -5,6 +5,13 @@
 #include "fl_types.h"
 #include "sock_iface.h"
 
+/*
+ * Binds fd to iface's address on a port the kernel picks, listens, and fills
+ * addr with where it listens. bufsize != 0: the buffer size accepted streams
+ * inherit (set before listen() so the window scale matches).
+ */
+int sock_listen_bind(int fd, const struct sock_iface *iface, size_t bufsize,
+		     struct sockaddr_storage *addr, socklen_t *addrlen);
 /* Binds iface's address on port 0 and fills handle; never blocks. */
 int sock_listen_open(const struct sock_iface *iface, const struct fl_endpoint *self, void *handle,
 		     void **listen_comm);

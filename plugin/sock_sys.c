@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -51,6 +52,39 @@ int sock_set_nonblocking(int fd, int nonblocking)
 	flags = nonblocking ? flags | O_NONBLOCK : flags & ~O_NONBLOCK;
 	if (fcntl(fd, F_SETFL, flags))
 		return fl_fail(FL_ERR_SYSTEM, "fcntl(F_SETFL): %s", strerror(errno));
+	return FL_OK;
+}
+
+int sock_connect_start(const struct sockaddr_storage *addr, socklen_t addrlen, size_t bufsize,
+		       const char *peer, int *fd, int *connected)
+{
+	*connected = 0;
+	*fd = socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (*fd < 0)
+		return fl_fail(FL_ERR_SYSTEM, "socket: %s", strerror(errno));
+	if (sock_tune(*fd, bufsize))
+		return FL_ERR_SYSTEM;
+	if (!connect(*fd, (const struct sockaddr *)addr, addrlen))
+		*connected = 1;
+	else if (errno != EINPROGRESS && errno != EINTR)
+		return fl_fail(FL_ERR_SYSTEM, "connect to %s: %s", peer, strerror(errno));
+	return FL_OK;
+}
+
+int sock_connect_check(int fd, const char *peer, int *connected)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	*connected = 0;
+	if (poll(&pfd, 1, 0) <= 0 || !pfd.revents)
+		return FL_OK;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		err = errno;
+	if (err)
+		return fl_fail(FL_ERR_SYSTEM, "connect to %s: %s", peer, strerror(err));
+	*connected = 1;
 	return FL_OK;
 }
 

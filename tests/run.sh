@@ -14,7 +14,7 @@ export FABRICLAB_SOCKET_IFNAME=lo
 unset NCCL_SOCKET_IFNAME NCCL_NET_PLUGIN FABRICLAB_NODE_NAME RANK WORLD_SIZE MASTER_ADDR MASTER_PORT
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$(pwd)/tests/tsan.supp}
 
 passed=0 failed=0 failures=()
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/fabriclab-tests.XXXXXX")

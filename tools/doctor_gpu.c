@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../plugin/gdr_detect.h"
+#include "../plugin/sysfs_read.h"
 #include "doctor.h"
 
 #define MAX_PCI 64
@@ -28,19 +29,6 @@ struct pci_fn {
 enum placement { SAME_SWITCH_PIX, SAME_SWITCH_PXB, SAME_HOST_BRIDGE, SAME_NUMA, CROSS_NUMA };
 
 static const char *const placement_names[] = { "PIX", "PXB", "PHB", "NODE", "SYS" };
-
-static int read_text(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	int ok;
-
-	if (!f)
-		return -1;
-	ok = fgets(buf, (int)len, f) != NULL;
-	fclose(f);
-	buf[ok ? strcspn(buf, "\n") : 0] = '\0';
-	return ok ? 0 : -1;
-}
 
 static bool exists(const char *root, const char *rel)
 {
@@ -71,26 +59,24 @@ static int fill_chain(const char *real, struct pci_fn *fn)
 
 static int load_fn(const char *real, const char *name, struct pci_fn *fn)
 {
-	char path[PATH_MAX + 32], buf[32];
+	char buf[32];
 
 	memset(fn, 0, sizeof(*fn));
 	if (fill_chain(real, fn))
 		return -1;
 	snprintf(fn->name, sizeof(fn->name), "%s", name ? name : fn->bdf);
-	snprintf(path, sizeof(path), "%s/numa_node", real);
-	fn->numa = read_text(path, buf, sizeof(buf)) ? -1 : atoi(buf);
+	fn->numa = fl_read_first_line(buf, sizeof(buf), "%s/numa_node", real) ? -1 : atoi(buf);
 	return 0;
 }
 
 static bool is_nvidia_gpu(const char *dir)
 {
-	char path[PATH_MAX + 32], vendor[16], cls[16];
+	char vendor[16], cls[16];
 
-	snprintf(path, sizeof(path), "%s/vendor", dir);
-	if (read_text(path, vendor, sizeof(vendor)) || strcmp(vendor, "0x10de"))
+	if (fl_read_first_line(vendor, sizeof(vendor), "%s/vendor", dir) ||
+	    strcmp(vendor, "0x10de"))
 		return false;
-	snprintf(path, sizeof(path), "%s/class", dir);
-	return !read_text(path, cls, sizeof(cls)) &&
+	return !fl_read_first_line(cls, sizeof(cls), "%s/class", dir) &&
 	       (!strncmp(cls, "0x0300", 6) || !strncmp(cls, "0x0302", 6));
 }
 
@@ -260,12 +246,11 @@ static bool kernel_has_dmabuf_mr(char *release, size_t len)
 /* 1 open kernel module, 0 proprietary, -1 no nvidia module. */
 static int nvidia_open_module(const char *root)
 {
-	char path[PATH_MAX + 32], taint[16] = "";
+	char taint[16];
 
 	if (!exists(root, "module/nvidia"))
 		return -1;
-	snprintf(path, sizeof(path), "%s/module/nvidia/taint", root);
-	read_text(path, taint, sizeof(taint));
+	fl_read_first_line(taint, sizeof(taint), "%s/module/nvidia/taint", root);
 	return strchr(taint, 'P') ? 0 : 1;
 }
 

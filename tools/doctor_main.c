@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../plugin/sysfs_read.h"
 #include "doctor.h"
 
 #define MAX_INTERVAL_S 3600.0

@@ -17,6 +17,7 @@
 
 #include "../shim/boot_socket.h"
 #include "../shim/shim.h"
+#include "../plugin/sysfs_read.h"
 #include "lab.h"
 
 #define NETNS_DIR "/run/netns"
@@ -40,19 +41,11 @@ void lab_netns_addr(int rank, char *buf, size_t len)
 /* The run that owns a name is alive when its pid runs a fabriclab. */
 static bool owner_alive(const char *name)
 {
-	char path[64], comm[32] = "";
+	char comm[32];
 	long pid = strtol(name + strlen(PREFIX), NULL, 10);
-	FILE *f;
 
-	if (pid <= 0)
+	if (pid <= 0 || fl_read_first_line(comm, sizeof(comm), "/proc/%ld/comm", pid))
 		return false;
-	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (!fgets(comm, sizeof(comm), f))
-		comm[0] = '\0';
-	fclose(f);
 	return !strncmp(comm, "fabriclab", strlen("fabriclab"));
 }
 

@@ -9,69 +9,47 @@
 
 #include "../plugin/error.h"
 #include "report.h"
+#include "report_fields.h"
 
-static int bad(const char *path, size_t i, const char *key, const char *what)
-{
-	return fl_fail(FL_ERR_USAGE, "%s: injected[%zu].%s: %s", path, i, key, what);
-}
-
-static int get_text(const char *path, size_t i, json_t *e, const char *key, bool required,
-		    char *dst, size_t len)
-{
-	json_t *v = json_object_get(e, key);
-
-	dst[0] = '\0';
-	if (!v || json_is_null(v))
-		return required ? bad(path, i, key, "missing") : 0;
-	if (!json_is_string(v))
-		return bad(path, i, key, "expected a string");
-	if (json_string_length(v) >= len)
-		return bad(path, i, key, "too long");
-	memcpy(dst, json_string_value(v), json_string_length(v) + 1);
-	return 0;
-}
-
-static int read_one(const char *path, size_t i, json_t *e, const struct report_file *f,
+static int read_one(const struct report_reader *r, json_t *e, const struct report_file *f,
 		    struct report_injected *out)
 {
-	json_t *conns = json_object_get(e, "connections");
-	int err;
+	long long conns = 0;
+	int err = report_expect_object(r, e);
 
-	if (!json_is_object(e))
-		return fl_fail(FL_ERR_USAGE, "%s: injected[%zu]: expected an object", path, i);
+	memset(out, 0, sizeof(*out));
 	snprintf(out->node, sizeof(out->node), "%s", f->node);
-	err = get_text(path, i, e, "rule", true, out->rule, sizeof(out->rule));
-	err = err ? err : get_text(path, i, e, "action", true, out->action, sizeof(out->action));
-	err = err ? err : get_text(path, i, e, "dev", false, out->dev, sizeof(out->dev));
-	err = err ? err : get_text(path, i, e, "peer", false, out->peer, sizeof(out->peer));
-	err = err ? err : get_text(path, i, e, "dir", false, out->dir, sizeof(out->dir));
-	if (err)
-		return err;
-	if (conns && (!json_is_integer(conns) || json_integer_value(conns) < 0))
-		return bad(path, i, "connections", "expected a non-negative integer");
-	out->connections = conns ? (long)json_integer_value(conns) : 0;
-	return 0;
+	err = err ? err : report_get_string(r, e, "rule", true, out->rule, sizeof(out->rule));
+	err = err ? err
+		  : report_get_string(r, e, "action", true, out->action, sizeof(out->action));
+	err = err ? err : report_get_string(r, e, "dev", false, out->dev, sizeof(out->dev));
+	err = err ? err : report_get_string(r, e, "peer", false, out->peer, sizeof(out->peer));
+	err = err ? err : report_get_string(r, e, "dir", false, out->dir, sizeof(out->dir));
+	err = err ? err : report_get_int(r, e, "connections", false, 0, &conns);
+	out->connections = (long)conns;
+	return err;
 }
 
 int report_read_injected(const char *path, json_t *root, struct report_file *f)
 {
-	json_t *list = json_object_get(root, "injected"), *e;
+	struct report_reader r = { path, "" };
+	json_t *list, *e;
 	size_t i;
+	int err = report_get_array(&r, root, "injected", false, &list);
 
 	f->injected = NULL;
 	f->ninjected = 0;
-	if (!list || json_is_null(list))
-		return 0;
-	if (!json_is_array(list))
-		return fl_fail(FL_ERR_USAGE, "%s: injected: expected an array", path);
+	if (err || !list)
+		return err;
 	if (!json_array_size(list))
 		return 0;
 	f->injected = calloc(json_array_size(list), sizeof(*f->injected));
 	if (!f->injected)
 		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", path);
 	json_array_foreach (list, i, e) {
-		int err = read_one(path, i, e, f, &f->injected[i]);
+		struct report_reader at = report_reader_at(&r, "injected", i);
 
+		err = read_one(&at, e, f, &f->injected[i]);
 		if (err)
 			return err;
 		f->ninjected++;

@@ -7,18 +7,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "../plugin/error.h"
 #include "report.h"
-
-struct reader {
-	const char *path;
-	char where[64]; /* "hops[3]", "" at top level */
-};
+#include "report_fields.h"
 
 /* One device of the writer's node: can NCCL hand it GPU memory? */
 struct device_cap {
@@ -30,93 +25,6 @@ struct devices {
 	struct device_cap *caps;
 	size_t n;
 };
-
-static int bad(const struct reader *r, const char *key, const char *what)
-{
-	return fl_fail(FL_ERR_USAGE, "%s: %s%s%s: %s", r->path, r->where, *r->where ? "." : "", key,
-		       what);
-}
-
-static json_t *field(const struct reader *r, json_t *obj, const char *key, bool required, int *err)
-{
-	json_t *v = json_object_get(obj, key);
-
-	*err = 0;
-	if (!v && required)
-		*err = bad(r, key, "missing");
-	return v && !json_is_null(v) ? v : NULL;
-}
-
-static int get_string(const struct reader *r, json_t *obj, const char *key, bool required,
-		      char *dst, size_t len)
-{
-	int err;
-	json_t *v = field(r, obj, key, required, &err);
-
-	if (err || !v)
-		return err;
-	if (!json_is_string(v))
-		return bad(r, key, "expected a string");
-	if (json_string_length(v) >= len) {
-		char what[64];
-
-		snprintf(what, sizeof(what), "longer than %zu characters", len - 1);
-		return bad(r, key, what);
-	}
-	memcpy(dst, json_string_value(v), json_string_length(v) + 1);
-	return 0;
-}
-
-static int get_int(const struct reader *r, json_t *obj, const char *key, bool required,
-		   long long min, long long *out)
-{
-	int err;
-	json_t *v = field(r, obj, key, required, &err);
-
-	if (err || !v)
-		return err;
-	if (!json_is_integer(v) || json_integer_value(v) < min)
-		return bad(r, key,
-			   min == 0 ? "expected a non-negative integer" : "expected an integer");
-	*out = json_integer_value(v);
-	return 0;
-}
-
-static int get_uint(const struct reader *r, json_t *obj, const char *key, uint64_t *out)
-{
-	long long x = 0;
-	int err = get_int(r, obj, key, true, 0, &x);
-
-	*out = (uint64_t)x;
-	return err;
-}
-
-static int get_number(const struct reader *r, json_t *obj, const char *key, bool required,
-		      double *out)
-{
-	int err;
-	json_t *v = field(r, obj, key, required, &err);
-
-	if (err || !v)
-		return err;
-	if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
-		return bad(r, key, "expected a non-negative number");
-	*out = json_number_value(v);
-	return 0;
-}
-
-static int get_bool(const struct reader *r, json_t *obj, const char *key, bool *out)
-{
-	int err;
-	json_t *v = field(r, obj, key, false, &err);
-
-	if (!v)
-		return 0;
-	if (!json_is_boolean(v))
-		return bad(r, key, "expected true or false");
-	*out = json_is_true(v);
-	return 0;
-}
 
 static int memory_bit(const char *name)
 {
@@ -130,42 +38,42 @@ static int memory_bit(const char *name)
 }
 
 /* ["host", "cuda", ...] -> FL_PTR_* bits. */
-static int get_memory(const struct reader *r, json_t *obj, const char *key, int *out)
+static int get_memory(const struct report_reader *r, json_t *obj, const char *key, int *out)
 {
 	size_t i;
 	json_t *e;
 	int err;
-	json_t *v = field(r, obj, key, false, &err);
+	json_t *v = report_field(r, obj, key, false, &err);
 
 	*out = 0;
 	if (!v)
 		return 0;
 	if (!json_is_array(v))
-		return bad(r, key, "expected an array of \"host\", \"cuda\", \"dmabuf\"");
+		return report_bad(r, key, "expected an array of \"host\", \"cuda\", \"dmabuf\"");
 	json_array_foreach (v, i, e) {
 		int bit = json_is_string(e) ? memory_bit(json_string_value(e)) : 0;
 
 		if (!bit)
-			return bad(r, key, "expected only \"host\", \"cuda\" or \"dmabuf\"");
+			return report_bad(r, key, "expected only \"host\", \"cuda\" or \"dmabuf\"");
 		*out |= bit;
 	}
 	return 0;
 }
 
-static int get_wire_time(const struct reader *r, json_t *hop, struct report_view *v)
+static int get_wire_time(const struct report_reader *r, json_t *hop, struct report_view *v)
 {
-	struct reader sub = *r;
+	struct report_reader sub = *r;
 	int err;
-	json_t *t = field(r, hop, "wire_time_us", false, &err);
+	json_t *t = report_field(r, hop, "wire_time_us", false, &err);
 
 	if (!t)
 		return 0;
 	if (!json_is_object(t))
-		return bad(r, "wire_time_us", "expected an object {p50, p99, max}");
+		return report_bad(r, "wire_time_us", "expected an object {p50, p99, max}");
 	snprintf(sub.where, sizeof(sub.where), "%.40s.wire_time_us", r->where);
-	err = get_number(&sub, t, "p50", false, &v->p50_us);
-	err = err ? err : get_number(&sub, t, "p99", false, &v->p99_us);
-	return err ? err : get_number(&sub, t, "max", false, &v->max_us);
+	err = report_get_number(&sub, t, "p50", false, &v->p50_us);
+	err = err ? err : report_get_number(&sub, t, "p99", false, &v->p99_us);
+	return err ? err : report_get_number(&sub, t, "max", false, &v->max_us);
 }
 
 static int size_bucket(uint64_t floor_bytes)
@@ -178,23 +86,24 @@ static int size_bucket(uint64_t floor_bytes)
 }
 
 /* [[floor_bytes, count], ...] */
-static int get_sizes(const struct reader *r, json_t *hop, struct report_view *v)
+static int get_sizes(const struct report_reader *r, json_t *hop, struct report_view *v)
 {
 	size_t i;
 	json_t *pair;
 	int err;
-	json_t *h = field(r, hop, "size_histogram", false, &err);
+	json_t *h = report_field(r, hop, "size_histogram", false, &err);
 
 	if (!h)
 		return 0;
 	if (!json_is_array(h))
-		return bad(r, "size_histogram", "expected an array of [floor_bytes, count] pairs");
+		return report_bad(r, "size_histogram",
+				  "expected an array of [floor_bytes, count] pairs");
 	json_array_foreach (h, i, pair) {
 		json_t *f = json_array_get(pair, 0), *c = json_array_get(pair, 1);
 
 		if (!json_is_array(pair) || json_array_size(pair) != 2 || !json_is_integer(f) ||
 		    !json_is_integer(c) || json_integer_value(f) < 0 || json_integer_value(c) < 0)
-			return bad(r, "size_histogram",
+			return report_bad(r, "size_histogram",
 				   "expected [floor_bytes, count] pairs of non-negative integers");
 		v->sizes[size_bucket((uint64_t)json_integer_value(f))] +=
 			(uint64_t)json_integer_value(c);
@@ -202,52 +111,56 @@ static int get_sizes(const struct reader *r, json_t *hop, struct report_view *v)
 	return 0;
 }
 
-static int get_view_name(const struct reader *r, json_t *hop, bool *is_send)
+static int get_view_name(const struct report_reader *r, json_t *hop, bool *is_send)
 {
 	char view[8] = "";
-	int err = get_string(r, hop, "view", true, view, sizeof(view));
+	int err = report_get_string(r, hop, "view", true, view, sizeof(view));
 
 	if (err)
 		return err;
 	if (strcmp(view, "send") && strcmp(view, "recv"))
-		return bad(r, "view", "expected \"send\" or \"recv\"");
+		return report_bad(r, "view", "expected \"send\" or \"recv\"");
 	*is_send = !strcmp(view, "send");
 	return 0;
 }
 
-static int get_key(const struct reader *r, json_t *hop, struct report_hop_key *k)
+static int get_key(const struct report_reader *r, json_t *hop, struct report_hop_key *k)
 {
-	int err = get_string(r, hop, "src_node", true, k->src_node, sizeof(k->src_node));
+	int err = report_get_string(r, hop, "src_node", true, k->src_node, sizeof(k->src_node));
 
-	err = err ? err : get_string(r, hop, "src_dev", true, k->src_dev, sizeof(k->src_dev));
-	err = err ? err : get_string(r, hop, "dst_node", true, k->dst_node, sizeof(k->dst_node));
-	return err ? err : get_string(r, hop, "dst_dev", true, k->dst_dev, sizeof(k->dst_dev));
+	err = err ? err
+		  : report_get_string(r, hop, "src_dev", true, k->src_dev, sizeof(k->src_dev));
+	err = err ? err
+		  : report_get_string(r, hop, "dst_node", true, k->dst_node, sizeof(k->dst_node));
+	return err ? err
+		   : report_get_string(r, hop, "dst_dev", true, k->dst_dev, sizeof(k->dst_dev));
 }
 
-static int get_figures(const struct reader *r, json_t *hop, struct report_view *v)
+static int get_figures(const struct report_reader *r, json_t *hop, struct report_view *v)
 {
 	long long x;
-	int err = get_uint(r, hop, "bytes", &v->bytes);
+	int err = report_get_uint(r, hop, "bytes", &v->bytes);
 
-	err = err ? err : get_uint(r, hop, "messages", &v->messages);
-	err = err ? err : get_number(r, hop, "wire_seconds", true, &v->wire_seconds);
-	err = err ? err : get_number(r, hop, "wire_gbs", true, &v->wire_gbs);
-	err = err ? err : get_number(r, hop, "line_rate_gbs", true, &v->line_rate_gbs);
-	err = err ? err : get_number(r, hop, "active_seconds", true, &v->active_seconds);
-	err = err ? err : get_number(r, hop, "peer_wait_seconds", true, &v->peer_wait_seconds);
+	err = err ? err : report_get_uint(r, hop, "messages", &v->messages);
+	err = err ? err : report_get_number(r, hop, "wire_seconds", true, &v->wire_seconds);
+	err = err ? err : report_get_number(r, hop, "wire_gbs", true, &v->wire_gbs);
+	err = err ? err : report_get_number(r, hop, "line_rate_gbs", true, &v->line_rate_gbs);
+	err = err ? err : report_get_number(r, hop, "active_seconds", true, &v->active_seconds);
+	err = err ? err
+		  : report_get_number(r, hop, "peer_wait_seconds", true, &v->peer_wait_seconds);
 	x = -1;
-	err = err ? err : get_int(r, hop, "src_rank", false, -1, &x);
+	err = err ? err : report_get_int(r, hop, "src_rank", false, -1, &x);
 	v->src_rank = (long)x;
 	x = -1;
-	err = err ? err : get_int(r, hop, "dst_rank", false, -1, &x);
+	err = err ? err : report_get_int(r, hop, "dst_rank", false, -1, &x);
 	v->dst_rank = (long)x;
 	x = 1;
-	err = err ? err : get_int(r, hop, "connections", false, 0, &x);
+	err = err ? err : report_get_int(r, hop, "connections", false, 0, &x);
 	v->connections = (long)x;
 	err = err ? err : get_wire_time(r, hop, v);
 	err = err ? err : get_sizes(r, hop, v);
 	err = err ? err : get_memory(r, hop, "memory", &v->mem_types);
-	return err ? err : get_bool(r, hop, "gdr", &v->gdr);
+	return err ? err : report_get_bool(r, hop, "gdr", &v->gdr);
 }
 
 static bool device_capable(const struct devices *d, const char *name)
@@ -259,21 +172,20 @@ static bool device_capable(const struct devices *d, const char *name)
 	return false;
 }
 
-static int read_view(const struct reader *r, json_t *hop, const char *file_transport,
+static int read_view(const struct report_reader *r, json_t *hop, const char *file_transport,
 		     const struct devices *devs, struct report_file_view *out)
 {
 	struct report_view *v = &out->v;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (!json_is_object(hop))
-		return fl_fail(FL_ERR_USAGE, "%s: %s: expected an object", r->path, r->where);
-	err = get_key(r, hop, &out->key);
+	err = report_expect_object(r, hop);
+	err = err ? err : get_key(r, hop, &out->key);
 	err = err ? err : get_view_name(r, hop, &out->is_send);
 	snprintf(out->transport, sizeof(out->transport), "%s", file_transport);
 	err = err ? err
-		  : get_string(r, hop, "transport", !*file_transport, out->transport,
-			       sizeof(out->transport));
+		  : report_get_string(r, hop, "transport", !*file_transport, out->transport,
+				      sizeof(out->transport));
 	err = err ? err : get_figures(r, hop, v);
 	if (err)
 		return err;
@@ -284,30 +196,27 @@ static int read_view(const struct reader *r, json_t *hop, const char *file_trans
 	return 0;
 }
 
-static int read_devices(const struct reader *r, json_t *root, struct devices *d)
+static int read_devices(const struct report_reader *r, json_t *root, struct devices *d)
 {
 	size_t i;
 	json_t *dev;
-	int err;
-	json_t *arr = field(r, root, "devices", false, &err);
+	json_t *arr;
+	int err = report_get_array(r, root, "devices", false, &arr);
 
 	d->n = 0;
 	d->caps = NULL;
-	if (!arr)
-		return 0;
-	if (!json_is_array(arr))
-		return bad(r, "devices", "expected an array");
+	if (err || !arr)
+		return err;
 	d->caps = calloc(json_array_size(arr) + 1, sizeof(*d->caps));
 	if (!d->caps)
 		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", r->path);
 	json_array_foreach (arr, i, dev) {
-		struct reader sub = *r;
+		struct report_reader sub = report_reader_at(r, "devices", i);
 		int mem = 0;
 		json_t *name = json_object_get(dev, "name");
 
-		snprintf(sub.where, sizeof(sub.where), "devices[%zu]", i);
 		if (!json_is_string(name))
-			return bad(&sub, "name", "expected a string");
+			return report_bad(&sub, "name", "expected a string");
 		err = get_memory(&sub, dev, "ptr_support", &mem);
 		if (err)
 			return err;
@@ -321,32 +230,30 @@ static int read_devices(const struct reader *r, json_t *root, struct devices *d)
  * The writer's node has an active RDMA port: said outright by the optional
  * `rdma_port_active`, or implied by its own `transport` verdict.
  */
-static int read_rdma(const struct reader *r, json_t *root, bool *active)
+static int read_rdma(const struct report_reader *r, json_t *root, bool *active)
 {
 	json_t *verdict = json_object_get(root, "verdict");
 	json_t *kind = json_object_get(verdict, "kind");
-	int err = get_bool(r, root, "rdma_port_active", active);
+	int err = report_get_bool(r, root, "rdma_port_active", active);
 
 	if (!err && json_is_string(kind) && !strcmp(json_string_value(kind), "transport"))
 		*active = true;
 	return err;
 }
 
-static int read_hops(const struct reader *r, json_t *root, struct report_file *f)
+static int read_hops(const struct report_reader *r, json_t *root, struct report_file *f)
 {
 	char transport[16] = "";
 	struct devices devs = { NULL, 0 };
 	bool rdma = false;
 	size_t i;
 	json_t *hop;
-	int err;
-	json_t *hops = field(r, root, "hops", true, &err);
+	json_t *hops;
+	int err = report_get_array(r, root, "hops", true, &hops);
 
 	if (err)
 		return err;
-	if (!json_is_array(hops))
-		return bad(r, "hops", "expected an array");
-	err = get_string(r, root, "transport", false, transport, sizeof(transport));
+	err = report_get_string(r, root, "transport", false, transport, sizeof(transport));
 	err = err ? err : read_rdma(r, root, &rdma);
 	err = err ? err : read_devices(r, root, &devs);
 	if (err) {
@@ -357,11 +264,10 @@ static int read_hops(const struct reader *r, json_t *root, struct report_file *f
 	if (!f->views)
 		err = fl_fail(FL_ERR_SYSTEM, "%s: out of memory", r->path);
 	json_array_foreach (hops, i, hop) {
-		struct reader sub = *r;
+		struct report_reader sub = report_reader_at(r, "hops", i);
 
 		if (err)
 			break;
-		snprintf(sub.where, sizeof(sub.where), "hops[%zu]", i);
 		err = read_view(&sub, hop, transport, &devs, &f->views[i]);
 		f->views[i].v.rdma_port_active = rdma;
 		f->nviews += !err;
@@ -370,7 +276,7 @@ static int read_hops(const struct reader *r, json_t *root, struct report_file *f
 	return err;
 }
 
-static int check_schema(const struct reader *r, json_t *root)
+static int check_schema(const struct report_reader *r, json_t *root)
 {
 	char schema[64] = "", version[32] = "unknown";
 	long long sv = 0;
@@ -379,15 +285,15 @@ static int check_schema(const struct reader *r, json_t *root)
 	if (!json_is_object(root))
 		return fl_fail(FL_ERR_USAGE,
 			       "%s: not a fabriclab report (the JSON is not an object)", r->path);
-	err = get_string(r, root, "schema", true, schema, sizeof(schema));
+	err = report_get_string(r, root, "schema", true, schema, sizeof(schema));
 	if (err || strcmp(schema, REPORT_SCHEMA))
 		return fl_fail(FL_ERR_USAGE,
 			       "%s: not a fabriclab report (schema \"%s\", expected \"%s\")",
 			       r->path, schema, REPORT_SCHEMA);
-	err = get_int(r, root, "schema_version", true, 0, &sv);
+	err = report_get_int(r, root, "schema_version", true, 0, &sv);
 	if (err)
 		return err;
-	get_string(r, root, "fabriclab_version", false, version, sizeof(version));
+	report_get_string(r, root, "fabriclab_version", false, version, sizeof(version));
 	if (sv != REPORT_SCHEMA_VERSION)
 		return fl_fail(FL_ERR_USAGE,
 			       "%s: schema_version %lld (written by fabriclab %s); this fabriclab "
@@ -396,23 +302,24 @@ static int check_schema(const struct reader *r, json_t *root)
 	return 0;
 }
 
-static int read_header(const struct reader *r, json_t *root, struct report_file *f)
+static int read_header(const struct report_reader *r, json_t *root, struct report_file *f)
 {
-	int err = get_string(r, root, "node", true, f->node, sizeof(f->node));
+	int err = report_get_string(r, root, "node", true, f->node, sizeof(f->node));
 
 	snprintf(f->version, sizeof(f->version), "unknown");
 	f->rank = -1;
 	err = err ? err
-		  : get_string(r, root, "fabriclab_version", false, f->version, sizeof(f->version));
-	err = err ? err : get_int(r, root, "pid", true, 0, &f->pid);
-	err = err ? err : get_int(r, root, "rank", false, -1, &f->rank);
-	err = err ? err : get_bool(r, root, "final", &f->final);
-	return err ? err : get_number(r, root, "written_unix", false, &f->written_unix);
+		  : report_get_string(r, root, "fabriclab_version", false, f->version,
+				      sizeof(f->version));
+	err = err ? err : report_get_int(r, root, "pid", true, 0, &f->pid);
+	err = err ? err : report_get_int(r, root, "rank", false, -1, &f->rank);
+	err = err ? err : report_get_bool(r, root, "final", &f->final);
+	return err ? err : report_get_number(r, root, "written_unix", false, &f->written_unix);
 }
 
 static int parse(const char *path, struct report_file *f)
 {
-	struct reader r = { path, "" };
+	struct report_reader r = { path, "" };
 	json_error_t jerr;
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	int err;

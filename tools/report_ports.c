@@ -5,70 +5,22 @@
  * rising. Suspects are evidence shown beside the verdict; the verdict itself
  * rests on the measured hops.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../plugin/error.h"
 #include "report.h"
-
-static int bad(const char *path, size_t i, const char *key, const char *what)
-{
-	return fl_fail(FL_ERR_USAGE, "%s: ports[%zu].%s: %s", path, i, key, what);
-}
-
-static int get_text(const char *path, size_t i, json_t *p, const char *key, bool required,
-		    char *dst, size_t len)
-{
-	json_t *v = json_object_get(p, key);
-
-	dst[0] = '\0';
-	if (!v || json_is_null(v))
-		return required ? bad(path, i, key, "missing") : 0;
-	if (!json_is_string(v))
-		return bad(path, i, key, "expected a string");
-	if (json_string_length(v) >= len)
-		return bad(path, i, key, "too long");
-	memcpy(dst, json_string_value(v), json_string_length(v) + 1);
-	return 0;
-}
-
-static int get_flag(const char *path, size_t i, json_t *p, const char *key, bool *out)
-{
-	json_t *v = json_object_get(p, key);
-
-	*out = false;
-	if (!v)
-		return 0;
-	if (!json_is_boolean(v))
-		return bad(path, i, key, "expected true or false");
-	*out = json_is_true(v);
-	return 0;
-}
-
-static int get_rate(const char *path, size_t i, json_t *p, const char *key, double *out)
-{
-	json_t *v = json_object_get(p, key);
-
-	*out = 0.0;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
-		return bad(path, i, key, "expected a non-negative number");
-	*out = json_number_value(v);
-	return 0;
-}
+#include "report_fields.h"
 
 /* "symbol_error +60, rx_pause_ctrl_phy +5" from [{counter, delta, severity}]. */
-static int get_rising(const char *path, size_t i, json_t *p, struct report_port *out)
+static int get_rising(const struct report_reader *r, json_t *p, struct report_port *out)
 {
-	json_t *arr = json_object_get(p, "rising"), *e;
+	json_t *arr, *e;
 	size_t k, used = 0;
+	int err = report_get_array(r, p, "rising", false, &arr);
 
-	if (!arr)
-		return 0;
-	if (!json_is_array(arr))
-		return bad(path, i, "rising", "expected an array");
+	if (err || !arr)
+		return err;
 	json_array_foreach (arr, k, e) {
 		json_t *name = json_object_get(e, "counter"), *delta = json_object_get(e, "delta");
 		json_t *sev = json_object_get(e, "severity");
@@ -76,8 +28,8 @@ static int get_rising(const char *path, size_t i, json_t *p, struct report_port 
 		int w;
 
 		if (!json_is_string(name) || !json_is_integer(delta))
-			return bad(path, i, "rising",
-				   "expected {counter, delta, severity} objects");
+			return report_bad(r, "rising",
+					  "expected {counter, delta, severity} objects");
 		n = json_string_value(name);
 		slash = strchr(n, '/');
 		w = snprintf(out->rising + used, sizeof(out->rising) - used, "%s%s +%lld",
@@ -90,42 +42,43 @@ static int get_rising(const char *path, size_t i, json_t *p, struct report_port 
 	return 0;
 }
 
-static int read_port(const char *path, size_t i, json_t *p, const char *node,
+static int read_port(const struct report_reader *r, json_t *p, const char *node,
 		     struct report_port *out)
 {
-	int err;
+	int err = report_expect_object(r, p);
 
 	memset(out, 0, sizeof(*out));
-	if (!json_is_object(p))
-		return fl_fail(FL_ERR_USAGE, "%s: ports[%zu]: expected an object", path, i);
 	snprintf(out->node, sizeof(out->node), "%s", node);
-	err = get_text(path, i, p, "name", true, out->name, sizeof(out->name));
-	err = err ? err : get_text(path, i, p, "device", false, out->device, sizeof(out->device));
-	err = err ? err : get_text(path, i, p, "netdev", false, out->netdev, sizeof(out->netdev));
-	err = err ? err : get_flag(path, i, p, "active", &out->active);
-	err = err ? err : get_flag(path, i, p, "trained_down", &out->trained_down);
-	err = err ? err : get_rate(path, i, p, "active_gbps", &out->active_gbps);
-	err = err ? err : get_rate(path, i, p, "max_gbps", &out->max_gbps);
-	err = err ? err : get_rate(path, i, p, "delta_seconds", &out->seconds);
-	return err ? err : get_rising(path, i, p, out);
+	err = err ? err : report_get_string(r, p, "name", true, out->name, sizeof(out->name));
+	err = err ? err
+		  : report_get_string(r, p, "device", false, out->device, sizeof(out->device));
+	err = err ? err
+		  : report_get_string(r, p, "netdev", false, out->netdev, sizeof(out->netdev));
+	err = err ? err : report_get_bool(r, p, "active", &out->active);
+	err = err ? err : report_get_bool(r, p, "trained_down", &out->trained_down);
+	err = err ? err : report_get_number(r, p, "active_gbps", false, &out->active_gbps);
+	err = err ? err : report_get_number(r, p, "max_gbps", false, &out->max_gbps);
+	err = err ? err : report_get_number(r, p, "delta_seconds", false, &out->seconds);
+	return err ? err : get_rising(r, p, out);
 }
 
 int report_read_ports(const char *path, json_t *root, struct report_file *f)
 {
-	json_t *arr = json_object_get(root, "ports"), *p;
+	struct report_reader r = { path, "" };
 	const struct report_port *active = NULL;
+	json_t *arr, *p;
 	size_t i;
-	int err = 0;
+	int err = report_get_array(&r, root, "ports", false, &arr);
 
-	if (!arr || json_is_null(arr))
-		return 0;
-	if (!json_is_array(arr))
-		return fl_fail(FL_ERR_USAGE, "%s: ports: expected an array", path);
+	if (err || !arr)
+		return err;
 	f->ports = calloc(json_array_size(arr) + 1, sizeof(*f->ports));
 	if (!f->ports)
 		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", path);
 	json_array_foreach (arr, i, p) {
-		err = read_port(path, i, p, f->node, &f->ports[f->nports]);
+		struct report_reader at = report_reader_at(&r, "ports", i);
+
+		err = read_port(&at, p, f->node, &f->ports[f->nports]);
 		if (err)
 			return err;
 		if (f->ports[f->nports].active && !active)

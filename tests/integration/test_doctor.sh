@@ -41,6 +41,31 @@ expect_rc() {
 none_of() { # NAME LEVEL: no line of that level
 	! grep -Eq "^$2 " "$tmp/out" || { fail "$1: unexpected $2 lines:"; grep -E "^$2 " "$tmp/out" | sed 's/^/    /'; return 1; }
 }
+expect_count() { # NAME LEVEL N: exactly N lines of that level
+	local n
+	n=$(grep -c "^$2" "$tmp/out")
+	[ "$n" -eq "$3" ] || { fail "$1: $n $2 lines, expected $3"; return 1; }
+}
+expect_text() { # NAME TEXT: the last output holds TEXT, as written
+	grep -qF -- "$2" "$tmp/out" || { fail "$1: no '$2' in the output"; return 1; }
+}
+# expect_lines NAME [LEVEL CHECK REGEX]...: every triple matches a line (stops at the first miss)
+expect_lines() {
+	local name=$1
+	shift
+	[ $(($# % 3)) -eq 0 ] || { fail "$name: expect_lines takes LEVEL CHECK REGEX triples"; return 1; }
+	while [ $# -gt 0 ]; do
+		expect "$name" "$1" "$2" "$3" || return 1
+		shift 3
+	done
+}
+# fixture_gives NAME TREE RC [LEVEL CHECK REGEX]...: doctor on TREE exits RC with those lines
+fixture_gives() {
+	local name=$1 tree=$2 want=$3
+	shift 3
+	doctor "$tree"
+	expect_rc "$name" "$want" && expect_lines "$name" "$@"
+}
 
 healthy() {
 	local ok=1
@@ -58,9 +83,9 @@ healthy() {
 	expect healthy PASS gpudirect "peermem: peer memory client nvidia_peermem loaded" || ok=0
 	expect healthy PASS placement "0000:04:00.0: GPU and mlx5_0 \(0000:03:00.0\) under the same PCIe switch \(PXB, below 0000:01:00.0\)" || ok=0
 	expect healthy INFO nccl-env "no NCCL_\* variable set" || ok=0
-	grep -q "look deeper: ibstat mlx5_0 1" "$tmp/out" || { fail "healthy: no ibstat command"; ok=0; }
-	grep -q "look deeper: ethtool -S eth2" "$tmp/out" || { fail "healthy: no ethtool -S command"; ok=0; }
-	grep -q "look deeper: nvidia-smi topo -m" "$tmp/out" || { fail "healthy: no nvidia-smi topo command"; ok=0; }
+	expect_text healthy "look deeper: ibstat mlx5_0 1" || ok=0
+	expect_text healthy "look deeper: ethtool -S eth2" || ok=0
+	expect_text healthy "look deeper: nvidia-smi topo -m" || ok=0
 	none_of healthy FAIL || ok=0
 	[ $ok -eq 1 ] && echo "ok - healthy: every port, rate, counter, GPUDirect and placement check passes, exit 0"
 }
@@ -81,21 +106,19 @@ fake_verbs() {
 }
 
 trained_down() {
-	doctor $fixtures/trained-down
-	expect_rc trained-down 1 &&
-		expect trained-down FAIL rate "mlx5_2/1: trained down: active 100 Gb/s of 200 Gb/s \(same HCA model\)" &&
-		expect trained-down FAIL rate "mlx5_1/1: trained down: active 50 Gb/s of 100 Gb/s \(link modes\)" &&
-		expect trained-down PASS rate "mlx5_0/1: 200 Gb/s" &&
-		[ "$(grep -c '^FAIL' "$tmp/out")" -eq 2 ] &&
+	fixture_gives trained-down $fixtures/trained-down 1 \
+		FAIL rate "mlx5_2/1: trained down: active 100 Gb/s of 200 Gb/s \(same HCA model\)" \
+		FAIL rate "mlx5_1/1: trained down: active 50 Gb/s of 100 Gb/s \(link modes\)" \
+		PASS rate "mlx5_0/1: 200 Gb/s" &&
+		expect_count trained-down FAIL 2 &&
 		echo "ok - trained-down: FAIL on the IB port at half rate and the RoCE port at 50 of 100 Gb/s, exit 1"
 }
 
 # Counters: standing errors warn; errors rising between the two samples fail.
 symbol_errors() {
 	local copy=$tmp/symbol-errors ib roce i
-	doctor $fixtures/symbol-errors
-	expect_rc "symbol-errors" 0 &&
-		expect "symbol-errors" WARN counters "mlx5_0/1: errors counted since the last reset: symbol_error 120, link_downed 1, port_rcv_errors 4" ||
+	fixture_gives symbol-errors $fixtures/symbol-errors 0 \
+		WARN counters "mlx5_0/1: errors counted since the last reset: symbol_error 120, link_downed 1, port_rcv_errors 4" ||
 		return
 	cp -a $fixtures/symbol-errors "$copy"
 	ib=$(readlink -f "$copy/class/infiniband/mlx5_0")/ports/1/counters
@@ -110,20 +133,20 @@ symbol_errors() {
 	sed -i 's/rx_pause_ctrl_phy: 0/rx_pause_ctrl_phy: 5/' "$roce/ethtool-S.txt"
 	wait $pid
 	rc=$?
-	expect_rc "rising" 1 &&
-		expect "rising" FAIL counters "mlx5_0/1: link errors rising in 2 s: symbol_error \+60: a bad cable" &&
-		expect "rising" WARN counters "mlx5_1/1: congestion counters rising in 2 s: rx_pause_ctrl_phy \+5" &&
-		expect "rising" PASS counters "mlx5_2/1: no error or congestion counter rose in 2 s" &&
+	expect_rc rising 1 &&
+		expect_lines rising \
+			FAIL counters "mlx5_0/1: link errors rising in 2 s: symbol_error \+60: a bad cable" \
+			WARN counters "mlx5_1/1: congestion counters rising in 2 s: rx_pause_ctrl_phy \+5" \
+			PASS counters "mlx5_2/1: no error or congestion counter rose in 2 s" &&
 		echo "ok - symbol-errors: standing errors warn; symbol errors rising between samples FAIL, pause frames warn"
 }
 
 peermem_missing() {
-	doctor $fixtures/peermem-missing
-	expect_rc peermem-missing 1 &&
-		expect peermem-missing FAIL gpudirect "peermem: no peer memory module and no dma-buf" &&
-		expect peermem-missing WARN gpudirect "dma-buf: NVIDIA's proprietary kernel module" &&
-		expect peermem-missing WARN placement "0000:81:00.0: the nearest NIC, mlx5_0 \(0000:03:00.0\), is on another CPU socket \(SYS\)" &&
-		grep -q "look deeper: lsmod | grep -E 'nvidia_peermem|nv_peer_mem'" "$tmp/out" &&
+	fixture_gives peermem-missing $fixtures/peermem-missing 1 \
+		FAIL gpudirect "peermem: no peer memory module and no dma-buf" \
+		WARN gpudirect "dma-buf: NVIDIA's proprietary kernel module" \
+		WARN placement "0000:81:00.0: the nearest NIC, mlx5_0 \(0000:03:00.0\), is on another CPU socket \(SYS\)" &&
+		expect_text peermem-missing "look deeper: lsmod | grep -E 'nvidia_peermem|nv_peer_mem'" &&
 		echo "ok - peermem-missing: GPUDirect FAIL, dma-buf and placement warn, exit 1"
 }
 

@@ -36,6 +36,19 @@ run() {
 		-n "$iters" -w 1 >"$tmp/$name.out" 2>&1
 }
 
+# expect_failure LABEL NAME FAULT ITERS SIZE PATTERN OK_TEXT: the run must fail, and its
+# output must say why in a line matching PATTERN (grep basic regex).
+expect_failure() {
+	local label=$1 name=$2 pattern=$6 ok=$7
+	if run "$name" "$3" "$4" "$5"; then
+		fail "$label: the bench succeeded"
+	elif ! grep -q "$pattern" "$tmp/$name.out"; then
+		fail "$label: no line matching '$pattern': $(grep -i -e WARN -e fault "$tmp/$name.out" | head -3)"
+	else
+		echo "ok - $ok"
+	fi
+}
+
 # The mean iteration time (us) and the algbw (GB/s) of a bench run.
 iter_us() { awk '$1 ~ /^[0-9]+$/ && NF >= 8 { print $5 }' "$tmp/$1.out"; }
 algbw() { awk '$1 ~ /^[0-9]+$/ && NF >= 8 { print $6 }' "$tmp/$1.out"; }
@@ -120,14 +133,9 @@ else
 fi
 
 # fail: node0's connections error after 2 MiB.
-if run fail "fail:node=node0,after_bytes=2M" 4 4M; then
-	fail "fail: the bench succeeded"
-elif ! grep -q "WARN.*test on connection .*injected fault: FABRICLAB_FAULT rule 1 (fail:node=node0,after_bytes=2M)" \
-	"$tmp/fail.out"; then
-	fail "fail: no WARN naming the injected fault: $(grep WARN "$tmp/fail.out" | head -3)"
-else
-	echo "ok - fail surfaces as an error from test naming the rule"
-fi
+expect_failure fail fail "fail:node=node0,after_bytes=2M" 4 4M \
+	"WARN.*test on connection .*injected fault: FABRICLAB_FAULT rule 1 (fail:node=node0,after_bytes=2M)" \
+	"fail surfaces as an error from test naming the rule"
 
 # nogdr on node1: pointer support masked, said at WARN, the report says why.
 if ! run nogdr "nogdr:node=node1" 2 1M; then
@@ -151,14 +159,9 @@ else
 fi
 
 # A malformed value fails init with the rule, the token and the accepted form.
-if run bad "throttle:rate=50%;slow:factor=x" 1 1M; then
-	fail "malformed: the bench succeeded"
-elif ! grep -q 'init failed: FABRICLAB_FAULT rule 2 ("slow:factor=x"): factor "x": expected a number > 1' \
-	"$tmp/bad.out"; then
-	fail "malformed: message: $(grep -i fault "$tmp/bad.out" | head -2)"
-else
-	echo "ok - a malformed FABRICLAB_FAULT fails init with the parser's message"
-fi
+expect_failure malformed bad "throttle:rate=50%;slow:factor=x" 1 1M \
+	'init failed: FABRICLAB_FAULT rule 2 ("slow:factor=x"): factor "x": expected a number > 1' \
+	"a malformed FABRICLAB_FAULT fails init with the parser's message"
 
 # A rule for a node that is not here: once at INFO per process, nothing applied.
 if ! run other "throttle:node=node7,rate=10%" 2 1M; then

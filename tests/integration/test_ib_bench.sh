@@ -57,8 +57,11 @@ run_ok() { # name ranks op min max factor [env...]
 	fi
 }
 
+# Under a sanitizer everything runs several times slower: the largest sizes would only test patience.
+top=$((64 << 20)) top_name=64M
+[ -n "${FABRICLAB_SANITIZER:-}" ] && top=$((8 << 20)) top_name=8M
 for ranks in 2 4 8; do
-	run_ok "all_reduce-$ranks-ranks-1B-64M" "$ranks" all_reduce 1 $((64 << 20)) 4
+	run_ok "all_reduce-$ranks-ranks-1B-$top_name" "$ranks" all_reduce 1 "$top" 4
 done
 run_ok "sendrecv-4-ranks-roce-3-qps-4K-steps" 4 sendrecv 1 $((4 << 20)) 8 \
 	NCCL_IB_HCA==mlx5_1 FABRICLAB_IB_QPS=3 FABRICLAB_SHIM_STEP=4K
@@ -153,15 +156,23 @@ for try in 1 2; do
 done
 case $verdict in
 "verdict: device  node1/mlx5_0 "*) echo "ok - throttled node1: the report says \"$verdict\"" ;;
-*) not_ok "throttled node1: report verdict \"$verdict\"" ;;
+*)	# A sanitizer's slowdown distorts timings: there the run must still report, not diagnose.
+	if [ -n "${FABRICLAB_SANITIZER:-}" ] && [ -n "$verdict" ]; then
+		echo "ok - throttled node1: reported under $FABRICLAB_SANITIZER (\"$verdict\"; timings not judged)"
+	else
+		not_ok "throttled node1: report verdict \"$verdict\""
+	fi ;;
 esac
 
 # Loading: libc only, verbs reached through dlopen, only the plugin tables exported.
 so=$build/libnccl-net-fabriclab.so
-extra=$(ldd "$so" | grep -Ev 'linux-vdso|libc\.so|libpthread\.so|libdl\.so|ld-linux')
+allowed='linux-vdso|libc\.so|libpthread\.so|libdl\.so|ld-linux'
+# A sanitizer build also needs the sanitizer's runtime and what that runtime needs.
+[ -n "${FABRICLAB_SANITIZER:-}" ] && allowed="$allowed|lib[at]san\.so|libubsan\.so|libm\.so|libgcc_s\.so|libstdc\+\+\.so"
+extra=$(ldd "$so" | grep -Ev "$allowed")
 if [ -n "$extra" ] || nm -D --undefined-only "$so" | grep -q ibv_ ||
-   nm -D --defined-only "$so" | awk '$2 != "A" && $3 !~ /^nccl(NetPlugin|Profiler)_v[0-9]+$/' |
-   grep -q .; then
+   nm -D --defined-only "$so" |
+   awk '$2 != "A" && $3 !~ /^(__odr_asan\.)?nccl(NetPlugin|Profiler)_v[0-9]+$/' | grep -q .; then
 	not_ok "the plugin links or exports more than it should: $extra"
 else
 	echo "ok - the plugin needs only libc at load time and exports only its tables"

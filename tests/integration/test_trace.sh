@@ -8,6 +8,8 @@
 #    cluster verdict (kind and hop) and the same injected faults as `fabriclab report`, for
 #    a healthy run (none) and for one cable at half speed by FABRICLAB_FAULT throttle (link,
 #    that hop);
+#  - ABI v9 (no finalize): the verdict events come from the reports the destructor writes,
+#    and the tracepoints detached there leave a clean exit;
 #  - the plugin links no LTTng library, and loads and runs with no session daemon, with the
 #    provider object absent, and (as root) with liblttng-ust itself unreadable;
 #  - a session daemon socket that accepts but never answers stalls the job by no more
@@ -216,6 +218,17 @@ throttled() {
 	echo "ok - half-speed cable (FABRICLAB_FAULT throttle 50%): $why"
 }
 
+# ABI v9 has no finalize: the final report, its verdict event and the detaching of the
+# tracepoints all happen in the plugin's destructor, while the session records.
+unload() {
+	traced unload FABRICLAB_SHIM_NET_VERSION=9 || return
+	[ "$(grep -c "final report written at plugin unload" "$tmp/unload/bench.err")" -eq 4 ] ||
+		{ fail "unload: the final reports were not written at unload"; return; }
+	[ "$(babeltrace2 "$tmp/unload/trace" | grep -c "fabriclab:verdict:")" -eq 4 ] ||
+		{ fail "unload: expected 4 verdict events from the reports written at unload"; return; }
+	echo "ok - unload (v9): verdict events from the destructor's reports, then a clean exit"
+}
+
 no_sessiond() {
 	if system_daemon; then
 		echo "ok - # SKIP no session daemon: a system lttng-sessiond runs (left alone)"
@@ -312,6 +325,7 @@ no_sessiond
 start_sessiond
 healthy
 throttled
+unload
 no_provider
 no_lttng_ust
 hung_sessiond
