@@ -111,7 +111,7 @@ $(BUILD)/tests/%: tests/integration/%.c $(LIBS) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBS) $(LDFLAGS) -lcmocka $(SYSLIBS)
 
-$(BUILD)/bench/%: bench/%.c $(LIBS)
+$(BUILD)/bench/%: bench/%.c $(LIBS) $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBS) $(LDFLAGS) $(SYSLIBS)
 
