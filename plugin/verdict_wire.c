@@ -121,18 +121,23 @@ static double group_mad(const struct rated_hop *g, size_t n, double *scratch)
  * absolute deviations of the others, is a modified z-score (Iglewicz and
  * Hoaglin) above 3.5. Busy shared hosts spread rates by tens of percent with
  * no hop to blame; a bad cable sits far outside the spread of the good ones.
- * Small groups leave the hop out of the spread (its partner on a bad device
- * would otherwise widen it); in large groups a few slow hops hardly move it.
+ * Small groups leave the hop, and any other hop slow by the ratio, out of the
+ * spread (its partner on a bad device would otherwise widen it); in large
+ * groups a few slow hops hardly move it.
  */
 static bool stands_out(const struct rated_hop *g, size_t n, size_t k, double ref,
-		       double large_group_mad, double *scratch)
+		       double min_ratio, double large_group_mad, double *scratch)
 {
 	double mad = large_group_mad;
 	size_t m = 0;
 
 	if (n <= EXACT_SPREAD_MAX) {
+		/*
+		 * Only hops that are not slow themselves make the spread: in a ring of 4
+		 * the other hop through a halved NIC would otherwise be half of it.
+		 */
 		for (size_t o = 0; o < n; o++) {
-			if (o != k)
+			if (o != k && g[o].gbs >= min_ratio * ref)
 				scratch[m++] = distance(g[o].gbs, ref);
 		}
 		mad = verdict_median(scratch, m);
@@ -150,7 +155,7 @@ static void judge_group(const struct verdict_input *in, const struct rated_hop *
 
 		j->ref[i] = median_without(g, n, k);
 		j->slow[i] = below_ratio(&in->hops[i], j->ref[i], in->params->min_ratio) &&
-			     stands_out(g, n, k, j->ref[i], mad, j->scratch);
+			     stands_out(g, n, k, j->ref[i], in->params->min_ratio, mad, j->scratch);
 	}
 }
 

@@ -131,6 +131,27 @@ static void test_slow_device_both_directions_4_nodes(void **state)
 	check_slow_device(4);
 }
 
+/*
+ * A halved NIC in a ring of 4 as measured on a busy host: the two good hops
+ * differ by 10%. The other slow hop must not count in the spread the slow one
+ * is judged against, or its shortfall would sit within it (modified z 3.4).
+ */
+static void test_slow_device_4_nodes_with_uneven_good_hops(void **state)
+{
+	size_t n = ring(4, 10.0);
+	struct fl_verdict v;
+
+	(void)state;
+	hops[0].wire_gbs = 2.5; /* n1 -> n2 */
+	hops[1].wire_gbs = 2.6; /* n2 -> n3 */
+	hops[2].wire_gbs = 5.0;
+	hops[3].wire_gbs = 5.5;
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+	assert_string_equal(v.node, "n2");
+	assert_string_equal(v.dev, "eth0");
+}
+
 static void test_slow_device_both_directions_8_nodes(void **state)
 {
 	(void)state;
@@ -654,6 +675,7 @@ int main(void)
 		cmocka_unit_test(test_healthy_with_noise_is_none),
 		cmocka_unit_test(test_one_slow_link),
 		cmocka_unit_test(test_slow_device_both_directions_4_nodes),
+		cmocka_unit_test(test_slow_device_4_nodes_with_uneven_good_hops),
 		cmocka_unit_test(test_slow_device_both_directions_8_nodes),
 		cmocka_unit_test(test_slow_device_on_one_rail),
 		cmocka_unit_test(test_one_direction_only_is_a_link),
