@@ -29,7 +29,7 @@
 
 /* One fault applied on this node, as the report lists it. */
 struct fl_fault_injected {
-	char rule[FL_FAULT_DESCRIBE_LEN]; /* canonical form; "link_rate:rate=..." for the lab's rate */
+	char rule[FL_FAULT_DESCRIBE_LEN]; /* canonical; "link_rate:rate=..." for the lab's rate */
 	char action[16];
 	char dev[FL_DEV_NAME_LEN];
 	char peer[FL_NODE_NAME_LEN]; /* "" when device-wide */

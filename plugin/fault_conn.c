@@ -111,7 +111,7 @@ static void apply_slow(struct attach_ctx *a, int i, const struct fl_fault_rule *
 {
 	struct fl_fault_conn *f = a->f;
 
-	/* Both ways: a slow GPU makes room for incoming data as late as it produces outgoing data. */
+	/* Both ways: a slow GPU frees room for incoming data as late as it makes outgoing data. */
 	if (f->slow_rule >= 0)
 		return;
 	if (r->slow.factor && !a->line_rate) {

@@ -176,7 +176,8 @@ static const char *parse_decimal(const char *s, double *out)
 	return s;
 }
 
-static const struct fl_fault_unit *find_unit(const struct fl_fault_unit *units, size_t n, const char *name)
+static const struct fl_fault_unit *find_unit(const struct fl_fault_unit *units, size_t n,
+					     const char *name)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (!strcasecmp(units[i].name, name))

@@ -193,7 +193,8 @@ static int recv_piece_paced(struct sock_stream *s, struct fl_pacer *p, const str
 		err = pace_slice(s, p, end - off, end < t->len || stream_has_work(s));
 		/* the whole slice was paid for: take it all before asking the pacer again */
 		while (!err && off < end) {
-			err = recv_some(s->fd, t->buf + off, end - off, off ? MSG_WAITALL : 0, &got);
+			err = recv_some(s->fd, t->buf + off, end - off, off ? MSG_WAITALL : 0,
+					&got);
 			if (!err && !off)
 				start = fl_clock_ns();
 			off += err ? 0 : got;

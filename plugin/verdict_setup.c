@@ -38,7 +38,8 @@ static bool any_hop(const struct fl_hop_figures *h)
 /* The node with the active port and the port, where the report says which (else the sender). */
 static void name_rdma_port(const struct fl_hop_figures *h, struct fl_verdict *out)
 {
-	verdict_set_name(out->node, sizeof(out->node), h->rdma_node[0] ? h->rdma_node : h->src_node);
+	verdict_set_name(out->node, sizeof(out->node),
+			 h->rdma_node[0] ? h->rdma_node : h->src_node);
 	verdict_set_name(out->dev, sizeof(out->dev), h->rdma_port);
 }
 

@@ -163,7 +163,8 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 	if (c->free_head < 0)
 		return FL_OK;
 	/* slow: the receive is held back too, as a slow GPU frees its buffers late */
-	if (FL_FAULTS && c->fault && fl_fault_hold_post(c->fault, total_size(n, sizes), fl_clock_ns()))
+	if (FL_FAULTS && c->fault &&
+	    fl_fault_hold_post(c->fault, total_size(n, sizes), fl_clock_ns()))
 		return FL_OK;
 	if (COUNTING && tags)
 		fl_stats_note_tag(&c->stats, tags[0]); /* NCCL's tags: the sender's rank */

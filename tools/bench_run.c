@@ -262,7 +262,7 @@ int bench_rank(const struct bench_opts *opts)
 	shim_buf_deregister(&r.w, &r.send);
 	shim_buf_deregister(&r.w, &r.recv);
 	shim_world_close(&r.w);
-	/* After a failed transfer the plugin may still be writing into them; the exit frees them. */
+	/* After a failed transfer the plugin may still write into them; the exit frees them. */
 	if (!r.w.broken) {
 		free(r.send_mem);
 		free(r.recv_mem);

@@ -98,7 +98,8 @@ static void print_hop(const struct report_set *set, size_t i, int width, FILE *o
 	percent(f->wire_gbs, f->line_rate_gbs, line, sizeof(line));
 	/* Peer wait is summed over requests in flight together: per message reads true. */
 	if (f->messages && f->active_seconds > 0)
-		snprintf(wait, sizeof(wait), "%.1f", f->peer_wait_seconds * 1e6 / (double)f->messages);
+		snprintf(wait, sizeof(wait), "%.1f",
+			 f->peer_wait_seconds * 1e6 / (double)f->messages);
 	else
 		snprintf(wait, sizeof(wait), "-");
 	fprintf(out, "%c %-*.*s %9s %9s %7s %10s %9llu %11s %4s %8.1f %8.1f\n",

@@ -92,7 +92,7 @@ static void test_idle_credit_is_capped_at_the_burst(void **state)
 	assert_int_equal(bytes_sent_in(&p, later, 1, 1), 2 * CHUNK);
 }
 
-/* A mover with bytes waiting that runs only every 10 ms still gets its rate; an idle one does not. */
+/* A mover with bytes waiting, run only every 10 ms, still gets its rate; an idle one does not. */
 static void test_starved_mover_catches_up_idle_one_does_not(void **state)
 {
 	struct fl_pacer p;
@@ -162,7 +162,10 @@ static void test_stalls_cut_a_paced_rate_by_their_share(void **state)
 	assert_near((double)bytes_sent_in(&p, t0, NS_PER_S, 10000), 0.75 * (double)rate, 0.02);
 }
 
-/* A stall in one bucket (the hop's) stops a backlogged mover; the rate bucket (the link) gives no catch-up for the pause. */
+/*
+ * A stall in one bucket (the hop's) stops a backlogged mover; the rate bucket
+ * (the link) gives no catch-up for the pause.
+ */
 static void test_a_pause_is_not_made_up_by_another_bucket(void **state)
 {
 	struct fl_pacer own, link, stall;
