@@ -1,8 +1,9 @@
 /*
  * The receive path. irecv posts one receive WR per buffer on every QP (each
  * QP carries one write-with-immediate per message), then writes the
- * clear-to-send into the sender's FIFO once the pacer allows the bytes
- * offered. A buffer is complete when its immediate arrived on every QP;
+ * clear-to-send into the sender's FIFO once the pacer allows more bytes; the
+ * bytes that arrive are charged to it (not the buffers' size: NCCL's buffers
+ * are often much larger than what fills them). A buffer is complete when its immediate arrived on every QP;
  * immediates on one QP arrive in the sender's order, so each QP keeps a
  * cursor on the receive its next immediate belongs to.
  */
@@ -33,15 +34,6 @@ static int post_receives(struct ib_recv_comm *c, unsigned slot, int n)
 	return FL_OK;
 }
 
-static size_t offered(const struct ib_recv_req *r)
-{
-	size_t bytes = 0;
-
-	for (int i = 0; i < r->n; i++)
-		bytes += r->cap[i];
-	return bytes;
-}
-
 /* Writes held-back CTS entries, oldest first, while pacer and send queue allow. */
 static int post_cts(struct ib_recv_comm *c, uint64_t now)
 {
@@ -58,7 +50,7 @@ static int post_cts(struct ib_recv_comm *c, uint64_t now)
 		int err;
 
 		if (sq->posted - sq->done >= IB_SQ_DEPTH - 1 ||
-		    !fl_pace_allows(c->link.pacer, now, offered(r)))
+		    (c->link.pacer && !fl_pace_try(c->link.pacer, now)))
 			return FL_OK;
 		memset(&wr, 0, sizeof(wr));
 		wr.wr_id = ib_wr_id(IB_WR_CTS, 0, slot, sq->posted + 1);
@@ -95,8 +87,12 @@ static int arrived(struct ib_recv_comm *c, const struct ibv_wc *wc, uint64_t now
 			       "(opcode %d, buffer %u, %zu bytes)", c->link.peer.node,
 			       c->link.peer.dev_name, q, wc->opcode, elem, size);
 	r->got[elem] = size;
-	if (++r->arrivals[elem] == c->link.nqps && ++r->elems_done == r->n)
-		r->done_ns = now;
+	if (++r->arrivals[elem] == c->link.nqps) {
+		if (c->link.pacer)
+			fl_pace_take(c->link.pacer, now, size);
+		if (++r->elems_done == r->n)
+			r->done_ns = now;
+	}
 	if (++c->seen[q] == r->n) {
 		c->seen[q] = 0;
 		c->cursor[q]++;

@@ -51,7 +51,29 @@ static void plan(struct ib_send_comm *c, struct ib_send_req *r, const struct ib_
 	r->expected = used ? used : 1;
 }
 
-/* Claims the FIFO entry with r's tag; r->matched stays 0 while the receiver's CTS is not in. */
+enum { ENTRY_USED = -1, ENTRY_ABSENT = -2 };
+
+/* The slot's entry for tag not yet matched, else whether the tag is there at all. */
+static int free_entry(const struct ib_send_comm *c, const struct ib_fifo_slot *slot, int tag)
+{
+	int found = ENTRY_ABSENT;
+
+	for (int i = 0; i < c->slot_n; i++) {
+		if (slot->e[i].tag != tag)
+			continue;
+		if (!(c->consumed & 1u << i))
+			return i;
+		found = ENTRY_USED;
+	}
+	return found;
+}
+
+/*
+ * Claims the FIFO entry with r's tag; r->matched stays 0 while the receiver's
+ * CTS is not in, or while the entry for its tag in this CTS is taken: with a
+ * grouped receive each sub-stream (tag) sends on its own schedule, so one may
+ * be a receive ahead of another.
+ */
 static int match(struct ib_send_comm *c, struct ib_send_req *r, uint64_t now)
 {
 	const struct ib_fifo_slot *slot = &c->fifo[ib_fifo_index(c->cts_count)];
@@ -67,12 +89,12 @@ static int match(struct ib_send_comm *c, struct ib_send_req *r, uint64_t now)
 			return FL_OK;
 		c->consumed = 0;
 	}
-	for (i = 0; i < c->slot_n; i++)
-		if (!(c->consumed & 1u << i) && slot->e[i].tag == r->tag)
-			break;
-	if (i == c->slot_n)
+	i = free_entry(c, slot, r->tag);
+	if (i == ENTRY_USED)
+		return FL_OK; /* its sub-stream is a receive ahead: it waits for the next CTS */
+	if (i == ENTRY_ABSENT)
 		return fl_fail(FL_ERR_INTERNAL, "isend with tag %d, but the receive posted by "
-			       "%s/%s has no buffer left with that tag", r->tag,
+			       "%s/%s has no buffer with that tag", r->tag,
 			       c->link.peer.node, c->link.peer.dev_name);
 	if (ib_pace_peer_rate(c, slot->e[i].rx_rate_kib, now))
 		return FL_ERR_SYSTEM;
@@ -151,6 +173,34 @@ static int post_request(struct ib_send_comm *c, struct ib_send_req *r, uint64_t 
 	return POSTED;
 }
 
+/*
+ * The head waits for a later CTS while the current one still has entries for
+ * other tags: the first queued request that takes one moves to the head, the
+ * ones it passes keep their order (so each tag's sends stay in order). Writes
+ * still go out in match order, which the receiver's per-QP cursor relies on.
+ */
+static int match_behind_head(struct ib_send_comm *c, uint64_t now)
+{
+	const struct ib_fifo_slot *slot = &c->fifo[ib_fifo_index(c->cts_count)];
+
+	for (uint32_t k = c->queue_head + 1; c->slot_n && k != c->queue_tail; k++) {
+		uint16_t idx = c->queue[k % IB_SEND_REQS];
+		int rc;
+
+		/* a tag this CTS lacks may be for a later one: only the head's is an error */
+		if (free_entry(c, slot, c->reqs[idx].tag) < 0)
+			continue;
+		rc = match(c, &c->reqs[idx], now);
+		if (rc)
+			return rc;
+		for (uint32_t j = k; j != c->queue_head; j--)
+			c->queue[j % IB_SEND_REQS] = c->queue[(j - 1) % IB_SEND_REQS];
+		c->queue[c->queue_head % IB_SEND_REQS] = idx;
+		return FL_OK;
+	}
+	return FL_OK;
+}
+
 static int post_queued(struct ib_send_comm *c, int *progressed)
 {
 	uint64_t now = fl_clock_ns();
@@ -161,8 +211,13 @@ static int post_queued(struct ib_send_comm *c, int *progressed)
 
 		if (!r->matched) {
 			rc = match(c, r, now);
-			if (rc || !r->matched)
+			if (!rc && !r->matched)
+				rc = match_behind_head(c, now);
+			if (rc)
 				return rc;
+			r = &c->reqs[c->queue[c->queue_head % IB_SEND_REQS]];
+			if (!r->matched)
+				return FL_OK;
 		}
 		rc = post_request(c, r, now);
 		if (rc)

@@ -25,6 +25,7 @@
 #include "../../plugin/clock.h"
 #include "../../plugin/error.h"
 #include "../../plugin/identity.h"
+#include "../../plugin/pace.h"
 #include "../../plugin/transport.h"
 
 #define WAIT_NS (10ULL * 1000000000ULL)
@@ -239,6 +240,83 @@ static void test_multi_recv_by_tag(void **state)
 	close_pair(&p);
 }
 
+/*
+ * A grouped receive's sub-streams (one tag each) send on their own schedules:
+ * tag 10 sends for two receives before tag 11 sends for the first. Each send
+ * must land in its own receive's buffer for its tag, and nothing may fail.
+ */
+static void test_sub_streams_out_of_step(void **state)
+{
+	enum { SZ = 4096 };
+	struct pair p;
+	static uint8_t src[4][SZ], dst[4][SZ];
+	void *smr, *rmr, *data[2], *mh[2], *reqs[6];
+	size_t rsizes[2] = { SZ, SZ };
+	int tags[2] = { 10, 11 }, sizes[6][FL_MAX_RECVS];
+	/* src[0] = tag 10 for receive 0, src[1] = tag 10 for receive 1, then tag 11's */
+	static const int send_tag[4] = { 10, 10, 11, 11 };
+	static const int lands_in[4] = { 0, 2, 1, 3 }; /* dst[2r + (tag == 11)] */
+
+	(void)state;
+	connect_pair(0, &p);
+	assert_int_equal(tp->reg_mr(p.send, src, sizeof(src), FL_PTR_HOST, &smr), FL_OK);
+	assert_int_equal(tp->reg_mr(p.recv, dst, sizeof(dst), FL_PTR_HOST, &rmr), FL_OK);
+	memset(dst, 0, sizeof(dst));
+	mh[0] = mh[1] = rmr;
+	for (int r = 0; r < 2; r++) {
+		data[0] = dst[2 * r];
+		data[1] = dst[2 * r + 1];
+		assert_int_equal(tp->irecv(p.recv, 2, data, rsizes, tags, mh, &reqs[4 + r]),
+				 FL_OK);
+		assert_non_null(reqs[4 + r]);
+	}
+	for (int i = 0; i < 4; i++) {
+		fill(src[i], SZ, (unsigned)i + 7);
+		assert_int_equal(tp->isend(p.send, src[i], SZ, send_tag[i], smr, &reqs[i]), FL_OK);
+		assert_non_null(reqs[i]);
+	}
+	assert_int_equal(wait_all(reqs, 6, sizes), FL_OK);
+	for (int i = 0; i < 4; i++)
+		assert_memory_equal(dst[lands_in[i]], src[i], SZ);
+	close_pair(&p);
+}
+
+/*
+ * A receive-side throttle is charged the bytes that arrive, as the socket
+ * transport's is, not the size of the buffers posted: 20 messages of 1 KiB
+ * into 1 MiB buffers through a 10 MiB/s pacer owe it 2 ms of wire time, not 2 s (each
+ * clear-to-send would wait out the 100 ms its buffer was charged).
+ */
+static void test_rx_pacer_charges_bytes_received(void **state)
+{
+	enum { CAP = 1 << 20, MSG = 1024, N = 20 };
+	static uint8_t src[MSG], dst[CAP];
+	struct pair p;
+	void *smr, *rmr, *d = dst, *reqs[2];
+	size_t rsize = CAP;
+	int tag = 7, sizes[2][FL_MAX_RECVS];
+	struct fl_pacer *pacer;
+	uint64_t owed_ns;
+
+	(void)state;
+	connect_pair(0, &p);
+	pacer = fl_pace_create(10u << 20, 0, fl_clock_ns());
+	assert_non_null(pacer);
+	tp->set_pacer(p.recv, pacer);
+	assert_int_equal(tp->reg_mr(p.send, src, sizeof(src), FL_PTR_HOST, &smr), FL_OK);
+	assert_int_equal(tp->reg_mr(p.recv, dst, sizeof(dst), FL_PTR_HOST, &rmr), FL_OK);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(tp->irecv(p.recv, 1, &d, &rsize, &tag, &rmr, &reqs[1]), FL_OK);
+		assert_int_equal(tp->isend(p.send, src, MSG, tag, smr, &reqs[0]), FL_OK);
+		assert_int_equal(wait_all(reqs, 2, sizes), FL_OK);
+		assert_int_equal(sizes[1][0], MSG);
+	}
+	owed_ns = fl_pace_wait_ns(pacer, fl_clock_ns());
+	assert_true(owed_ns < 10 * 1000000ull); /* 100 ms (one buffer) if charged their size */
+	close_pair(&p);
+	fl_pace_destroy(pacer);
+}
+
 static void test_clip_and_backpressure(void **state)
 {
 	struct pair p;
@@ -427,6 +505,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_properties),
 		cmocka_unit_test(test_sizes_over_three_qps),
 		cmocka_unit_test(test_multi_recv_by_tag),
+		cmocka_unit_test(test_sub_streams_out_of_step),
+		cmocka_unit_test(test_rx_pacer_charges_bytes_received),
 		cmocka_unit_test(test_clip_and_backpressure),
 		cmocka_unit_test(test_iflush),
 		cmocka_unit_test(test_bad_buffers),
