@@ -14,10 +14,13 @@ int ib_link_open(struct ib_link *l, struct ib_device *dev, int nqps, int send_si
 {
 	const struct ibv_device_attr *a = &dev->hca->attr;
 	int max_wr = a->max_qp_wr > 0 ? a->max_qp_wr : IB_RQ_DEPTH;
-	int sq = min_int(IB_SQ_DEPTH, max_wr);
+	int sq = IB_SQ_DEPTH; /* the full-queue checks count on every slot of it */
 	int rq = send_side ? 1 : min_int(IB_RQ_DEPTH, max_wr);
 	int rc;
 
+	if (max_wr < sq)
+		return fl_fail(FL_ERR_SYSTEM, "%s allows %d WRs per queue, a send queue needs %d",
+			       dev->dev_name, max_wr, sq);
 	if (!send_side && rq < IB_RQ_DEPTH)
 		return fl_fail(FL_ERR_SYSTEM, "%s allows %d WRs per queue, the receiver needs %d",
 			       dev->dev_name, max_wr, IB_RQ_DEPTH);
