@@ -171,34 +171,45 @@ static int child_connect_and_wait(struct chan *c)
 	return 0;
 }
 
+/* Forks a child that connects to ep (made here with buf_len bytes) and waits to be killed. */
+static pid_t start_waiting_peer(struct chan *c, struct fvt_ep *ep, const struct fvt_opts *o,
+				size_t buf_len, struct fvt_addr *peer)
+{
+	struct fvt_addr me;
+	pid_t pid;
+	char ok;
+
+	chan_open(c);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		chan_side(c, true);
+		_exit(child_connect_and_wait(c));
+	}
+	chan_side(c, false);
+	assert_int_equal(fvt_ep_init(&lib, ep, o, buf_len), 0);
+	me = fvt_addr_of(&lib, ep);
+	assert_int_equal(get(c->to_parent[0], peer, sizeof(*peer)), 0);
+	assert_int_equal(put(c->to_child[1], &me, sizeof(me)), 0);
+	assert_int_equal(fvt_connect(&lib, ep, o, peer), 0);
+	assert_int_equal(get(c->to_parent[0], &ok, 1), 0);
+	return pid;
+}
+
 static void test_dead_peer_fails_requests(void **state)
 {
 	struct fvt_opts o = fvt_defaults();
 	struct fvt_ep ep;
-	struct fvt_addr me, peer;
+	struct fvt_addr peer;
 	struct ibv_wc wc;
 	struct chan c;
 	uint64_t t0;
 	pid_t pid;
-	char ok;
 
 	(void)state;
 	/* NCCL's timeout: retries alone would take seconds, the death must be noticed sooner */
 	o.timeout = 20;
-	chan_open(&c);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		chan_side(&c, true);
-		_exit(child_connect_and_wait(&c));
-	}
-	chan_side(&c, false);
-	assert_int_equal(fvt_ep_init(&lib, &ep, &o, 4096), 0);
-	me = fvt_addr_of(&lib, &ep);
-	assert_int_equal(get(c.to_parent[0], &peer, sizeof(peer)), 0);
-	assert_int_equal(put(c.to_child[1], &me, sizeof(me)), 0);
-	assert_int_equal(fvt_connect(&lib, &ep, &o, &peer), 0);
-	assert_int_equal(get(c.to_parent[0], &ok, 1), 0);
+	pid = start_waiting_peer(&c, &ep, &o, 4096, &peer);
 	/* a send the child has no receive for: it waits at the child (rnr_retry 7) */
 	assert_int_equal(fvt_post_rdma(&ep, IBV_WR_SEND, 1, ep.buf, 8, ep.mr->lkey, 0, 0,
 				       IBV_SEND_SIGNALED, 0), 0);
@@ -238,29 +249,15 @@ static void test_full_ring_flow_control(void **state)
 	const int n = 3000;
 	struct fvt_opts o = fvt_defaults();
 	struct fvt_ep ep;
-	struct fvt_addr me, peer;
+	struct fvt_addr peer;
 	struct ibv_wc wc;
 	struct chan c;
 	pid_t pid;
-	char ok;
 
 	(void)state;
 	o.max_send_wr = 4096;
 	o.timeout = 17;	/* a 4 s retry window: the stop below stays far inside it */
-	chan_open(&c);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		chan_side(&c, true);
-		_exit(child_connect_and_wait(&c));
-	}
-	chan_side(&c, false);
-	assert_int_equal(fvt_ep_init(&lib, &ep, &o, 16384), 0);
-	me = fvt_addr_of(&lib, &ep);
-	assert_int_equal(get(c.to_parent[0], &peer, sizeof(peer)), 0);
-	assert_int_equal(put(c.to_child[1], &me, sizeof(me)), 0);
-	assert_int_equal(fvt_connect(&lib, &ep, &o, &peer), 0);
-	assert_int_equal(get(c.to_parent[0], &ok, 1), 0);
+	pid = start_waiting_peer(&c, &ep, &o, 16384, &peer);
 	kill(pid, SIGSTOP);
 	for (int i = 0; i < n; i++) {
 		uint32_t v = (uint32_t)i + 1;
