@@ -6,7 +6,8 @@ BUILD   ?= build
 OPT     ?= -O2
 SAN     ?=
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -pthread $(SAN) $(EXTRA_CFLAGS)
+# Includes name their folder: "base/error.h" inside plugin/, "plugin/base/error.h" elsewhere.
+CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -pthread -I. -Iplugin $(SAN) $(EXTRA_CFLAGS)
 LDFLAGS := -pthread $(SAN)
 
 PLUGIN_SO   := $(BUILD)/libnccl-net-fabriclab.so
@@ -15,16 +16,17 @@ SHIM_LIB    := $(BUILD)/libfabriclab-shim.a
 TOOL_LIB    := $(BUILD)/libfabriclab-tools.a
 TOOL        := $(BUILD)/fabriclab
 
-PLUGIN_SRC  := $(sort $(wildcard plugin/*.c))
+LTTNG_DIR   := plugin/trace/lttng
+PLUGIN_SRC  := $(sort $(filter-out $(LTTNG_DIR)/%,$(shell find plugin -name '*.c')))
 SHIM_SRC    := $(sort $(wildcard shim/*.c))
-TOOL_SRC    := $(filter-out tools/fabriclab.c,$(sort $(wildcard tools/*.c)))
+TOOL_SRC    := $(filter-out tools/fabriclab.c,$(sort $(shell find tools -name '*.c')))
 UNIT_SRC    := $(sort $(wildcard tests/unit/*.c))
 ITEST_SRC   := $(sort $(wildcard tests/integration/*.c))
 BENCH_SRC   := $(sort $(wildcard bench/*.c))
 # Test infrastructure and the run-time-loaded tracepoint provider: shared objects of their own.
 FAKEVERBS_SRC := $(sort $(wildcard tests/fakeverbs/*.c))
 FAKEVERBS_SO  := $(BUILD)/libfabriclab-fakeverbs.so
-LTTNG_SRC     := $(sort $(wildcard plugin/tracing/*.c))
+LTTNG_SRC     := $(sort $(wildcard $(LTTNG_DIR)/*.c))
 LTTNG_SO      := $(BUILD)/libfabriclab-lttng.so
 
 PLUGIN_OBJ  := $(PLUGIN_SRC:%.c=$(BUILD)/obj/%.o)
@@ -47,13 +49,14 @@ deps:
 
 # The plugin: hidden by default, only the ncclNetPlugin_vN tables are exported;
 # at load time it needs nothing but libc, libpthread and libdl.
-PLUGIN_HDR := $(wildcard plugin/*.h plugin/tracing/*.h)
+PLUGIN_HDR := $(shell find plugin -name '*.h')
+ALL_HDR    := $(PLUGIN_HDR) $(shell find shim tools tests bench -name '*.h')
 
 $(BUILD)/obj/plugin/%.o: plugin/%.c $(PLUGIN_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
-$(BUILD)/obj/%.o: %.c $(wildcard plugin/*.h shim/*.h tools/*.h tests/*.h)
+$(BUILD)/obj/%.o: %.c $(ALL_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -79,9 +82,9 @@ $(FAKEVERBS_SO): $(FAKEVERBS_SRC) $(wildcard tests/fakeverbs/*.h)
 	$(CC) $(CFLAGS) -fPIC -shared -o $@ $(FAKEVERBS_SRC) $(LDFLAGS) -Wl,-z,defs -lrt
 
 # The LTTng-UST tracepoint provider: the plugin dlopen()s it when liblttng-ust is installed.
-$(LTTNG_SO): $(LTTNG_SRC) $(wildcard plugin/tracing/*.h)
+$(LTTNG_SO): $(LTTNG_SRC) $(wildcard $(LTTNG_DIR)/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -shared -Iplugin/tracing -o $@ $(LTTNG_SRC) $(LDFLAGS) -Wl,-z,defs \
+	$(CC) $(CFLAGS) -fPIC -shared -I$(LTTNG_DIR) -o $@ $(LTTNG_SRC) $(LDFLAGS) -Wl,-z,defs \
 		-llttng-ust -llttng-ust-common -ldl
 
 $(PLUGIN_LIB): $(PLUGIN_OBJ)
@@ -103,15 +106,15 @@ SYSLIBS := -ljansson -lbabeltrace2 -ldl -lm
 $(TOOL): $(BUILD)/obj/tools/fabriclab.o $(LIBS) $(PLUGIN_SO)
 	$(CC) -o $@ $< $(LIBS) $(LDFLAGS) $(SYSLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIBS) $(wildcard tests/*.h)
+$(BUILD)/tests/%: tests/unit/%.c $(LIBS) $(ALL_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBS) $(LDFLAGS) -lcmocka $(SYSLIBS)
 
-$(BUILD)/tests/%: tests/integration/%.c $(LIBS) $(wildcard tests/*.h)
+$(BUILD)/tests/%: tests/integration/%.c $(LIBS) $(ALL_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBS) $(LDFLAGS) -lcmocka $(SYSLIBS)
 
-$(BUILD)/bench/%: bench/%.c $(LIBS) $(wildcard bench/*.h)
+$(BUILD)/bench/%: bench/%.c $(LIBS) $(ALL_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBS) $(LDFLAGS) $(SYSLIBS)
 

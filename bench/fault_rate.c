@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../plugin/clock.h"
-#include "../plugin/error.h"
-#include "../plugin/fault.h"
-#include "../plugin/transport.h"
+#include "plugin/base/clock.h"
+#include "plugin/base/error.h"
+#include "plugin/fault/fault.h"
+#include "plugin/transport/transport.h"
 
 #define DEPTH 8
 #define RUNS 3

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "../plugin/transport.h"
+#include "plugin/transport/transport.h"
 
 static int null_req;
 

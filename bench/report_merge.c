@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../plugin/error.h"
-#include "../tools/report.h"
+#include "plugin/base/error.h"
+#include "tools/report/report.h"
 
 #define NODES 1024
 #define DEVS 8

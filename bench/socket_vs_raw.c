@@ -17,10 +17,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../plugin/clock.h"
-#include "../plugin/config.h"
-#include "../plugin/sock_config.h"
-#include "../shim/shim_net.h"
+#include "plugin/base/clock.h"
+#include "plugin/base/config.h"
+#include "plugin/transport/socket/sock_config.h"
+#include "shim/shim_net.h"
 
 #define STEPS_IN_FLIGHT 8
 #define RAW_CALL_BYTES (256 << 10)

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../plugin/clock.h"
-#include "../plugin/trace.h"
-#include "../plugin/wrap.h"
+#include "plugin/base/clock.h"
+#include "plugin/trace/trace.h"
+#include "plugin/wrap/wrap.h"
 #include "null_transport.h"
 
 static uint64_t cpu_ns(void)

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../plugin/clock.h"
-#include "../plugin/wrap.h"
+#include "plugin/base/clock.h"
+#include "plugin/wrap/wrap.h"
 #include "null_transport.h"
 
 /* The direct path is called through a volatile table so the compiler cannot inline it away. */

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../plugin/fl_types.h"
+#include "plugin/base/fl_types.h"
 #include "shim_error.h"
 
 #define RETRY_SLEEP_MS 100

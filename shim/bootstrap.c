@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../plugin/fl_types.h"
+#include "plugin/base/fl_types.h"
 #include "boot_socket.h"
 #include "shim_env.h"
 #include "shim_error.h"

@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../plugin/log.h"
-#include "../plugin/nccl_abi.h"
+#include "plugin/base/log.h"
+#include "plugin/abi/nccl_abi.h"
 
 #define PRE_V9_MAX_P2P_BYTES (1ULL << 30) /* what NCCL assumes for plugins before v9 */
 

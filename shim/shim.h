@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../plugin/fl_types.h"
+#include "plugin/base/fl_types.h"
 #include "bootstrap.h"
 #include "shim_error.h"
 #include "shim_log.h"

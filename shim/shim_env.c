@@ -3,9 +3,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "../plugin/config.h"
-#include "../plugin/error.h"
-#include "../plugin/fl_types.h"
+#include "plugin/base/config.h"
+#include "plugin/base/error.h"
+#include "plugin/base/fl_types.h"
 #include "shim_error.h"
 
 const char *shim_env(const char *name)

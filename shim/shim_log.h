@@ -8,7 +8,7 @@
 #ifndef SHIM_LOG_H
 #define SHIM_LOG_H
 
-#include "../plugin/log.h"
+#include "plugin/base/log.h"
 
 /* NCCL's subsystem bits (ncclDebugLogSubSys). */
 #define SHIM_LOG_INIT 0x1UL

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../plugin/fl_types.h"
+#include "plugin/base/fl_types.h"
 
 struct shim_net_ops;
 

@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench.h"
-#include "doctor.h"
-#include "lab.h"
-#include "report.h"
-#include "trace.h"
+#include "tools/bench/bench.h"
+#include "tools/doctor/doctor.h"
+#include "tools/lab/lab.h"
+#include "tools/report/report.h"
+#include "tools/trace/trace.h"
 
 struct command {
 	const char *name;

@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../plugin/log.h"
-#include "../../plugin/nccl_abi.h"
-#include "../../shim/shim_net.h"
+#include "plugin/base/log.h"
+#include "plugin/abi/nccl_abi.h"
+#include "shim/shim_net.h"
 
 #define PLUGIN_FILE "libnccl-net-fabriclab.so"
 #define MSG_TAG 7

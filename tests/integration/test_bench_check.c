@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../../tools/bench.h"
+#include "tools/bench/bench.h"
 
 #define COUNT 100003 /* not a multiple of the pattern's period or of any chunk */
 

@@ -22,11 +22,11 @@
 #include <cmocka.h>
 #include <infiniband/verbs.h>
 
-#include "../../plugin/clock.h"
-#include "../../plugin/error.h"
-#include "../../plugin/identity.h"
-#include "../../plugin/pace.h"
-#include "../../plugin/transport.h"
+#include "plugin/base/clock.h"
+#include "plugin/base/error.h"
+#include "plugin/base/identity.h"
+#include "plugin/transport/pace.h"
+#include "plugin/transport/transport.h"
 
 #define WAIT_NS (10ULL * 1000000000ULL)
 

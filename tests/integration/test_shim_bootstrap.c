@@ -19,9 +19,9 @@
 
 #include <cmocka.h>
 
-#include "../../shim/boot_socket.h"
-#include "../../shim/shim.h"
-#include "../../shim/shim_env.h"
+#include "shim/boot_socket.h"
+#include "shim/shim.h"
+#include "shim/shim_env.h"
 
 #define MAX_RANKS 8
 

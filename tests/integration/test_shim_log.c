@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "../../shim/shim_log.h"
+#include "shim/shim_log.h"
 
 static char captured[8192];
 

@@ -20,11 +20,11 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/error.h"
-#include "../../plugin/fl_types.h"
-#include "../../plugin/sock_config.h"
-#include "../../plugin/sock_handle.h"
-#include "../../plugin/transport.h"
+#include "plugin/base/error.h"
+#include "plugin/base/fl_types.h"
+#include "plugin/transport/socket/sock_config.h"
+#include "plugin/transport/socket/sock_handle.h"
+#include "plugin/transport/transport.h"
 
 #define HELLO_TIMEOUT_MS 400
 #define DEADLINE_S 10.0

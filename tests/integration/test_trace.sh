@@ -207,7 +207,7 @@ healthy() {
 	echo "ok - healthy 4 ranks: $why"
 }
 
-# Pacing by the fault layer (plugin/pace.c): node2's cable at half the line rate.
+# Pacing by the fault layer (plugin/transport/pace.c): node2's cable at half the line rate.
 throttled() {
 	judged throttled link FABRICLAB_LINK_RATE=2gbit \
 		FABRICLAB_FAULT='throttle:node=node2,rate=50%,dir=tx' || return

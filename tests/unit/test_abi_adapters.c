@@ -15,9 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../plugin/nccl_abi.h"
-#include "../../plugin/wrap.h"
-#include "../../plugin/wrap_internal.h"
+#include "plugin/abi/nccl_abi.h"
+#include "plugin/wrap/wrap.h"
+#include "plugin/wrap/wrap_internal.h"
 
 #define GIB (1ULL << 30)
 #define TAIL_BYTES 32 /* canary after a props struct: a version must not write past its own */

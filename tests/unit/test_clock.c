@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/clock.h"
+#include "plugin/base/clock.h"
 
 static void test_tsc_clock_keeps_monotonic_pace(void **state)
 {

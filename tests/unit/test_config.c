@@ -8,10 +8,10 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/config.h"
-#include "../../plugin/error.h"
-#include "../../plugin/fl_types.h"
-#include "../../plugin/identity.h"
+#include "plugin/base/config.h"
+#include "plugin/base/error.h"
+#include "plugin/base/fl_types.h"
+#include "plugin/base/identity.h"
 
 static void test_long_default_and_range(void **state)
 {

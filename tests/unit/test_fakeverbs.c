@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "../fakeverbs/fv_test.h"
+#include "tests/fakeverbs/fv_test.h"
 
 static struct fvt_lib lib;
 static char fabric_dir[128];

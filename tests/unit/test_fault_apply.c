@@ -14,10 +14,10 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/error.h"
-#include "../../plugin/fault.h"
-#include "../../plugin/log.h"
-#include "../../plugin/pace.h"
+#include "plugin/base/error.h"
+#include "plugin/fault/fault.h"
+#include "plugin/base/log.h"
+#include "plugin/transport/pace.h"
 
 #define MS 1000000ull
 

@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/error.h"
-#include "../../plugin/fault_spec.h"
-#include "../../plugin/fl_types.h"
+#include "plugin/base/error.h"
+#include "plugin/fault/fault_spec.h"
+#include "plugin/base/fl_types.h"
 
 static struct fl_fault_spec spec;
 

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/histogram.h"
+#include "plugin/stats/histogram.h"
 
 static void test_size_buckets_are_powers_of_two(void **state)
 {

@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/clock.h"
-#include "../../plugin/hop.h"
-#include "../../plugin/log.h"
+#include "plugin/base/clock.h"
+#include "plugin/stats/hop.h"
+#include "plugin/base/log.h"
 
 static int warnings;
 

@@ -11,10 +11,10 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/fl_types.h"
-#include "../../plugin/ib_gid.h"
-#include "../../plugin/ib_hca.h"
-#include "../../plugin/ib_speed.h"
+#include "plugin/base/fl_types.h"
+#include "plugin/transport/ib/ib_gid.h"
+#include "plugin/transport/ib/ib_hca.h"
+#include "plugin/transport/ib/ib_speed.h"
 
 static void test_hca_prefix_and_port(void **state)
 {

@@ -8,10 +8,10 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/fl_types.h"
-#include "../../plugin/ib_fifo.h"
-#include "../../plugin/ib_meta.h"
-#include "../../plugin/ib_stripe.h"
+#include "plugin/base/fl_types.h"
+#include "plugin/transport/ib/ib_fifo.h"
+#include "plugin/transport/ib/ib_meta.h"
+#include "plugin/transport/ib/ib_stripe.h"
 
 /* The receiver's RDMA write of one slot, done as memcpy of n entries. */
 static void write_slot(struct ib_fifo_slot *fifo, const struct ib_fifo_slot *shadow,

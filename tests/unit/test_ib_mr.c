@@ -8,9 +8,9 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/error.h"
-#include "../../plugin/fl_types.h"
-#include "../../plugin/ib_mr.h"
+#include "plugin/base/error.h"
+#include "plugin/base/fl_types.h"
+#include "plugin/transport/ib/ib_mr.h"
 
 struct fake_hca {
 	int regs, deregs, live;

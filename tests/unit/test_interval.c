@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/interval.h"
+#include "plugin/stats/interval.h"
 
 struct iv {
 	uint64_t s, e;

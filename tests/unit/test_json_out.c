@@ -11,7 +11,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "../../plugin/json_out.h"
+#include "plugin/base/json_out.h"
 
 static json_t *parse(char *text)
 {

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/pace.h"
+#include "plugin/transport/pace.h"
 
 #define NS_PER_S 1000000000ull
 #define CHUNK (64u << 10)

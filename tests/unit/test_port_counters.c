@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/port_info.h"
+#include "plugin/port/port_info.h"
 
 #define HEALTHY "tests/fixtures/sysfs/healthy"
 

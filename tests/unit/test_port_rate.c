@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/port_info.h"
+#include "plugin/port/port_info.h"
 
 static void expect_rate(const char *text, double gbps, int width, const char *speed)
 {

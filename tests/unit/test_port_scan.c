@@ -14,8 +14,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "../../plugin/json_out.h"
-#include "../../plugin/port_info.h"
+#include "plugin/base/json_out.h"
+#include "plugin/port/port_info.h"
 
 #define FIXTURES "tests/fixtures/sysfs/"
 

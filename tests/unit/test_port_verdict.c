@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "../../plugin/report_model.h"
+#include "plugin/report/report_model.h"
 
 #define FIXTURES "tests/fixtures/sysfs/"
 

@@ -16,8 +16,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "../../plugin/report.h"
-#include "../../plugin/report_model.h"
+#include "plugin/report/report.h"
+#include "plugin/report/report_model.h"
 
 static struct fl_hop_snapshot hop(int view, const char *src, const char *dst, uint64_t bytes,
 				  uint64_t wire_ns)

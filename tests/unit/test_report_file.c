@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/report_file.h"
+#include "plugin/report/report_file.h"
 
 static char dir[256];
 

@@ -22,8 +22,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "../../plugin/clock.h"
-#include "../../plugin/wrap.h"
+#include "plugin/base/clock.h"
+#include "plugin/wrap/wrap.h"
 
 #define MSG_BYTES (1 << 20)
 

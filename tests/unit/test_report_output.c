@@ -16,8 +16,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "../../plugin/error.h"
-#include "../../tools/report.h"
+#include "plugin/base/error.h"
+#include "tools/report/report.h"
 
 #define FIXTURES "tests/fixtures/reports/"
 

@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/error.h"
-#include "../../plugin/fl_types.h"
-#include "../../plugin/sock_config.h"
+#include "plugin/base/error.h"
+#include "plugin/base/fl_types.h"
+#include "plugin/transport/socket/sock_config.h"
 
 static const char *const knobs[] = {
 	"FABRICLAB_SOCKET_NSTREAMS", "FABRICLAB_SOCKET_INLINE",	     "FABRICLAB_SOCKET_MIN_CHUNK",

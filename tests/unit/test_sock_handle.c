@@ -11,10 +11,10 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/error.h"
-#include "../../plugin/fl_types.h"
-#include "../../plugin/sock_config.h"
-#include "../../plugin/sock_handle.h"
+#include "plugin/base/error.h"
+#include "plugin/base/fl_types.h"
+#include "plugin/transport/socket/sock_config.h"
+#include "plugin/transport/socket/sock_handle.h"
 
 static const struct fl_endpoint ep = { "node-a.example", "eth3", 2, 17, 0x1122334455667788ULL };
 

@@ -13,10 +13,10 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/error.h"
-#include "../../plugin/fl_types.h"
-#include "../../plugin/sock_config.h"
-#include "../../plugin/sock_iface.h"
+#include "plugin/base/error.h"
+#include "plugin/base/fl_types.h"
+#include "plugin/transport/socket/sock_config.h"
+#include "plugin/transport/socket/sock_iface.h"
 
 static int matches(const char *spec, const char *ifname)
 {

@@ -8,9 +8,9 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/fl_types.h"
-#include "../../plugin/sock_handle.h"
-#include "../../plugin/sock_plan.h"
+#include "plugin/base/fl_types.h"
+#include "plugin/transport/socket/sock_handle.h"
+#include "plugin/transport/socket/sock_plan.h"
 
 static void test_header_roundtrip(void **state)
 {

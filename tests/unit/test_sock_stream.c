@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/error.h"
-#include "../../plugin/fl_types.h"
-#include "../../plugin/sock_stream.h"
+#include "plugin/base/error.h"
+#include "plugin/base/fl_types.h"
+#include "plugin/transport/socket/sock_stream.h"
 
 static double now_s(void)
 {

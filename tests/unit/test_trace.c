@@ -18,11 +18,11 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/log.h"
-#include "../../plugin/stats.h"
-#include "../../plugin/trace.h"
-#include "../../plugin/wrap_internal.h"
-#include "../../tools/trace.h"
+#include "plugin/base/log.h"
+#include "plugin/stats/stats.h"
+#include "plugin/trace/trace.h"
+#include "plugin/base/error.h"
+#include "tools/trace/trace.h"
 
 static char provider[4096];
 static char info[512];
@@ -60,46 +60,57 @@ static void test_hop_id_is_fnv1a_of_the_names(void **state)
 			     fl_trace_hop_id("node1", "lo", "node0", "lo"));
 }
 
-static struct fl_wcomm *fake_comm(enum fl_comm_kind kind)
-{
-	struct fl_wcomm *c = aligned_alloc(_Alignof(struct fl_wcomm), sizeof(*c));
+/* A receive connection b/eth1 <- a/eth0, as its owner would describe it. */
+struct fake_conn {
+	struct fl_endpoint self, peer;
+	struct fl_conn_stats *stats;
+	struct fl_trace_conn tc;
+};
 
-	memset(c, 0, sizeof(*c));
-	fl_stats_init(&c->stats);
-	c->tp = &fl_socket_transport;
-	c->kind = kind;
-	c->id = 7;
-	snprintf(c->self.node, sizeof(c->self.node), "b");
-	snprintf(c->self.dev_name, sizeof(c->self.dev_name), "eth1");
-	snprintf(c->peer.node, sizeof(c->peer.node), "a");
-	snprintf(c->peer.dev_name, sizeof(c->peer.dev_name), "eth0");
-	return c;
+static void fake_conn_init(struct fake_conn *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->stats = aligned_alloc(64, sizeof(*f->stats));
+	fl_stats_init(f->stats);
+	snprintf(f->self.node, sizeof(f->self.node), "b");
+	snprintf(f->self.dev_name, sizeof(f->self.dev_name), "eth1");
+	snprintf(f->peer.node, sizeof(f->peer.node), "a");
+	snprintf(f->peer.dev_name, sizeof(f->peer.dev_name), "eth0");
+	f->tc = (struct fl_trace_conn){ .id = 7, .send = 0, .transport = "socket",
+					.self = &f->self, .peer = &f->peer, .stats = f->stats };
+}
+
+static int no_props(int dev, struct fl_props *props)
+{
+	(void)dev, (void)props;
+	return FL_ERR_INTERNAL;
 }
 
 /* Every hook, as the wrap layer calls them; none may emit or crash while off. */
 static int hooks_stay_off(void)
 {
-	struct fl_wcomm *c = fake_comm(FL_COMM_RECV);
+	struct fake_conn f;
 	struct fl_xfer_times t = { 10, 20, 30, 0 };
 	size_t sizes[1] = { 4096 };
 	int tags[1] = { 3 };
 
+	fake_conn_init(&f);
 	for (int e = 0; e < FL_TP_EVENTS; e++)
 		if (fl_trace_on((enum fl_tp_event)e))
 			return 10 + e;
-	fl_trace_conn_up(c);
+	fl_trace_conn_up(&f.tc, no_props);
 	/* A receiver's hop runs peer -> self. */
-	if (c->hop_id != fl_trace_hop_id("a", "eth0", "b", "eth1"))
+	if (f.tc.hop_id != fl_trace_hop_id("a", "eth0", "b", "eth1"))
 		return 2;
-	fl_trace_posted(c, 0, 1, sizes, tags);
-	fl_trace_done(c, 0, 4096, &t);
-	fl_trace_error(c, "test", 2, "boom");
+	fl_trace_posted(&f.tc, 0, 1, sizes, tags);
+	fl_trace_done(&f.tc, 0, 4096, &t);
+	fl_trace_error(&f.tc, "test", 2, "boom");
 	fl_trace_error(NULL, "listen", 2, NULL);
-	fl_trace_fault(c->id, "throttle", "throttle:rate=50%", 0, 1000);
+	fl_trace_fault(f.tc.id, "throttle", "throttle:rate=50%", 0, 1000);
 	fl_trace_tick(UINT64_MAX);
-	fl_trace_conn_down(c);
+	fl_trace_conn_down(&f.tc);
 	fl_trace_stop();
-	free(c);
+	free(f.stats);
 	return 0;
 }
 

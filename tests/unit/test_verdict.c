@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/error.h"
-#include "../../plugin/fl_types.h"
-#include "../../plugin/verdict.h"
+#include "plugin/base/error.h"
+#include "plugin/base/fl_types.h"
+#include "plugin/verdict/verdict.h"
 
 #define MAX_HOPS 64
 #define GB 1e9

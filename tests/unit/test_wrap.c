@@ -8,11 +8,11 @@
 
 #include <cmocka.h>
 
-#include "../../plugin/clock.h"
-#include "../../plugin/error.h"
-#include "../../plugin/hop.h"
-#include "../../plugin/wrap.h"
-#include "../../plugin/wrap_internal.h"
+#include "plugin/base/clock.h"
+#include "plugin/base/error.h"
+#include "plugin/stats/hop.h"
+#include "plugin/wrap/wrap.h"
+#include "plugin/wrap/wrap_internal.h"
 
 /* The fake: every request completes on its `polls_left`-th test, or fails. */
 struct fake_req {

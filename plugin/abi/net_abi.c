@@ -1,0 +1,450 @@
+/*
+ * The ncclNetPlugin_v6..v12 tables NCCL looks up, each a thin adapter from one
+ * ABI version to the wrap layer's single (v12-shaped) interface. Slots whose
+ * signature already matches the wrap layer point straight at it; the others
+ * convert sizes, supply the context older versions lack, or narrow properties.
+ */
+#include "nccl_abi.h"
+
+#include "base/error.h"
+#include "wrap/wrap.h"
+
+#define FL_ABI_EXPORT __attribute__((visibility("default")))
+#define FL_ABI_NAME "fabriclab"
+
+/* v6-v10 have no per-communicator context: NCCL calls init once per process. */
+static void *process_ctx;
+
+/* ---- init / finalize ---- */
+
+static int init_v6(fl_abi_logger_fn logger)
+{
+	return fl_wrap_init_process(&process_ctx, logger);
+}
+
+/* The wrap layer emits no profiler events yet, so the callback is not kept. */
+static int init_v10(fl_abi_logger_fn logger, fl_abi_prof_callback_fn prof)
+{
+	(void)prof;
+	return fl_wrap_init_process(&process_ctx, logger);
+}
+
+static int init_v11(void **ctx, uint64_t comm_id, struct fl_abi_comm_config *config,
+		    fl_abi_logger_fn logger, fl_abi_prof_callback_fn prof)
+{
+	int traffic_class = config ? config->traffic_class : FL_ABI_TRAFFIC_CLASS_UNDEF;
+
+	(void)prof;
+	if (!ctx)
+		return fl_fail(FL_ERR_INTERNAL, "init: NULL ctx pointer");
+	/* Some NCCL releases call finalize(ctx) even after a failed init. */
+	*ctx = NULL;
+	return fl_wrap_init(ctx, comm_id, traffic_class, logger);
+}
+
+static int finalize_v11(void *ctx)
+{
+	return ctx ? fl_wrap_finalize(ctx) : FL_OK;
+}
+
+/*
+ * The hints (peers and flows per op) would tune a transport that spreads
+ * traffic over several sockets or QPs; ours use a fixed layout, so accepting
+ * and ignoring them is correct, while returning an error would fail NCCL's op.
+ */
+static int set_net_attr_v11(void *ctx, struct fl_abi_net_attr *attr)
+{
+	(void)ctx;
+	(void)attr;
+	return FL_OK;
+}
+
+/* ---- properties: narrow the v12-shaped fl_props into each version ---- */
+
+/* NCCL rejects a v9+ device with no physical device behind it or a zero size cap. */
+static int get_props(int dev, struct fl_props *p)
+{
+	int rc;
+
+	*p = (struct fl_props){ 0 };
+	rc = fl_wrap_get_properties(dev, p);
+	if (rc != FL_OK)
+		return rc;
+	if (p->vdev_count <= 0) {
+		p->vdev_count = 1;
+		p->vdevs[0] = dev;
+	}
+	if (p->max_p2p_bytes == 0)
+		p->max_p2p_bytes = FL_MAX_NET_BYTES;
+	if (p->max_coll_bytes == 0)
+		p->max_coll_bytes = FL_MAX_COLL_BYTES;
+	if (p->max_multi_request_size <= 0)
+		p->max_multi_request_size = 1;
+	return FL_OK;
+}
+
+/* Copies the fields every version has; the macro works on any props struct. */
+#define FL_FILL_V6_FIELDS(out, p)                        \
+	do {                                             \
+		(out)->name = (char *)(p)->name;         \
+		(out)->pci_path = (char *)(p)->pci_path; \
+		(out)->guid = (p)->guid;                 \
+		(out)->ptr_support = (p)->ptr_support;   \
+		(out)->speed = (p)->speed_mbps;          \
+		(out)->port = (p)->port;                 \
+		(out)->latency = (p)->latency_us;        \
+		(out)->max_comms = (p)->max_comms;       \
+		(out)->max_recvs = (p)->max_recvs;       \
+	} while (0)
+
+/* v7+: we never hand NCCL device-side code, so the device is plain host. */
+#define FL_FILL_HOST_DEVICE(out)                                           \
+	do {                                                               \
+		(out)->net_device_type = FL_ABI_DEVICE_HOST;               \
+		(out)->net_device_version = FL_ABI_DEVICE_INVALID_VERSION; \
+	} while (0)
+
+/* A virtual NIC fusing more devices than the version can list keeps the first ones. */
+static int vdevs_that_fit(const struct fl_props *p, int max)
+{
+	return p->vdev_count < max ? p->vdev_count : max;
+}
+
+#define FL_FILL_V9_FIELDS(out, p, max_vdevs)                                \
+	do {                                                                \
+		FL_FILL_V6_FIELDS(out, p);                                  \
+		FL_FILL_HOST_DEVICE(out);                                   \
+		(out)->reg_is_global = (p)->reg_is_global;                  \
+		(out)->force_flush = (p)->force_flush;                      \
+		(out)->vprops.ndevs = vdevs_that_fit(p, max_vdevs);         \
+		for (int i_ = 0; i_ < (out)->vprops.ndevs; i_++)            \
+			(out)->vprops.devs[i_] = (p)->vdevs[i_];            \
+		(out)->max_p2p_bytes = (p)->max_p2p_bytes;                  \
+		(out)->max_coll_bytes = (p)->max_coll_bytes;                \
+	} while (0)
+
+static int get_properties_v6(int dev, struct fl_abi_props_v6 *props)
+{
+	struct fl_props p;
+	int rc = get_props(dev, &p);
+
+	if (rc == FL_OK)
+		FL_FILL_V6_FIELDS(props, &p);
+	return rc;
+}
+
+static int get_properties_v7(int dev, struct fl_abi_props_v7 *props)
+{
+	struct fl_props p;
+	int rc = get_props(dev, &p);
+
+	if (rc != FL_OK)
+		return rc;
+	FL_FILL_V6_FIELDS(props, &p);
+	FL_FILL_HOST_DEVICE(props);
+	return FL_OK;
+}
+
+static int get_properties_v8(int dev, struct fl_abi_props_v8 *props)
+{
+	struct fl_props p;
+	int rc = get_props(dev, &p);
+
+	if (rc != FL_OK)
+		return rc;
+	FL_FILL_V6_FIELDS(props, &p);
+	FL_FILL_HOST_DEVICE(props);
+	props->reg_is_global = p.reg_is_global;
+	return FL_OK;
+}
+
+static int get_properties_v9(int dev, struct fl_abi_props_v9 *props)
+{
+	struct fl_props p;
+	int rc = get_props(dev, &p);
+
+	if (rc == FL_OK)
+		FL_FILL_V9_FIELDS(props, &p, FL_ABI_VDEVS_V9);
+	return rc;
+}
+
+static int get_properties_v11(int dev, struct fl_abi_props_v11 *props)
+{
+	struct fl_props p;
+	int rc = get_props(dev, &p);
+
+	if (rc != FL_OK)
+		return rc;
+	FL_FILL_V9_FIELDS(props, &p, FL_ABI_VDEVS_V9);
+	props->max_multi_request_size = p.max_multi_request_size;
+	return FL_OK;
+}
+
+static int get_properties_v12(int dev, struct fl_abi_props_v12 *props)
+{
+	struct fl_props p;
+	int rc = get_props(dev, &p);
+
+	if (rc != FL_OK)
+		return rc;
+	FL_FILL_V9_FIELDS(props, &p, FL_ABI_VDEVS_V12);
+	props->max_multi_request_size = p.max_multi_request_size;
+	props->rail_id = p.rail_id;
+	props->plane_id = p.plane_id;
+	return FL_OK;
+}
+
+/* ---- connection setup ---- */
+
+static int listen_v6(int dev, void *handle, void **listen_comm)
+{
+	return fl_wrap_listen(process_ctx, dev, handle, listen_comm);
+}
+
+static int connect_v6(int dev, void *handle, void **send_comm)
+{
+	return fl_wrap_connect(process_ctx, dev, handle, send_comm);
+}
+
+/* Host-only plugin: NCCL must see "no device handle" on every connection. */
+static void no_dev_comm(struct fl_abi_dev_handle **dev_comm)
+{
+	if (dev_comm)
+		*dev_comm = NULL;
+}
+
+static int connect_v7(int dev, void *handle, void **send_comm,
+		      struct fl_abi_dev_handle **send_dev_comm)
+{
+	no_dev_comm(send_dev_comm);
+	return fl_wrap_connect(process_ctx, dev, handle, send_comm);
+}
+
+/* The traffic class is per communicator; our transports do not set one per connection. */
+static int connect_v10(int dev, struct fl_abi_comm_config *config, void *handle, void **send_comm,
+		       struct fl_abi_dev_handle **send_dev_comm)
+{
+	(void)config;
+	no_dev_comm(send_dev_comm);
+	return fl_wrap_connect(process_ctx, dev, handle, send_comm);
+}
+
+static int connect_v11(void *ctx, int dev, void *handle, void **send_comm,
+		       struct fl_abi_dev_handle **send_dev_comm)
+{
+	no_dev_comm(send_dev_comm);
+	return fl_wrap_connect(ctx, dev, handle, send_comm);
+}
+
+static int accept_v7(void *listen_comm, void **recv_comm, struct fl_abi_dev_handle **recv_dev_comm)
+{
+	no_dev_comm(recv_dev_comm);
+	return fl_wrap_accept(listen_comm, recv_comm);
+}
+
+/* ---- memory registration ---- */
+
+static int reg_mr_v6(void *comm, void *data, int size, int type, void **mhandle)
+{
+	if (size < 0)
+		return fl_fail(FL_ERR_INTERNAL, "regMr: negative size %d", size);
+	return fl_wrap_reg_mr(comm, data, (size_t)size, type, mhandle);
+}
+
+/* ---- data path ---- */
+
+static int isend_v6(void *send_comm, void *data, int size, int tag, void *mhandle, void **request)
+{
+	if (size < 0)
+		return fl_fail(FL_ERR_INTERNAL, "isend: negative size %d", size);
+	return fl_wrap_isend(send_comm, data, (size_t)size, tag, mhandle, NULL, request);
+}
+
+static int irecv_v6(void *recv_comm, int n, void **data, int *sizes, int *tags, void **mhandles,
+		    void **request)
+{
+	size_t wide[FL_MAX_RECVS];
+
+	if (n < 1 || n > FL_MAX_RECVS)
+		return fl_fail(FL_ERR_INTERNAL, "irecv: n=%d outside 1..%d", n, FL_MAX_RECVS);
+	for (int i = 0; i < n; i++) {
+		if (sizes[i] < 0)
+			return fl_fail(FL_ERR_INTERNAL, "irecv: negative size %d", sizes[i]);
+		wide[i] = (size_t)sizes[i];
+	}
+	return fl_wrap_irecv(recv_comm, n, data, wide, tags, mhandles, NULL, request);
+}
+
+static int isend_v9(void *send_comm, void *data, size_t size, int tag, void *mhandle,
+		    void **request)
+{
+	return fl_wrap_isend(send_comm, data, size, tag, mhandle, NULL, request);
+}
+
+static int irecv_v9(void *recv_comm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
+		    void **request)
+{
+	return fl_wrap_irecv(recv_comm, n, data, sizes, tags, mhandles, NULL, request);
+}
+
+/* ---- the exported tables; NULL slots are the optional ones we do not support ---- */
+
+FL_ABI_EXPORT const struct fl_abi_net_v6 ncclNetPlugin_v6 = {
+	.name = FL_ABI_NAME,
+	.init = init_v6,
+	.devices = fl_wrap_devices,
+	.get_properties = get_properties_v6,
+	.listen = listen_v6,
+	.connect = connect_v6,
+	.accept = fl_wrap_accept,
+	.reg_mr = reg_mr_v6,
+	.reg_mr_dmabuf = fl_wrap_reg_mr_dmabuf,
+	.dereg_mr = fl_wrap_dereg_mr,
+	.isend = isend_v6,
+	.irecv = irecv_v6,
+	.iflush = fl_wrap_iflush,
+	.test = fl_wrap_test,
+	.close_send = fl_wrap_close_send,
+	.close_recv = fl_wrap_close_recv,
+	.close_listen = fl_wrap_close_listen,
+};
+
+FL_ABI_EXPORT const struct fl_abi_net_v7 ncclNetPlugin_v7 = {
+	.name = FL_ABI_NAME,
+	.init = init_v6,
+	.devices = fl_wrap_devices,
+	.get_properties = get_properties_v7,
+	.listen = listen_v6,
+	.connect = connect_v7,
+	.accept = accept_v7,
+	.reg_mr = reg_mr_v6,
+	.reg_mr_dmabuf = fl_wrap_reg_mr_dmabuf,
+	.dereg_mr = fl_wrap_dereg_mr,
+	.isend = isend_v6,
+	.irecv = irecv_v6,
+	.iflush = fl_wrap_iflush,
+	.test = fl_wrap_test,
+	.close_send = fl_wrap_close_send,
+	.close_recv = fl_wrap_close_recv,
+	.close_listen = fl_wrap_close_listen,
+	.get_device_mr = NULL,
+	.irecv_consumed = NULL,
+};
+
+FL_ABI_EXPORT const struct fl_abi_net_v8 ncclNetPlugin_v8 = {
+	.name = FL_ABI_NAME,
+	.init = init_v6,
+	.devices = fl_wrap_devices,
+	.get_properties = get_properties_v8,
+	.listen = listen_v6,
+	.connect = connect_v7,
+	.accept = accept_v7,
+	.reg_mr = fl_wrap_reg_mr,
+	.reg_mr_dmabuf = fl_wrap_reg_mr_dmabuf,
+	.dereg_mr = fl_wrap_dereg_mr,
+	.isend = isend_v6,
+	.irecv = irecv_v6,
+	.iflush = fl_wrap_iflush,
+	.test = fl_wrap_test,
+	.close_send = fl_wrap_close_send,
+	.close_recv = fl_wrap_close_recv,
+	.close_listen = fl_wrap_close_listen,
+	.get_device_mr = NULL,
+	.irecv_consumed = NULL,
+};
+
+FL_ABI_EXPORT const struct fl_abi_net_v9 ncclNetPlugin_v9 = {
+	.name = FL_ABI_NAME,
+	.init = init_v6,
+	.devices = fl_wrap_devices,
+	.get_properties = get_properties_v9,
+	.listen = listen_v6,
+	.connect = connect_v7,
+	.accept = accept_v7,
+	.reg_mr = fl_wrap_reg_mr,
+	.reg_mr_dmabuf = fl_wrap_reg_mr_dmabuf,
+	.dereg_mr = fl_wrap_dereg_mr,
+	.isend = isend_v9,
+	.irecv = irecv_v9,
+	.iflush = fl_wrap_iflush,
+	.test = fl_wrap_test,
+	.close_send = fl_wrap_close_send,
+	.close_recv = fl_wrap_close_recv,
+	.close_listen = fl_wrap_close_listen,
+	.get_device_mr = NULL,
+	.irecv_consumed = NULL,
+	.make_vdevice = NULL,
+};
+
+FL_ABI_EXPORT const struct fl_abi_net_v10 ncclNetPlugin_v10 = {
+	.name = FL_ABI_NAME,
+	.init = init_v10,
+	.devices = fl_wrap_devices,
+	.get_properties = get_properties_v9,
+	.listen = listen_v6,
+	.connect = connect_v10,
+	.accept = accept_v7,
+	.reg_mr = fl_wrap_reg_mr,
+	.reg_mr_dmabuf = fl_wrap_reg_mr_dmabuf,
+	.dereg_mr = fl_wrap_dereg_mr,
+	.isend = fl_wrap_isend,
+	.irecv = fl_wrap_irecv,
+	.iflush = fl_wrap_iflush,
+	.test = fl_wrap_test,
+	.close_send = fl_wrap_close_send,
+	.close_recv = fl_wrap_close_recv,
+	.close_listen = fl_wrap_close_listen,
+	.get_device_mr = NULL,
+	.irecv_consumed = NULL,
+	.make_vdevice = NULL,
+};
+
+FL_ABI_EXPORT const struct fl_abi_net_v11 ncclNetPlugin_v11 = {
+	.name = FL_ABI_NAME,
+	.init = init_v11,
+	.devices = fl_wrap_devices,
+	.get_properties = get_properties_v11,
+	.listen = fl_wrap_listen,
+	.connect = connect_v11,
+	.accept = accept_v7,
+	.reg_mr = fl_wrap_reg_mr,
+	.reg_mr_dmabuf = fl_wrap_reg_mr_dmabuf,
+	.dereg_mr = fl_wrap_dereg_mr,
+	.isend = fl_wrap_isend,
+	.irecv = fl_wrap_irecv,
+	.iflush = fl_wrap_iflush,
+	.test = fl_wrap_test,
+	.close_send = fl_wrap_close_send,
+	.close_recv = fl_wrap_close_recv,
+	.close_listen = fl_wrap_close_listen,
+	.get_device_mr = NULL,
+	.irecv_consumed = NULL,
+	.make_vdevice = NULL,
+	.finalize = finalize_v11,
+	.set_net_attr = set_net_attr_v11,
+};
+
+FL_ABI_EXPORT const struct fl_abi_net_v12 ncclNetPlugin_v12 = {
+	.name = FL_ABI_NAME,
+	.init = init_v11,
+	.devices = fl_wrap_devices,
+	.get_properties = get_properties_v12,
+	.listen = fl_wrap_listen,
+	.connect = connect_v11,
+	.accept = accept_v7,
+	.reg_mr = fl_wrap_reg_mr,
+	.reg_mr_dmabuf = fl_wrap_reg_mr_dmabuf,
+	.dereg_mr = fl_wrap_dereg_mr,
+	.isend = fl_wrap_isend,
+	.irecv = fl_wrap_irecv,
+	.iflush = fl_wrap_iflush,
+	.test = fl_wrap_test,
+	.close_send = fl_wrap_close_send,
+	.close_recv = fl_wrap_close_recv,
+	.close_listen = fl_wrap_close_listen,
+	.get_device_mr = NULL,
+	.irecv_consumed = NULL,
+	.make_vdevice = NULL,
+	.finalize = finalize_v11,
+	.set_net_attr = set_net_attr_v11,
+};

@@ -1,0 +1,73 @@
+/*
+ * One report as data: who wrote it, the devices, every hop's figures and the
+ * process's own verdict. Built from hop snapshots by report_build.c, rendered
+ * by report_json.c and report_text.c; no I/O here.
+ */
+#ifndef FL_REPORT_MODEL_H
+#define FL_REPORT_MODEL_H
+
+#include <stddef.h>
+
+#include "fault/fault.h"
+#include "base/fl_types.h"
+#include "stats/hop.h"
+#include "port/port_info.h"
+#include "verdict/verdict.h"
+
+#define FL_REPORT_MAX_DEVS 32
+#define FL_REPORT_COMMANDS 4096
+
+struct fl_report_device {
+	int dev;
+	char name[64];
+	int speed_mbps;
+	char pci_path[256]; /* "" for a virtual device (null in JSON) */
+	int ptr_support;    /* FL_PTR_* */
+};
+
+struct fl_report {
+	char node[FL_NODE_NAME_LEN];
+	int pid;
+	int rank; /* -1 unknown */
+	int final;
+	double started_unix, written_unix;
+	char transport[16];
+	int ndevs;
+	struct fl_report_device devs[FL_REPORT_MAX_DEVS];
+	int nhops;
+	struct fl_hop_snapshot *hops; /* owned */
+	struct fl_hop_figures *figs;  /* owned, same order as hops */
+	struct fl_verdict verdict;
+	char commands[FL_REPORT_COMMANDS]; /* one per line */
+	int slowest; /* index of the hop with the lowest wire rate, -1 without traffic */
+	struct fl_port_list *ports;            /* owned: the node's RDMA ports now; NULL unread */
+	const struct fl_port_list *ports_base; /* the same at the plugin's init, not owned */
+	double ports_seconds;                  /* from ports_base to ports */
+	int ninjected; /* FABRICLAB_FAULT rules applied here: shown, never judged */
+	struct fl_fault_injected injected[FL_FAULT_MAX_INJECTED];
+};
+
+/* Line rate of a device in GB/s (10^9 bytes/s) from its speed in Mbit/s; 0 unknown. */
+double fl_report_line_rate(int speed_mbps);
+/* The device entry for an index, NULL when the transport did not list it. */
+const struct fl_report_device *fl_report_device(const struct fl_report *r, int dev);
+double fl_report_wire_gbs(const struct fl_hop_snapshot *h);
+/* FL_HOP_SEND or FL_HOP_RECV: the end whose wire timing the transport makes reliable. */
+int fl_report_best_view(const char *transport);
+
+/*
+ * Takes ownership of hops[nhops] (malloc'd) and derives the rest: ranks where
+ * the tags told them, the verdict's figures, the verdict, its commands and the
+ * slowest hop. node, pid, rank, transport and devices must be filled first.
+ */
+int fl_report_fill(struct fl_report *r, struct fl_hop_snapshot *hops, int nhops,
+		   const struct fl_verdict_params *params);
+void fl_report_release(struct fl_report *r);
+
+/* Renderings: malloc'd text the caller frees. */
+int fl_report_json(const struct fl_report *r, char **text, size_t *len);
+int fl_report_text(const struct fl_report *r, char **text, size_t *len);
+/* The one line printed on stderr at the final write (no newline). */
+void fl_report_summary_line(const struct fl_report *r, const char *path, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,343 @@
+/*
+ * When reports are written: a background thread started at the first init
+ * drains the connections' interval rings (adaptively, as often as they fill)
+ * and writes a snapshot every FABRICLAB_REPORT_INTERVAL seconds; the final
+ * report is written once, by whichever comes first of the last communicator's
+ * finalize, the plugin's unload (destructor) or process exit (atexit). The
+ * thread is stopped and joined before the final write, so it is gone before
+ * a dlclose unmaps its code.
+ */
+#include "report.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "stats/hop.h"
+#include "base/identity.h"
+#include "base/log.h"
+#include "report_file.h"
+#include "report_model.h"
+
+#define DRAIN_MIN_NS 1000000ULL      /* 1 ms */
+#define DRAIN_MAX_NS 500000000ULL    /* 0.5 s */
+#define DRAIN_START_NS 20000000ULL
+
+static struct {
+	pthread_mutex_t lock; /* stop, and the condition the thread sleeps on */
+	pthread_cond_t wake;
+	pthread_t thread;
+	int thread_running;
+	int stop;
+	pthread_mutex_t write_lock; /* one writer of the files at a time */
+	_Atomic int started;
+	_Atomic int final_done;
+	int snapshot_warned;
+	pid_t pid; /* a forked child that did not init itself writes nothing */
+	struct fl_report_config cfg;
+	struct fl_verdict_params params;
+	const struct fl_transport *tp;
+	struct fl_endpoint self;
+	double started_unix;
+	struct fl_report_hooks hooks;
+} rs = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.write_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static double unix_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void file_name(const char *node, const char *suffix, char *buf, size_t len)
+{
+	char safe[FL_NODE_NAME_LEN];
+	size_t i;
+
+	/* A node name is not trusted to be a file name. */
+	for (i = 0; node[i] && i < sizeof(safe) - 1; i++) {
+		char c = node[i];
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			 (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+
+		safe[i] = ok && !(i == 0 && c == '.') ? c : '_';
+	}
+	safe[i] = '\0';
+	snprintf(buf, len, "%s-%d.%s", i ? safe : "unknown", (int)getpid(), suffix);
+}
+
+static void gather_devices(struct fl_report *r)
+{
+	int ndev = 0;
+
+	if (rs.tp->devices(&ndev) != FL_OK)
+		ndev = 0;
+	for (int i = 0; i < ndev && r->ndevs < FL_REPORT_MAX_DEVS; i++) {
+		struct fl_report_device *d = &r->devs[r->ndevs];
+		struct fl_props p = { 0 };
+
+		if (rs.tp->get_properties(i, &p) != FL_OK)
+			continue;
+		fl_fault_props(i, &p); /* the link rate and nogdr, as NCCL was told */
+		d->dev = i;
+		snprintf(d->name, sizeof(d->name), "%s", p.name ? p.name : "");
+		snprintf(d->pci_path, sizeof(d->pci_path), "%s", p.pci_path ? p.pci_path : "");
+		d->speed_mbps = p.speed_mbps;
+		d->ptr_support = p.ptr_support;
+		r->ndevs++;
+	}
+}
+
+static int gather(struct fl_report *r, int final)
+{
+	struct fl_hop_snapshot *hops;
+	int n;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->node, sizeof(r->node), "%s", rs.self.node);
+	r->pid = (int)getpid();
+	r->rank = rs.self.rank;
+	r->final = final;
+	r->started_unix = rs.started_unix;
+	r->written_unix = unix_now();
+	snprintf(r->transport, sizeof(r->transport), "%s", rs.tp->name);
+	gather_devices(r);
+	r->ninjected = fl_fault_injected_list(r->injected, FL_FAULT_MAX_INJECTED);
+	r->ports = fl_port_watch_now(&r->ports_seconds);
+	r->ports_base = fl_port_watch_base();
+	n = fl_hops_snapshot(&hops);
+	if (n < 0)
+		return fl_fail(FL_ERR_SYSTEM, "out of memory for a report");
+	return fl_report_fill(r, hops, n, &rs.params);
+}
+
+static int write_rendering(const struct fl_report *r, const char *suffix,
+			   int (*render)(const struct fl_report *, char **, size_t *))
+{
+	char name[FL_NODE_NAME_LEN + 32], *text;
+	size_t len;
+	int rc = render(r, &text, &len);
+
+	if (rc)
+		return rc;
+	file_name(r->node, suffix, name, sizeof(name));
+	rc = fl_report_write_atomic(rs.cfg.dir, name, text, len);
+	free(text);
+	return rc;
+}
+
+/* Writes the files; on success *line holds the summary for stderr. */
+static int write_report(int final, char *line, size_t len)
+{
+	char name[FL_NODE_NAME_LEN + 32], path[PATH_MAX + FL_NODE_NAME_LEN + 40];
+	struct fl_report r;
+	int rc;
+
+	pthread_mutex_lock(&rs.write_lock);
+	rc = fl_report_mkdirs(rs.cfg.dir);
+	if (!rc)
+		rc = gather(&r, final);
+	if (!rc && rs.hooks.built)
+		rs.hooks.built(&r);
+	if (!rc)
+		rc = write_rendering(&r, "json", fl_report_json);
+	if (!rc && rs.cfg.mode == FL_REPORT_FULL)
+		rc = write_rendering(&r, "txt", fl_report_text);
+	if (!rc) {
+		file_name(r.node, "json", name, sizeof(name));
+		snprintf(path, sizeof(path), "%s/%s", rs.cfg.dir, name);
+		fl_report_summary_line(&r, path, line, len);
+	}
+	fl_report_release(&r);
+	pthread_mutex_unlock(&rs.write_lock);
+	return rc;
+}
+
+static void snapshot(void)
+{
+	char line[PATH_MAX + 512];
+
+	if (write_report(0, line, sizeof(line)) && !rs.snapshot_warned) {
+		rs.snapshot_warned = 1;
+		FL_WARN("periodic report not written (will keep trying): %s", fl_error_text());
+	}
+}
+
+/*
+ * The next drain comes when the busiest ring is expected to be an eighth full,
+ * from the rate it filled at since the last drain: the margin absorbs a late
+ * wake-up on a busy machine.
+ */
+static uint64_t next_period(uint64_t elapsed_ns, size_t most_filled)
+{
+	uint64_t period;
+
+	if (!most_filled)
+		return DRAIN_MAX_NS;
+	period = elapsed_ns * (FL_RUN_RING / 8) / most_filled;
+	return period < DRAIN_MIN_NS ? DRAIN_MIN_NS : period > DRAIN_MAX_NS ? DRAIN_MAX_NS : period;
+}
+
+static struct timespec mono_deadline(uint64_t ns)
+{
+	return (struct timespec){ .tv_sec = (time_t)(ns / 1000000000ULL),
+				  .tv_nsec = (long)(ns % 1000000000ULL) };
+}
+
+static void *report_main(void *arg)
+{
+	uint64_t interval_ns = (uint64_t)rs.cfg.interval_s * 1000000000ULL;
+	uint64_t period = DRAIN_START_NS, last_drain = fl_clock_mono_ns();
+	uint64_t next_snapshot = interval_ns ? last_drain + interval_ns : UINT64_MAX;
+
+	(void)arg;
+	pthread_mutex_lock(&rs.lock);
+	while (!rs.stop) {
+		uint64_t now = fl_clock_mono_ns();
+		uint64_t until = now + period < next_snapshot ? now + period : next_snapshot;
+		struct timespec deadline = mono_deadline(until);
+
+		pthread_cond_timedwait(&rs.wake, &rs.lock, &deadline);
+		if (rs.stop)
+			break;
+		pthread_mutex_unlock(&rs.lock);
+		now = fl_clock_mono_ns();
+		period = next_period(now - last_drain, fl_hops_drain());
+		if (rs.hooks.tick)
+			rs.hooks.tick(now);
+		last_drain = now;
+		if (fl_clock_mono_ns() >= next_snapshot) {
+			snapshot();
+			next_snapshot = fl_clock_mono_ns() + interval_ns;
+		}
+		pthread_mutex_lock(&rs.lock);
+	}
+	pthread_mutex_unlock(&rs.lock);
+	return NULL;
+}
+
+/* With every signal blocked, so the application's handlers never run on it. */
+static int start_thread(void)
+{
+	pthread_condattr_t attr;
+	sigset_t all, old;
+	int rc;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&rs.wake, &attr);
+	pthread_condattr_destroy(&attr);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&rs.thread, NULL, report_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return fl_fail(FL_ERR_SYSTEM, "cannot start the report thread: %s", strerror(rc));
+	pthread_setname_np(rs.thread, "fabriclab-rep");
+	rs.thread_running = 1;
+	return FL_OK;
+}
+
+static void stop_thread(void)
+{
+	pthread_mutex_lock(&rs.lock);
+	rs.stop = 1;
+	if (rs.thread_running)
+		pthread_cond_signal(&rs.wake);
+	pthread_mutex_unlock(&rs.lock);
+	if (rs.thread_running && !pthread_equal(rs.thread, pthread_self())) {
+		pthread_join(rs.thread, NULL);
+		rs.thread_running = 0;
+	}
+}
+
+/*
+ * What atexit() does in glibc, spelled out: the handler is tied to this shared
+ * object, so a dlclose runs it (or drops it) before the code goes away. Called
+ * through atexit(), sanitizer runtimes register it for the whole process and
+ * would call into the unmapped plugin at exit.
+ */
+extern void *__dso_handle;
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static void report_at_exit(void *arg)
+{
+	(void)arg;
+	fl_report_final("process exit");
+}
+
+int fl_report_start(const struct fl_transport *tp, const struct fl_report_hooks *hooks)
+{
+	int rc = fl_report_config_from_env(&rs.cfg);
+
+	if (!rc)
+		rc = fl_verdict_params_from_env(&rs.params);
+	if (rc)
+		return rc;
+	rs.tp = tp;
+	if (hooks)
+		rs.hooks = *hooks;
+	rs.pid = getpid();
+	rs.started_unix = unix_now();
+	fl_identity_local(&rs.self, 0, "", 0);
+	if (rs.cfg.mode != FL_REPORT_OFF) {
+		fl_port_watch_start(); /* the base of the port counters' deltas */
+		rc = start_thread();
+		if (rc)
+			return rc;
+		__cxa_atexit(report_at_exit, NULL, &__dso_handle);
+	}
+	atomic_store_explicit(&rs.started, 1, memory_order_release);
+	FL_INFO("reports %s in %s, snapshot every %ld s",
+		rs.cfg.mode == FL_REPORT_OFF ? "off" : rs.cfg.mode == FL_REPORT_BRIEF ? "brief"
+										       : "full",
+		rs.cfg.dir, rs.cfg.interval_s);
+	return FL_OK;
+}
+
+void fl_report_final(const char *why)
+{
+	char line[PATH_MAX + 512];
+
+	if (!atomic_load_explicit(&rs.started, memory_order_acquire) || rs.pid != getpid())
+		return;
+	if (atomic_exchange(&rs.final_done, 1))
+		return;
+	stop_thread();
+	if (rs.cfg.mode == FL_REPORT_OFF)
+		return;
+	if (write_report(1, line, sizeof(line))) {
+		FL_WARN("final report (%s) not written: %s", why, fl_error_text());
+		fprintf(stderr, "fabriclab: %s: final report not written: %s\n", rs.self.node,
+			fl_error_text());
+		return;
+	}
+	FL_INFO("final report written at %s", why);
+	fprintf(stderr, "%s\n", line);
+}
+
+/*
+ * NCCL unloading the plugin (dlclose), or the end of the process: after the
+ * final report nothing reads the hop table, and after a dlclose nothing could
+ * free it, so it goes now.
+ */
+__attribute__((destructor)) static void report_at_unload(void)
+{
+	fl_report_final("plugin unload");
+	if (rs.hooks.stop)
+		rs.hooks.stop(); /* nothing may emit from code about to be unmapped */
+	if (rs.pid == getpid())
+		fl_hops_teardown();
+	fl_port_watch_stop();
+}

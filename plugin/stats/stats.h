@@ -1,0 +1,127 @@
+/*
+ * Per-connection measurement. Written by one thread (the one that completes the
+ * connection's requests: NCCL's proxy thread) with relaxed single-writer
+ * updates, plain moves on x86, and read at any time by the report thread.
+ * Nothing here locks or allocates.
+ */
+#ifndef FL_STATS_H
+#define FL_STATS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "base/fl_types.h"
+#include "histogram.h"
+#include "interval.h"
+
+/* One slot per request a connection can have outstanding (the wrap layer's pool). */
+#define FL_CONN_SLOTS (FL_MAX_REQUESTS * FL_MAX_RECVS)
+#define FL_SLOT_FREE UINT64_MAX
+
+struct fl_hop;
+
+struct fl_conn_stats {
+	_Atomic uint64_t bytes;
+	_Atomic uint64_t messages;
+	_Atomic uint64_t wire_bytes;   /* bytes of the requests whose wire time was seen */
+	_Atomic uint64_t peer_wait_ns; /* posted -> ready, summed */
+	_Atomic uint64_t wire_max_ns;  /* longest single wire time */
+	_Atomic int32_t tag_rank;      /* the rank NCCL's tags name, -1 until seen */
+	_Atomic int mem_types;         /* FL_PTR_* registered (setup paths) */
+	struct fl_runs wire;           /* union of wire intervals */
+	struct fl_runs active;         /* union of posted -> done */
+	struct fl_size_hist sizes;
+	struct fl_time_hist wire_times;
+	/* Post time of each outstanding request: the reader's watermark. */
+	_Atomic uint64_t posted[FL_CONN_SLOTS];
+	/* Hop membership, owned by hop.c under its lock. */
+	struct fl_hop *hop;
+	struct fl_conn_stats *hop_prev, *hop_next;
+};
+
+/* Plain sums a reader builds from one or many connections. */
+struct fl_conn_totals {
+	uint64_t bytes, messages, wire_bytes, peer_wait_ns, wire_max_ns;
+	uint64_t wire_bridged_ns, active_bridged_ns; /* see interval.h */
+	uint64_t sizes[FL_SIZE_BUCKETS];
+	uint64_t wire_times[FL_TIME_BUCKETS];
+};
+
+void fl_stats_init(struct fl_conn_stats *s);
+
+static inline uint64_t fl_stats_load(const _Atomic uint64_t *c)
+{
+	return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+static inline void fl_stats_add(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_store_explicit(c, fl_stats_load(c) + v, memory_order_relaxed);
+}
+
+static inline void fl_stats_post(struct fl_conn_stats *s, unsigned slot, uint64_t now)
+{
+	atomic_store_explicit(&s->posted[slot], now, memory_order_relaxed);
+}
+
+/* The transport refused the request after all ("not now"). */
+static inline void fl_stats_unpost(struct fl_conn_stats *s, unsigned slot)
+{
+	atomic_store_explicit(&s->posted[slot], FL_SLOT_FREE, memory_order_relaxed);
+}
+
+static inline uint64_t fl_stats_posted_at(const struct fl_conn_stats *s, unsigned slot)
+{
+	return atomic_load_explicit(&s->posted[slot], memory_order_relaxed);
+}
+
+/* Only the first tag matters, so only the first one costs a store. */
+static inline void fl_stats_note_tag(struct fl_conn_stats *s, int tag)
+{
+	if (atomic_load_explicit(&s->tag_rank, memory_order_relaxed) < 0 && tag >= 0)
+		atomic_store_explicit(&s->tag_rank, tag, memory_order_relaxed);
+}
+
+static inline void fl_stats_wire(struct fl_conn_stats *s, uint64_t post_ns, uint64_t bytes,
+				 const struct fl_xfer_times *t)
+{
+	uint64_t took = t->wire_end_ns - t->wire_start_ns;
+
+	/* A transport may time only part of a request: rate only what was timed. */
+	fl_stats_add(&s->wire_bytes,
+		     t->wire_bytes && t->wire_bytes < bytes ? t->wire_bytes : bytes);
+	fl_time_hist_add(&s->wire_times, took);
+	if (took > fl_stats_load(&s->wire_max_ns))
+		atomic_store_explicit(&s->wire_max_ns, took, memory_order_relaxed);
+	/* Nothing a request reports starts before it was posted: the watermark relies on it. */
+	fl_runs_add(&s->wire, t->wire_start_ns > post_ns ? t->wire_start_ns : post_ns,
+		    t->wire_end_ns);
+}
+
+/*
+ * One request of `bytes` in `slot` completed at done_ns. The slot is freed
+ * last (release): a reader that sees it free also sees its intervals.
+ */
+static inline void fl_stats_complete(struct fl_conn_stats *s, unsigned slot, uint64_t bytes,
+				     uint64_t done_ns, const struct fl_xfer_times *t)
+{
+	uint64_t post_ns = fl_stats_posted_at(s, slot);
+
+	fl_stats_add(&s->bytes, bytes);
+	fl_stats_add(&s->messages, 1);
+	fl_size_hist_add(&s->sizes, bytes);
+	if (t->ready_ns > post_ns)
+		fl_stats_add(&s->peer_wait_ns, t->ready_ns - post_ns);
+	if (t->wire_start_ns && t->wire_end_ns > t->wire_start_ns)
+		fl_stats_wire(s, post_ns, bytes, t);
+	fl_runs_add(&s->active, post_ns, done_ns);
+	atomic_store_explicit(&s->posted[slot], FL_SLOT_FREE, memory_order_release);
+}
+
+/* The oldest post time of a request still outstanding, or `now` when none is. */
+uint64_t fl_stats_oldest_post(const struct fl_conn_stats *s, uint64_t now);
+/* Adds one connection's counters into acc (any thread). */
+void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc);
+void fl_totals_merge(struct fl_conn_totals *acc, const struct fl_conn_totals *more);
+
+#endif

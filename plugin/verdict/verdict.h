@@ -1,0 +1,81 @@
+/*
+ * The diagnosis: given every hop's figures, name what slows the ring. Pure
+ * computation, no I/O, so the plugin (one process's view) and `fabriclab
+ * report` (the merged cluster view) reach their verdicts with the same code.
+ */
+#ifndef FL_VERDICT_H
+#define FL_VERDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/fl_types.h"
+
+enum fl_verdict_kind {
+	FL_VERDICT_NONE,
+	FL_VERDICT_LINK,      /* one hop below comparable hops */
+	FL_VERDICT_DEVICE,    /* every hop through one NIC low, both directions */
+	FL_VERDICT_NODE,      /* wire rates normal; one node waits least, others wait on it */
+	FL_VERDICT_GDR,       /* GPUDirect unused where the device supports it, or uneven */
+	FL_VERDICT_TRANSPORT, /* TCP carries traffic while an RDMA port is active */
+};
+
+/* One directed hop as the verdict sees it (after both views are joined). */
+struct fl_hop_figures {
+	char src_node[FL_NODE_NAME_LEN];
+	char src_dev[FL_DEV_NAME_LEN];
+	char dst_node[FL_NODE_NAME_LEN];
+	char dst_dev[FL_DEV_NAME_LEN];
+	char transport[16];       /* "socket", "ib", "ext" */
+	double line_rate_gbs;     /* nominal device speed, GB/s (1e9 bytes/s); 0 unknown */
+	uint64_t bytes;
+	uint64_t messages;
+	double wire_gbs;          /* bytes / union of wire intervals; 0 when no sample */
+	double wire_seconds;
+	double peer_wait_seconds; /* posted -> ready, summed over requests, receiver side */
+	double active_seconds;    /* union of posted -> done, receiver side */
+	int mem_types;            /* FL_PTR_* NCCL registered on this hop */
+	int gdr_capable;          /* the device advertised CUDA or dma-buf pointers */
+	int rdma_port_active;     /* an active verbs port exists on the source node */
+	char rdma_node[FL_NODE_NAME_LEN]; /* the node that has it, "" unknown */
+	char rdma_port[48];       /* and which port ("mlx5_0/1"), "" unknown */
+};
+
+struct fl_verdict_params {
+	double min_ratio;      /* a hop is slow below min_ratio x median (default 0.8) */
+	uint64_t min_bytes;    /* hops with less traffic are not judged (default 16 MiB) */
+	uint64_t min_messages; /* ... or fewer messages (default 8) */
+};
+
+struct fl_verdict {
+	enum fl_verdict_kind kind;
+	int hop;                 /* index into the hop array, -1 when not about a hop */
+	char node[FL_NODE_NAME_LEN]; /* the node or device's node named, "" if none */
+	char dev[FL_DEV_NAME_LEN];
+	double ratio;            /* culprit's figure / median of comparable hops */
+	double median_gbs;       /* median wire rate of comparable hops */
+	double culprit_gbs;
+	double speedup;          /* how much faster the ring would run without the culprit */
+	int judged_hops;         /* hops with enough sample to judge */
+	char reason[256];        /* one sentence a person can read */
+};
+
+void fl_verdict_default_params(struct fl_verdict_params *p);
+/* Reads FABRICLAB_VERDICT_MIN_RATIO etc.; FL_ERR_USAGE with a message on bad values. */
+int fl_verdict_params_from_env(struct fl_verdict_params *p);
+void fl_verdict_compute(const struct fl_hop_figures *hops, size_t nhops,
+			const struct fl_verdict_params *params, struct fl_verdict *out);
+const char *fl_verdict_kind_name(enum fl_verdict_kind kind);
+/*
+ * Says in the reason that a wire verdict rests on senders' timings, which
+ * include any back-pressure from a slow receiver: a caveat, not a change of kind.
+ */
+void fl_verdict_note_sender_view(struct fl_verdict *v);
+/*
+ * The commands that would confirm the verdict on real hardware, filled with
+ * the real names, one per line into buf. Returns the number of lines.
+ */
+int fl_verdict_commands(const struct fl_verdict *v, const struct fl_hop_figures *hops,
+			size_t nhops, char *buf, size_t len);
+
+#endif

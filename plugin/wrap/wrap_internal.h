@@ -1,0 +1,63 @@
+/* Objects the wrap layer hands to NCCL in place of the transport's own. */
+#ifndef FL_WRAP_INTERNAL_H
+#define FL_WRAP_INTERNAL_H
+
+#include <stdint.h>
+
+#include "stats/stats.h"
+#include "trace/trace.h"
+#include "transport/transport.h"
+
+/* Enough for 32 multi-receives of 8 on the send side (NCCL's budget). */
+#define FL_WRAP_POOL (FL_MAX_REQUESTS * FL_MAX_RECVS)
+
+enum fl_comm_kind { FL_COMM_SEND, FL_COMM_RECV };
+
+struct fl_wrap_ctx {
+	uint64_t comm_id;
+	int traffic_class;
+	int process_wide; /* the v6-v10 ctx: never freed by finalize */
+};
+
+struct fl_wlisten {
+	const struct fl_transport *tp;
+	void *tcomm;
+	struct fl_endpoint self;
+};
+
+struct fl_wcomm;
+struct fl_fault_conn;
+
+/* A request's post time lives in comm->stats.posted[its index], where reports read it. */
+struct fl_wreq {
+	struct fl_wcomm *comm;
+	void *treq;
+	int n;
+	int next_free;
+};
+
+_Static_assert(FL_WRAP_POOL == FL_CONN_SLOTS, "one stats slot per pooled request");
+
+/* Allocated 64-byte aligned: the stats keep the reader's words on lines of their own. */
+struct fl_wcomm {
+	const struct fl_transport *tp;
+	void *tcomm;
+	enum fl_comm_kind kind;
+	uint32_t id;
+	struct fl_trace_conn trace; /* what trace events name: points at self, peer, stats */
+	struct fl_endpoint self;
+	struct fl_endpoint peer;
+	int failed;      /* an error was logged; do not flood the log */
+	struct fl_fault_conn *fault; /* FABRICLAB_FAULT state; NULL when no rule applies */
+	int free_head;
+	struct fl_wreq reqs[FL_WRAP_POOL];
+	struct fl_conn_stats stats; /* memory types registered: stats.mem_types */
+};
+
+/* The transport every comm of this process uses (chosen at first init). */
+const struct fl_transport *fl_wrap_transport(void);
+void fl_wrap_log_summary(const struct fl_wcomm *c);
+/* Logs the thread's last error once per comm, returns err. */
+int fl_wrap_report_error(struct fl_wcomm *c, const char *op, int err);
+
+#endif

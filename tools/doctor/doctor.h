@@ -1,0 +1,68 @@
+/*
+ * `fabriclab doctor`: one node's health for the fabric (docs/doctor.md). Each
+ * check adds pass/info/warn/fail lines with the command a person would run to
+ * look deeper; the exit status is 1 when any line fails.
+ */
+#ifndef FABRICLAB_DOCTOR_H
+#define FABRICLAB_DOCTOR_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "plugin/port/port_info.h"
+
+enum doctor_level {
+	DOCTOR_PASS,
+	DOCTOR_INFO, /* a fact that neither passes nor fails: the check does not apply */
+	DOCTOR_WARN,
+	DOCTOR_FAIL,
+};
+
+#define DOCTOR_EXIT_OK 0
+#define DOCTOR_EXIT_FAIL 1
+#define DOCTOR_EXIT_USAGE 2
+#define DOCTOR_EXIT_WARN 3 /* only with --strict */
+
+struct doctor_check {
+	char check[24]; /* "port", "rate", "counters", "gpudirect", ... */
+	char subject[64]; /* "mlx5_0/1", "eth2", "" */
+	int level;
+	char message[640];
+	char command[320]; /* what a person runs to look deeper, "" if nothing */
+};
+
+struct doctor {
+	const char *root; /* sysfs root */
+	double interval_s; /* 0: one sample, counters as absolute values */
+	bool json, strict, require_rdma;
+	struct fl_port_list *ports; /* the (last) sample */
+	struct fl_port_list *base; /* the first sample with --interval, else NULL */
+	int nverbs_devices; /* -1: libibverbs could not be loaded */
+	bool dmabuf_probe; /* a verbs device accepted the dma-buf probe */
+	bool dmabuf_probed;
+	int nchecks, cap;
+	struct doctor_check *checks;
+};
+
+void doctor_add(struct doctor *d, int level, const char *check, const char *subject,
+		const char *command, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+const char *doctor_level_name(int level);
+
+/* The checks, in the order they print. */
+void doctor_check_verbs(struct doctor *d);
+void doctor_check_ports(struct doctor *d);
+void doctor_check_counters(struct doctor *d);
+void doctor_check_gpudirect(struct doctor *d);
+void doctor_check_placement(struct doctor *d);
+void doctor_check_nccl_env(struct doctor *d);
+
+/* Outputs (doctor_out.c). */
+void doctor_print_text(const struct doctor *d, FILE *out);
+int doctor_print_json(const struct doctor *d, FILE *out);
+/* 1 when a check failed, 3 for warnings with --strict, else 0. */
+int doctor_exit_status(const struct doctor *d);
+
+int doctor_main(int argc, char **argv);
+void doctor_usage(FILE *out);
+
+#endif

@@ -1,0 +1,170 @@
+/*
+ * `fabriclab report`: reads the per-process JSON reports (docs/report-format.md),
+ * joins the two views of each hop, and reaches the cluster verdict with the
+ * plugin's own verdict code.
+ */
+#ifndef FABRICLAB_REPORT_H
+#define FABRICLAB_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "plugin/base/fl_types.h"
+#include "plugin/verdict/verdict.h"
+
+#define REPORT_SCHEMA "fabriclab-report"
+#define REPORT_MERGED_SCHEMA "fabriclab-merged-report"
+#define REPORT_SCHEMA_VERSION 1
+#define REPORT_SIZE_BUCKETS 48 /* power-of-two message size buckets, 1 B .. 128 TiB */
+#define REPORT_COMMANDS_LEN 4096
+
+#ifndef FABRICLAB_VERSION
+#define FABRICLAB_VERSION "0.1.0"
+#endif
+
+/* One end's figures for one hop, as that process wrote them. */
+struct report_view {
+	bool present;
+	int processes; /* processes that wrote this view: more than one share a device */
+	int input;     /* the file it came from (the first, when several) */
+	long src_rank, dst_rank;
+	long connections;
+	uint64_t bytes, messages;
+	double line_rate_gbs;
+	double wire_seconds, wire_gbs;
+	double active_seconds, peer_wait_seconds;
+	double p50_us, p99_us, max_us;
+	uint64_t sizes[REPORT_SIZE_BUCKETS]; /* counts, bucket b holds [2^b, 2^(b+1)) */
+	int mem_types;                       /* FL_PTR_* */
+	bool gdr;
+	bool dev_gdr_capable;  /* the writer's device advertised CUDA or dma-buf */
+	bool rdma_port_active; /* the writer's node has an active RDMA port */
+	char rdma_port[48];    /* which ("mlx5_0/1"), "" unknown */
+};
+
+struct report_hop_key {
+	char src_node[FL_NODE_NAME_LEN];
+	char src_dev[FL_DEV_NAME_LEN];
+	char dst_node[FL_NODE_NAME_LEN];
+	char dst_dev[FL_DEV_NAME_LEN];
+};
+
+/* One view as read from one file, before the join. */
+struct report_file_view {
+	struct report_hop_key key;
+	char transport[16];
+	bool is_send;
+	struct report_view v;
+};
+
+/* An RDMA port of the writer's node as its report read it from sysfs (report_ports.c). */
+struct report_port {
+	char node[FL_NODE_NAME_LEN];
+	char name[48];   /* "mlx5_0/1" */
+	char device[48]; /* "mlx5_0" */
+	char netdev[20]; /* RoCE interface, "" if none */
+	bool active, trained_down;
+	double active_gbps, max_gbps; /* max 0 unknown */
+	double seconds;               /* what the counter deltas cover */
+	char rising[320];             /* "symbol_error +60, ..." since the writer's init, "" none */
+	bool errors_rising;           /* an error counter among them, not only congestion */
+};
+
+/* A fault FABRICLAB_FAULT applied on the writer's node (`injected`, report_injected.c). */
+struct report_injected {
+	char node[FL_NODE_NAME_LEN];
+	char rule[256];
+	char action[16];
+	char dev[FL_DEV_NAME_LEN];
+	char peer[FL_NODE_NAME_LEN];
+	char dir[8];
+	long connections;
+};
+
+/* One process's report. */
+struct report_file {
+	char *path;
+	char node[FL_NODE_NAME_LEN];
+	char version[32];
+	long long pid, rank;
+	bool final;
+	double written_unix;
+	long superseded_by; /* a later file of the same process (final, newer), else -1 */
+	struct report_file_view *views;
+	size_t nviews;
+	struct report_port *ports; /* the writer's node's RDMA ports (`ports`) */
+	size_t nports;
+	struct report_injected *injected; /* faults applied on its node (`injected`) */
+	size_t ninjected;
+};
+
+/* One directed hop with both ends' views. */
+struct report_hop {
+	struct report_hop_key key;
+	char transport[16];
+	struct report_view send, recv;
+};
+
+struct report_set {
+	struct report_file *files;
+	size_t nfiles, files_cap;
+	struct report_hop *hops; /* sorted by src, dst after report_merge */
+	size_t nhops;
+	struct fl_hop_figures *figures; /* figures[i] is hops[i] as the verdict sees it */
+	struct fl_verdict verdict;
+	char commands[REPORT_COMMANDS_LEN];
+	int ncommands;
+	size_t nodes; /* distinct node names in the hops */
+	struct report_port *suspects; /* ports trained down or with counters rising, one per port */
+	size_t nsuspects;
+};
+
+/* Loading (report_load.c): 0, or FL_ERR_USAGE with fl_error_text() naming the file. */
+int report_add_path(struct report_set *set, const char *path);
+int report_add_file(struct report_set *set, const char *path);
+/* The `ports` of one report into f, and the active one into its views (report_ports.c). */
+int report_read_ports(const char *path, json_t *root, struct report_file *f);
+/* Suspect ports of the files in use, after the join. */
+int report_collect_ports(struct report_set *set);
+/* The active RDMA port beside a hop for the verdict: the sender's node's, else the receiver's. */
+void report_rdma_figures(const struct report_hop *h, struct fl_hop_figures *f);
+/* The suspect port is the device the verdict names. */
+bool report_port_is_culprit(const struct report_set *set, const struct report_port *p);
+void report_print_ports(const struct report_set *set, FILE *out);
+json_t *report_ports_json(const struct report_set *set);
+/* The `injected` list of one report into f; shown beside the verdict, never judged. */
+int report_read_injected(const char *path, json_t *root, struct report_file *f);
+void report_print_injected(const struct report_set *set, FILE *out);
+json_t *report_injected_json(const struct report_set *set);
+
+/* Joining and judging (report_merge.c). */
+int report_merge(struct report_set *set, const struct fl_verdict_params *params);
+void report_free(struct report_set *set);
+
+/* The view timed the wire: it has a rate to show. */
+bool report_has_wire(const struct report_view *v);
+/* The view whose wire timing is best for the hop's transport, else the one that has one. */
+const struct report_view *report_wire_view(const struct report_hop *h);
+const char *report_wire_view_name(const struct report_hop *h);
+/* The hop is one the verdict blames: its hop, every hop of its device, every hop without GDR... */
+bool report_is_culprit(const struct report_set *set, size_t i);
+
+/* Outputs. Each returns 0, or -1 with fl_error_text() saying why. */
+int report_print_text(const struct report_set *set, FILE *out);
+int report_print_json(const struct report_set *set, FILE *out);
+int report_write_svg(const struct report_set *set, const char *path);
+int report_write_prom(const struct report_set *set, const char *path);
+/* Writes through emit into a temporary file next to path, then renames it over path. */
+int report_write_atomic(const char *path, int (*emit)(const struct report_set *, FILE *),
+			const struct report_set *set);
+int report_emit_svg(const struct report_set *set, FILE *out);
+int report_emit_prom(const struct report_set *set, FILE *out);
+
+int report_main(int argc, char **argv);
+void report_usage(FILE *out);
+
+#endif

@@ -1,0 +1,158 @@
+/*
+ * `--json`: the merged view, with the per-process format's field names: each
+ * hop carries the joined figures plus both views as written, the verdict
+ * carries its commands, and the input files are listed.
+ */
+#include <jansson.h>
+#include <string.h>
+
+#include "plugin/base/error.h"
+#include "report.h"
+
+static json_t *memory_names(int mem_types)
+{
+	json_t *a = json_array();
+
+	if (mem_types & FL_PTR_HOST)
+		json_array_append_new(a, json_string("host"));
+	if (mem_types & FL_PTR_CUDA)
+		json_array_append_new(a, json_string("cuda"));
+	if (mem_types & FL_PTR_DMABUF)
+		json_array_append_new(a, json_string("dmabuf"));
+	return a;
+}
+
+static json_t *size_histogram(const struct report_view *v)
+{
+	json_t *a = json_array();
+
+	for (size_t b = 0; b < REPORT_SIZE_BUCKETS; b++) {
+		if (v->sizes[b])
+			json_array_append_new(
+				a, json_pack("[II]", (json_int_t)1 << b, (json_int_t)v->sizes[b]));
+	}
+	return a;
+}
+
+static double pct(double part, double whole)
+{
+	return whole > 0 ? 100.0 * part / whole : 0.0;
+}
+
+static json_t *view_json(const struct report_set *set, const struct report_view *v)
+{
+	if (!v->present)
+		return json_null();
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f,"
+			 " s:{s:f, s:f, s:f}, s:o, s:o, s:b}",
+			 "file", set->files[v->input].path, "processes", (json_int_t)v->processes,
+			 "src_rank", (json_int_t)v->src_rank, "dst_rank", (json_int_t)v->dst_rank,
+			 "connections", (json_int_t)v->connections, "bytes", (json_int_t)v->bytes,
+			 "messages", (json_int_t)v->messages, "line_rate_gbs", v->line_rate_gbs,
+			 "wire_seconds", v->wire_seconds, "wire_gbs", v->wire_gbs, "pct_line_rate",
+			 pct(v->wire_gbs, v->line_rate_gbs), "active_seconds", v->active_seconds,
+			 "peer_wait_seconds", v->peer_wait_seconds, "wire_time_us", "p50",
+			 v->p50_us, "p99", v->p99_us, "max", v->max_us, "size_histogram",
+			 size_histogram(v), "memory", memory_names(v->mem_types), "gdr", v->gdr);
+}
+
+static long rank_of(const struct report_view *a, const struct report_view *b, bool src)
+{
+	long x = a->present ? (src ? a->src_rank : a->dst_rank) : -1;
+	long y = b->present ? (src ? b->src_rank : b->dst_rank) : -1;
+
+	return x >= 0 ? x : y;
+}
+
+static json_t *hop_json(const struct report_set *set, size_t i)
+{
+	const struct report_hop *h = &set->hops[i];
+	const struct fl_hop_figures *f = &set->figures[i];
+
+	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:s, s:f, s:I, s:I, s:f, s:f, s:s, s:f,"
+			 " s:f, s:f, s:o, s:b, s:b, s:o, s:o}",
+			 "src_node", h->key.src_node, "src_dev", h->key.src_dev, "dst_node",
+			 h->key.dst_node, "dst_dev", h->key.dst_dev, "src_rank",
+			 (json_int_t)rank_of(&h->send, &h->recv, true), "dst_rank",
+			 (json_int_t)rank_of(&h->recv, &h->send, false), "transport", h->transport,
+			 "line_rate_gbs", f->line_rate_gbs, "bytes", (json_int_t)f->bytes,
+			 "messages", (json_int_t)f->messages, "wire_gbs", f->wire_gbs,
+			 "wire_seconds", f->wire_seconds, "wire_view", report_wire_view_name(h),
+			 "pct_line_rate", pct(f->wire_gbs, f->line_rate_gbs), "active_seconds",
+			 f->active_seconds, "peer_wait_seconds", f->peer_wait_seconds, "memory",
+			 memory_names(f->mem_types), "gdr",
+			 (f->mem_types & (FL_PTR_CUDA | FL_PTR_DMABUF)) != 0, "culprit",
+			 report_is_culprit(set, i), "send", view_json(set, &h->send), "recv",
+			 view_json(set, &h->recv));
+}
+
+static json_t *commands_json(const struct report_set *set)
+{
+	json_t *a = json_array();
+	const char *line = set->commands;
+
+	while (*line) {
+		const char *end = strchr(line, '\n');
+		size_t n = end ? (size_t)(end - line) : strlen(line);
+
+		json_array_append_new(a, json_stringn(line, n));
+		line += n + (end != NULL);
+	}
+	return a;
+}
+
+static json_t *verdict_json(const struct report_set *set)
+{
+	const struct fl_verdict *v = &set->verdict;
+	json_t *hop = json_null();
+
+	if (v->hop >= 0) {
+		const struct report_hop_key *k = &set->hops[v->hop].key;
+
+		hop = json_pack("{s:s, s:s, s:s, s:s}", "src_node", k->src_node, "src_dev",
+				k->src_dev, "dst_node", k->dst_node, "dst_dev", k->dst_dev);
+	}
+	return json_pack("{s:s, s:o, s:s, s:s, s:f, s:f, s:f, s:f, s:i, s:s, s:o}", "kind",
+			 fl_verdict_kind_name(v->kind), "hop", hop, "node", v->node, "dev", v->dev,
+			 "ratio", v->ratio, "median_gbs", v->median_gbs, "culprit_gbs",
+			 v->culprit_gbs, "speedup", v->speedup, "judged_hops", v->judged_hops,
+			 "reason", v->reason, "commands", commands_json(set));
+}
+
+static json_t *files_json(const struct report_set *set)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < set->nfiles; i++) {
+		const struct report_file *f = &set->files[i];
+
+		json_array_append_new(a, json_pack("{s:s, s:s, s:I, s:I, s:b, s:s, s:b}", "path",
+						   f->path, "node", f->node, "pid",
+						   (json_int_t)f->pid, "rank", (json_int_t)f->rank,
+						   "final", f->final, "fabriclab_version",
+						   f->version, "used", f->superseded_by < 0));
+	}
+	return a;
+}
+
+int report_print_json(const struct report_set *set, FILE *out)
+{
+	json_t *hops = json_array(), *root;
+	int err;
+
+	for (size_t i = 0; i < set->nhops; i++)
+		json_array_append_new(hops, hop_json(set, i));
+	root = json_pack("{s:s, s:i, s:s, s:I, s:o, s:o, s:o}", "schema", REPORT_MERGED_SCHEMA,
+			 "schema_version", REPORT_SCHEMA_VERSION, "fabriclab_version",
+			 FABRICLAB_VERSION, "nodes", (json_int_t)set->nodes, "files",
+			 files_json(set), "hops", hops, "verdict", verdict_json(set));
+	if (!root)
+		return fl_fail(FL_ERR_SYSTEM, "out of memory building the JSON report");
+	json_object_set_new(root, "port_suspects", report_ports_json(set));
+	json_object_set_new(root, "injected", report_injected_json(set));
+	err = json_dumpf(root, out, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
+	json_decref(root);
+	if (err || fputc('\n', out) == EOF || ferror(out))
+		return fl_fail(FL_ERR_SYSTEM, "cannot write the JSON report");
+	return 0;
+}

@@ -1,0 +1,451 @@
+/*
+ * Reading one per-process report (docs/report-format.md) into plain structs,
+ * checking every field the merge relies on. A file from another schema
+ * version, a truncated file or a wrong field stops the run with the file
+ * and the field named: a merge built on a half-understood file would mislead.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "plugin/base/error.h"
+#include "report.h"
+#include "report_fields.h"
+
+/* One device of the writer's node: can NCCL hand it GPU memory? */
+struct device_cap {
+	const char *name;
+	bool gdr_capable;
+};
+
+struct devices {
+	struct device_cap *caps;
+	size_t n;
+};
+
+static int memory_bit(const char *name)
+{
+	if (!strcmp(name, "host"))
+		return FL_PTR_HOST;
+	if (!strcmp(name, "cuda"))
+		return FL_PTR_CUDA;
+	if (!strcmp(name, "dmabuf"))
+		return FL_PTR_DMABUF;
+	return 0;
+}
+
+/* ["host", "cuda", ...] -> FL_PTR_* bits. */
+static int get_memory(const struct report_reader *r, json_t *obj, const char *key, int *out)
+{
+	size_t i;
+	json_t *e;
+	int err;
+	json_t *v = report_field(r, obj, key, false, &err);
+
+	*out = 0;
+	if (!v)
+		return 0;
+	if (!json_is_array(v))
+		return report_bad(r, key, "expected an array of \"host\", \"cuda\", \"dmabuf\"");
+	json_array_foreach (v, i, e) {
+		int bit = json_is_string(e) ? memory_bit(json_string_value(e)) : 0;
+
+		if (!bit)
+			return report_bad(r, key, "expected only \"host\", \"cuda\" or \"dmabuf\"");
+		*out |= bit;
+	}
+	return 0;
+}
+
+static int get_wire_time(const struct report_reader *r, json_t *hop, struct report_view *v)
+{
+	struct report_reader sub = *r;
+	int err;
+	json_t *t = report_field(r, hop, "wire_time_us", false, &err);
+
+	if (!t)
+		return 0;
+	if (!json_is_object(t))
+		return report_bad(r, "wire_time_us", "expected an object {p50, p99, max}");
+	snprintf(sub.where, sizeof(sub.where), "%.40s.wire_time_us", r->where);
+	err = report_get_number(&sub, t, "p50", false, &v->p50_us);
+	err = err ? err : report_get_number(&sub, t, "p99", false, &v->p99_us);
+	return err ? err : report_get_number(&sub, t, "max", false, &v->max_us);
+}
+
+static int size_bucket(uint64_t floor_bytes)
+{
+	int b = 0;
+
+	while (b + 1 < REPORT_SIZE_BUCKETS && (floor_bytes >> (b + 1)))
+		b++;
+	return b;
+}
+
+/* [[floor_bytes, count], ...] */
+static int get_sizes(const struct report_reader *r, json_t *hop, struct report_view *v)
+{
+	size_t i;
+	json_t *pair;
+	int err;
+	json_t *h = report_field(r, hop, "size_histogram", false, &err);
+
+	if (!h)
+		return 0;
+	if (!json_is_array(h))
+		return report_bad(r, "size_histogram",
+				  "expected an array of [floor_bytes, count] pairs");
+	json_array_foreach (h, i, pair) {
+		json_t *f = json_array_get(pair, 0), *c = json_array_get(pair, 1);
+
+		if (!json_is_array(pair) || json_array_size(pair) != 2 || !json_is_integer(f) ||
+		    !json_is_integer(c) || json_integer_value(f) < 0 || json_integer_value(c) < 0)
+			return report_bad(r, "size_histogram",
+				   "expected [floor_bytes, count] pairs of non-negative integers");
+		v->sizes[size_bucket((uint64_t)json_integer_value(f))] +=
+			(uint64_t)json_integer_value(c);
+	}
+	return 0;
+}
+
+static int get_view_name(const struct report_reader *r, json_t *hop, bool *is_send)
+{
+	char view[8] = "";
+	int err = report_get_string(r, hop, "view", true, view, sizeof(view));
+
+	if (err)
+		return err;
+	if (strcmp(view, "send") && strcmp(view, "recv"))
+		return report_bad(r, "view", "expected \"send\" or \"recv\"");
+	*is_send = !strcmp(view, "send");
+	return 0;
+}
+
+static int get_key(const struct report_reader *r, json_t *hop, struct report_hop_key *k)
+{
+	int err = report_get_string(r, hop, "src_node", true, k->src_node, sizeof(k->src_node));
+
+	err = err ? err
+		  : report_get_string(r, hop, "src_dev", true, k->src_dev, sizeof(k->src_dev));
+	err = err ? err
+		  : report_get_string(r, hop, "dst_node", true, k->dst_node, sizeof(k->dst_node));
+	return err ? err
+		   : report_get_string(r, hop, "dst_dev", true, k->dst_dev, sizeof(k->dst_dev));
+}
+
+static int get_figures(const struct report_reader *r, json_t *hop, struct report_view *v)
+{
+	long long x;
+	int err = report_get_uint(r, hop, "bytes", &v->bytes);
+
+	err = err ? err : report_get_uint(r, hop, "messages", &v->messages);
+	err = err ? err : report_get_number(r, hop, "wire_seconds", true, &v->wire_seconds);
+	err = err ? err : report_get_number(r, hop, "wire_gbs", true, &v->wire_gbs);
+	err = err ? err : report_get_number(r, hop, "line_rate_gbs", true, &v->line_rate_gbs);
+	err = err ? err : report_get_number(r, hop, "active_seconds", true, &v->active_seconds);
+	err = err ? err
+		  : report_get_number(r, hop, "peer_wait_seconds", true, &v->peer_wait_seconds);
+	x = -1;
+	err = err ? err : report_get_int(r, hop, "src_rank", false, -1, &x);
+	v->src_rank = (long)x;
+	x = -1;
+	err = err ? err : report_get_int(r, hop, "dst_rank", false, -1, &x);
+	v->dst_rank = (long)x;
+	x = 1;
+	err = err ? err : report_get_int(r, hop, "connections", false, 0, &x);
+	v->connections = (long)x;
+	err = err ? err : get_wire_time(r, hop, v);
+	err = err ? err : get_sizes(r, hop, v);
+	err = err ? err : get_memory(r, hop, "memory", &v->mem_types);
+	return err ? err : report_get_bool(r, hop, "gdr", &v->gdr);
+}
+
+static bool device_capable(const struct devices *d, const char *name)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		if (!strcmp(d->caps[i].name, name))
+			return d->caps[i].gdr_capable;
+	}
+	return false;
+}
+
+static int read_view(const struct report_reader *r, json_t *hop, const char *file_transport,
+		     const struct devices *devs, struct report_file_view *out)
+{
+	struct report_view *v = &out->v;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = report_expect_object(r, hop);
+	err = err ? err : get_key(r, hop, &out->key);
+	err = err ? err : get_view_name(r, hop, &out->is_send);
+	snprintf(out->transport, sizeof(out->transport), "%s", file_transport);
+	err = err ? err
+		  : report_get_string(r, hop, "transport", !*file_transport, out->transport,
+				      sizeof(out->transport));
+	err = err ? err : get_figures(r, hop, v);
+	if (err)
+		return err;
+	v->present = true;
+	v->processes = 1;
+	v->dev_gdr_capable =
+		device_capable(devs, out->is_send ? out->key.src_dev : out->key.dst_dev);
+	return 0;
+}
+
+static int read_devices(const struct report_reader *r, json_t *root, struct devices *d)
+{
+	size_t i;
+	json_t *dev;
+	json_t *arr;
+	int err = report_get_array(r, root, "devices", false, &arr);
+
+	d->n = 0;
+	d->caps = NULL;
+	if (err || !arr)
+		return err;
+	d->caps = calloc(json_array_size(arr) + 1, sizeof(*d->caps));
+	if (!d->caps)
+		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", r->path);
+	json_array_foreach (arr, i, dev) {
+		struct report_reader sub = report_reader_at(r, "devices", i);
+		int mem = 0;
+		json_t *name = json_object_get(dev, "name");
+
+		if (!json_is_string(name))
+			return report_bad(&sub, "name", "expected a string");
+		err = get_memory(&sub, dev, "ptr_support", &mem);
+		if (err)
+			return err;
+		d->caps[d->n++] = (struct device_cap){ json_string_value(name),
+						       (mem & (FL_PTR_CUDA | FL_PTR_DMABUF)) != 0 };
+	}
+	return 0;
+}
+
+/*
+ * The writer's node has an active RDMA port: said outright by the optional
+ * `rdma_port_active`, or implied by its own `transport` verdict.
+ */
+static int read_rdma(const struct report_reader *r, json_t *root, bool *active)
+{
+	json_t *verdict = json_object_get(root, "verdict");
+	json_t *kind = json_object_get(verdict, "kind");
+	int err = report_get_bool(r, root, "rdma_port_active", active);
+
+	if (!err && json_is_string(kind) && !strcmp(json_string_value(kind), "transport"))
+		*active = true;
+	return err;
+}
+
+static int read_hops(const struct report_reader *r, json_t *root, struct report_file *f)
+{
+	char transport[16] = "";
+	struct devices devs = { NULL, 0 };
+	bool rdma = false;
+	size_t i;
+	json_t *hop;
+	json_t *hops;
+	int err = report_get_array(r, root, "hops", true, &hops);
+
+	if (err)
+		return err;
+	err = report_get_string(r, root, "transport", false, transport, sizeof(transport));
+	err = err ? err : read_rdma(r, root, &rdma);
+	err = err ? err : read_devices(r, root, &devs);
+	if (err) {
+		free(devs.caps);
+		return err;
+	}
+	f->views = calloc(json_array_size(hops) + 1, sizeof(*f->views));
+	if (!f->views)
+		err = fl_fail(FL_ERR_SYSTEM, "%s: out of memory", r->path);
+	json_array_foreach (hops, i, hop) {
+		struct report_reader sub = report_reader_at(r, "hops", i);
+
+		if (err)
+			break;
+		err = read_view(&sub, hop, transport, &devs, &f->views[i]);
+		f->views[i].v.rdma_port_active = rdma;
+		f->nviews += !err;
+	}
+	free(devs.caps);
+	return err;
+}
+
+static int check_schema(const struct report_reader *r, json_t *root)
+{
+	char schema[64] = "", version[32] = "unknown";
+	long long sv = 0;
+	int err;
+
+	if (!json_is_object(root))
+		return fl_fail(FL_ERR_USAGE,
+			       "%s: not a fabriclab report (the JSON is not an object)", r->path);
+	err = report_get_string(r, root, "schema", true, schema, sizeof(schema));
+	if (err || strcmp(schema, REPORT_SCHEMA))
+		return fl_fail(FL_ERR_USAGE,
+			       "%s: not a fabriclab report (schema \"%s\", expected \"%s\")",
+			       r->path, schema, REPORT_SCHEMA);
+	err = report_get_int(r, root, "schema_version", true, 0, &sv);
+	if (err)
+		return err;
+	report_get_string(r, root, "fabriclab_version", false, version, sizeof(version));
+	if (sv != REPORT_SCHEMA_VERSION)
+		return fl_fail(FL_ERR_USAGE,
+			       "%s: schema_version %lld (written by fabriclab %s); this fabriclab "
+			       "(%s) reads schema_version %d only",
+			       r->path, sv, version, FABRICLAB_VERSION, REPORT_SCHEMA_VERSION);
+	return 0;
+}
+
+static int read_header(const struct report_reader *r, json_t *root, struct report_file *f)
+{
+	int err = report_get_string(r, root, "node", true, f->node, sizeof(f->node));
+
+	snprintf(f->version, sizeof(f->version), "unknown");
+	f->rank = -1;
+	err = err ? err
+		  : report_get_string(r, root, "fabriclab_version", false, f->version,
+				      sizeof(f->version));
+	err = err ? err : report_get_int(r, root, "pid", true, 0, &f->pid);
+	err = err ? err : report_get_int(r, root, "rank", false, -1, &f->rank);
+	err = err ? err : report_get_bool(r, root, "final", &f->final);
+	return err ? err : report_get_number(r, root, "written_unix", false, &f->written_unix);
+}
+
+static int parse(const char *path, struct report_file *f)
+{
+	struct report_reader r = { path, "" };
+	json_error_t jerr;
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	int err;
+
+	if (!root) {
+		if (jerr.line < 0)
+			return fl_fail(FL_ERR_USAGE, "%s: cannot read: %s", path, jerr.text);
+		return fl_fail(FL_ERR_USAGE, "%s: truncated or not JSON (line %d, column %d: %s)",
+			       path, jerr.line, jerr.column, jerr.text);
+	}
+	err = check_schema(&r, root);
+	err = err ? err : read_header(&r, root, f);
+	err = err ? err : read_hops(&r, root, f);
+	err = err ? err : report_read_ports(path, root, f);
+	err = err ? err : report_read_injected(path, root, f);
+	json_decref(root);
+	return err;
+}
+
+static struct report_file *new_file(struct report_set *set)
+{
+	if (set->nfiles == set->files_cap) {
+		size_t cap = set->files_cap ? 2 * set->files_cap : 64;
+		struct report_file *f = realloc(set->files, cap * sizeof(*f));
+
+		if (!f)
+			return NULL;
+		set->files = f;
+		set->files_cap = cap;
+	}
+	memset(&set->files[set->nfiles], 0, sizeof(set->files[0]));
+	set->files[set->nfiles].superseded_by = -1;
+	return &set->files[set->nfiles];
+}
+
+int report_add_file(struct report_set *set, const char *path)
+{
+	struct report_file *f = new_file(set);
+	int err;
+
+	if (!f || !(f->path = strdup(path)))
+		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", path);
+	err = parse(path, f);
+	if (err) {
+		free(f->path);
+		free(f->views);
+		free(f->ports);
+		free(f->injected);
+		return err;
+	}
+	set->nfiles++;
+	return 0;
+}
+
+static bool is_report_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return name[0] != '.' && n > 5 && !strcmp(name + n - 5, ".json");
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int list_reports(const char *dir, char ***names, size_t *n)
+{
+	size_t cap = 0;
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	*names = NULL;
+	*n = 0;
+	if (!d)
+		return fl_fail(FL_ERR_USAGE, "%s: %s", dir, strerror(errno));
+	while ((e = readdir(d))) {
+		if (!is_report_name(e->d_name))
+			continue;
+		if (*n == cap) {
+			char **grown = realloc(*names, (cap = cap ? 2 * cap : 64) * sizeof(char *));
+
+			if (!grown)
+				break;
+			*names = grown;
+		}
+		if (!((*names)[*n] = strdup(e->d_name)))
+			break;
+		(*n)++;
+	}
+	closedir(d);
+	if (e)
+		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory listing reports", dir);
+	if (*n)
+		qsort(*names, *n, sizeof(char *), cmp_names);
+	return 0;
+}
+
+/* Every *.json directly in dir (not below), in name order. */
+static int add_dir(struct report_set *set, const char *dir)
+{
+	char **names;
+	size_t n;
+	int err = list_reports(dir, &names, &n);
+
+	if (!err && !n)
+		err = fl_fail(FL_ERR_USAGE, "%s: no *.json reports in this folder", dir);
+	for (size_t i = 0; i < n; i++) {
+		char *path = NULL;
+
+		if (!err && asprintf(&path, "%s/%s", dir, names[i]) < 0)
+			err = fl_fail(FL_ERR_SYSTEM, "%s: out of memory", dir);
+		if (!err)
+			err = report_add_file(set, path);
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	return err;
+}
+
+int report_add_path(struct report_set *set, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return fl_fail(FL_ERR_USAGE, "%s: %s", path, strerror(errno));
+	return S_ISDIR(st.st_mode) ? add_dir(set, path) : report_add_file(set, path);
+}

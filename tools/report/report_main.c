@@ -1,0 +1,133 @@
+/* `fabriclab report` options: which reports to read and which outputs to write. */
+#include <getopt.h>
+#include <string.h>
+
+#include "plugin/base/error.h"
+#include "report.h"
+
+#define EXIT_OUTPUT 1
+#define EXIT_USAGE 2
+
+struct report_opts {
+	bool json;
+	const char *svg;
+	const char *prom;
+};
+
+void report_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: fabriclab report DIR-or-FILE... [--json] [--svg FILE] [--prom FILE]\n"
+		"\n"
+		"Merges the per-process reports (<node>-<pid>.json) that the plugin writes into\n"
+		"FABRICLAB_REPORT_DIR, joins the sender's and the receiver's view of each hop,\n"
+		"and prints the cluster verdict (none, link, device, node, gdr, transport), a\n"
+		"table of every hop and the commands that would confirm the verdict on the\n"
+		"machines. A folder stands for every *.json directly in it.\n"
+		"\n"
+		"  --json        print the merged report as JSON instead of text\n"
+		"  --svg FILE    also draw it: node x node wire-bandwidth heatmap and the ring\n"
+		"  --prom FILE   also write a node_exporter textfile (per-hop gauges, verdict)\n"
+		"  -h, --help    this text\n"
+		"\n"
+		"Wire rate of a hop: the receiver's view for sockets, the sender's for verbs.\n"
+		"Exit status: 0 done; 2 bad usage or a report that cannot be read (the file is\n"
+		"named); 1 an output file could not be written.\n"
+		"\n"
+		"environment: FABRICLAB_VERDICT_MIN_RATIO (0.8),\n"
+		"FABRICLAB_VERDICT_MIN_BYTES (16M), FABRICLAB_VERDICT_MIN_MESSAGES (8):\n"
+		"the effect and the sample a verdict needs\n");
+}
+
+static int parse_opts(int argc, char **argv, struct report_opts *o)
+{
+	static const struct option longs[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "svg", required_argument, NULL, 's' },
+		{ "prom", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+		switch (c) {
+		case 'j': o->json = true; break;
+		case 's': o->svg = optarg; break;
+		case 'p': o->prom = optarg; break;
+		case 'h': report_usage(stdout); return 0;
+		default:
+			fprintf(stderr,
+				"fabriclab report: bad option \"%s\" (see `fabriclab report "
+				"--help`)\n",
+				argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		report_usage(stderr);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+static void note_duplicates(const struct report_set *set)
+{
+	for (size_t i = 0; i < set->nfiles; i++) {
+		const struct report_file *f = &set->files[i];
+
+		if (f->superseded_by >= 0)
+			fprintf(stderr,
+				"fabriclab report: note: %s and %s come from the same process "
+				"(node %s, pid %lld); using %s\n",
+				f->path, set->files[f->superseded_by].path, f->node, f->pid,
+				set->files[f->superseded_by].path);
+	}
+}
+
+static int load(struct report_set *set, int npaths, char **paths)
+{
+	struct fl_verdict_params params;
+	int err = fl_verdict_params_from_env(&params);
+
+	for (int i = 0; !err && i < npaths; i++)
+		err = report_add_path(set, paths[i]);
+	err = err ? err : report_merge(set, &params);
+	if (err) {
+		fprintf(stderr, "fabriclab report: %s\n", fl_error_text());
+		return EXIT_USAGE;
+	}
+	note_duplicates(set);
+	return 0;
+}
+
+static int write_outputs(const struct report_set *set, const struct report_opts *o)
+{
+	int err = o->json ? report_print_json(set, stdout) : report_print_text(set, stdout);
+
+	if (err)
+		fprintf(stderr, "fabriclab report: cannot write to stdout\n");
+	if (!err && o->svg && (err = report_write_svg(set, o->svg)))
+		fprintf(stderr, "fabriclab report: %s\n", fl_error_text());
+	if (!err && o->prom && (err = report_write_prom(set, o->prom)))
+		fprintf(stderr, "fabriclab report: %s\n", fl_error_text());
+	return err ? EXIT_OUTPUT : 0;
+}
+
+int report_main(int argc, char **argv)
+{
+	struct report_opts o = { false, NULL, NULL };
+	struct report_set set;
+	int rc = parse_opts(argc, argv, &o);
+
+	if (rc >= 0)
+		return rc;
+	memset(&set, 0, sizeof(set));
+	rc = load(&set, argc - optind, argv + optind);
+	if (!rc)
+		rc = write_outputs(&set, &o);
+	report_free(&set);
+	return rc;
+}

@@ -1,0 +1,353 @@
+/*
+ * The join: each hop is seen by its sender (send view) and its receiver (recv
+ * view), in two different files. Both are kept; the figures the verdict
+ * judges take each number from the end that measures it best.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin/base/error.h"
+#include "report.h"
+
+struct hop_index {
+	size_t *slots; /* hop index + 1; 0 is empty */
+	size_t nslots;
+};
+
+static uint64_t hash_key(const struct report_hop_key *k)
+{
+	const char *parts[] = { k->src_node, k->src_dev, k->dst_node, k->dst_dev };
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (size_t p = 0; p < 4; p++) {
+		for (const char *c = parts[p]; *c; c++)
+			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+		h = (h ^ 0xff) * 1099511628211ULL; /* keeps "ab"+"c" apart from "a"+"bc" */
+	}
+	return h;
+}
+
+static bool same_key(const struct report_hop_key *a, const struct report_hop_key *b)
+{
+	return !strcmp(a->src_node, b->src_node) && !strcmp(a->src_dev, b->src_dev) &&
+	       !strcmp(a->dst_node, b->dst_node) && !strcmp(a->dst_dev, b->dst_dev);
+}
+
+/* The hop with this key, added when new. */
+static struct report_hop *find_or_add(struct report_set *set, struct hop_index *ix,
+				      const struct report_file_view *fv)
+{
+	size_t s = hash_key(&fv->key) & (ix->nslots - 1);
+	struct report_hop *h;
+
+	while (ix->slots[s]) {
+		h = &set->hops[ix->slots[s] - 1];
+		if (same_key(&h->key, &fv->key))
+			return h;
+		s = (s + 1) & (ix->nslots - 1);
+	}
+	h = &set->hops[set->nhops++];
+	memset(h, 0, sizeof(*h));
+	h->key = fv->key;
+	memcpy(h->transport, fv->transport, sizeof(h->transport));
+	ix->slots[s] = set->nhops;
+	return h;
+}
+
+static double max_of(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+/*
+ * Two processes wrote the same view of one hop: they share a device. Their
+ * traffic overlapped in time, so bytes add up over the longer wire interval;
+ * waits and active times add up so that their ratio stays a share of time;
+ * the percentiles are approximated by the worse of the two.
+ */
+static void combine(struct report_view *into, const struct report_view *v)
+{
+	into->processes += v->processes;
+	into->connections += v->connections;
+	into->bytes += v->bytes;
+	into->messages += v->messages;
+	into->wire_seconds = max_of(into->wire_seconds, v->wire_seconds);
+	into->active_seconds += v->active_seconds;
+	into->wire_gbs =
+		into->wire_seconds > 0 ? (double)into->bytes / into->wire_seconds / 1e9 : 0;
+	into->peer_wait_seconds += v->peer_wait_seconds;
+	into->p50_us = max_of(into->p50_us, v->p50_us);
+	into->p99_us = max_of(into->p99_us, v->p99_us);
+	into->max_us = max_of(into->max_us, v->max_us);
+	for (size_t b = 0; b < REPORT_SIZE_BUCKETS; b++)
+		into->sizes[b] += v->sizes[b];
+	into->mem_types |= v->mem_types;
+	into->gdr |= v->gdr;
+	into->dev_gdr_capable |= v->dev_gdr_capable;
+	into->rdma_port_active |= v->rdma_port_active;
+}
+
+static void add_view(struct report_hop *h, const struct report_file_view *fv, int input)
+{
+	struct report_view *slot = fv->is_send ? &h->send : &h->recv;
+
+	if (slot->present) {
+		combine(slot, &fv->v);
+		return;
+	}
+	*slot = fv->v;
+	slot->input = input;
+}
+
+/* A better file of the same process: the final one, else the newer snapshot. */
+static bool supersedes(const struct report_file *a, const struct report_file *b)
+{
+	if (a->final != b->final)
+		return a->final;
+	return a->written_unix >= b->written_unix;
+}
+
+static int cmp_process(const void *pa, const void *pb, void *arg)
+{
+	const struct report_file *files = arg;
+	const struct report_file *a = &files[*(const size_t *)pa], *b = &files[*(const size_t *)pb];
+	int c = strcmp(a->node, b->node);
+
+	if (c)
+		return c;
+	return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* One file per process: a snapshot left next to its final report would count twice. */
+static int drop_duplicates(struct report_set *set)
+{
+	size_t *order = malloc((set->nfiles + 1) * sizeof(*order));
+
+	if (!order)
+		return fl_fail(FL_ERR_SYSTEM, "out of memory");
+	for (size_t i = 0; i < set->nfiles; i++)
+		order[i] = i;
+	qsort_r(order, set->nfiles, sizeof(*order), cmp_process, set->files);
+	for (size_t i = 1; i < set->nfiles; i++) {
+		size_t a = order[i - 1], b = order[i];
+
+		if (cmp_process(&a, &b, set->files))
+			continue;
+		if (supersedes(&set->files[b], &set->files[a])) {
+			set->files[a].superseded_by = (long)b;
+		} else {
+			set->files[b].superseded_by = (long)a;
+			order[i] = a; /* the survivor meets the next one */
+		}
+	}
+	free(order);
+	return 0;
+}
+
+static int join_views(struct report_set *set)
+{
+	size_t views = 0;
+	struct hop_index ix = { NULL, 16 };
+
+	for (size_t f = 0; f < set->nfiles; f++)
+		views += set->files[f].nviews;
+	while (ix.nslots < 2 * views)
+		ix.nslots *= 2;
+	ix.slots = calloc(ix.nslots, sizeof(*ix.slots));
+	set->hops = malloc((views + 1) * sizeof(*set->hops));
+	if (!ix.slots || !set->hops) {
+		free(ix.slots);
+		return fl_fail(FL_ERR_SYSTEM, "out of memory joining %zu hop views", views);
+	}
+	for (size_t f = 0; f < set->nfiles; f++) {
+		const struct report_file *file = &set->files[f];
+
+		for (size_t i = 0; file->superseded_by < 0 && i < file->nviews; i++)
+			add_view(find_or_add(set, &ix, &file->views[i]), &file->views[i], (int)f);
+	}
+	free(ix.slots);
+	return 0;
+}
+
+static int cmp_hop(const void *pa, const void *pb)
+{
+	const struct report_hop_key *a = &((const struct report_hop *)pa)->key;
+	const struct report_hop_key *b = &((const struct report_hop *)pb)->key;
+	int c = strverscmp(a->src_node, b->src_node);
+
+	c = c ? c : strverscmp(a->src_dev, b->src_dev);
+	c = c ? c : strverscmp(a->dst_node, b->dst_node);
+	return c ? c : strverscmp(a->dst_dev, b->dst_dev);
+}
+
+bool report_has_wire(const struct report_view *v)
+{
+	return v->present && v->wire_seconds > 0 && v->wire_gbs > 0;
+}
+
+const struct report_view *report_wire_view(const struct report_hop *h)
+{
+	/* Sockets: receiver's first byte -> last byte; verbs: sender's post -> completion. */
+	bool recv_first = !strcmp(h->transport, "socket");
+	const struct report_view *best = recv_first ? &h->recv : &h->send;
+	const struct report_view *other = recv_first ? &h->send : &h->recv;
+
+	/* An end that did not time the wire (a socket sender) gives way to one that did. */
+	if (!report_has_wire(best) && report_has_wire(other))
+		return other;
+	return best->present ? best : other;
+}
+
+const char *report_wire_view_name(const struct report_hop *h)
+{
+	return report_wire_view(h) == &h->send ? "send" : "recv";
+}
+
+static double line_rate(const struct report_hop *h)
+{
+	double s = h->send.present ? h->send.line_rate_gbs : 0;
+	double r = h->recv.present ? h->recv.line_rate_gbs : 0;
+
+	/* The slower end's nominal speed bounds the hop. */
+	if (s > 0 && r > 0)
+		return s < r ? s : r;
+	return s > 0 ? s : r;
+}
+
+/*
+ * GDR of the hop as a whole: it only counts as used when every end that
+ * reported registrations used it, and it counts as possible when an end that
+ * did not use it has a device that could.
+ */
+static void join_gdr(const struct report_hop *h, struct fl_hop_figures *f)
+{
+	const struct report_view *views[] = { &h->send, &h->recv };
+	int host = 0, gdr = 0;
+	bool all_gdr = true, capable = false, capable_unused = false;
+
+	for (size_t i = 0; i < 2; i++) {
+		const struct report_view *v = views[i];
+		bool uses = v->mem_types & (FL_PTR_CUDA | FL_PTR_DMABUF);
+
+		if (!v->present || !v->mem_types)
+			continue;
+		host |= v->mem_types & FL_PTR_HOST;
+		gdr |= v->mem_types & (FL_PTR_CUDA | FL_PTR_DMABUF);
+		all_gdr &= uses;
+		capable |= v->dev_gdr_capable;
+		capable_unused |= v->dev_gdr_capable && !uses;
+	}
+	f->mem_types = host | (all_gdr ? gdr : 0);
+	f->gdr_capable = all_gdr ? capable : capable_unused;
+}
+
+static void to_figures(const struct report_hop *h, struct fl_hop_figures *f)
+{
+	const struct report_view *wire = report_wire_view(h);
+	const struct report_view *counts = h->send.present ? &h->send : &h->recv;
+	const struct report_view *waits = h->recv.present ? &h->recv : &h->send;
+
+	memset(f, 0, sizeof(*f));
+	memcpy(f->src_node, h->key.src_node, sizeof(f->src_node));
+	memcpy(f->src_dev, h->key.src_dev, sizeof(f->src_dev));
+	memcpy(f->dst_node, h->key.dst_node, sizeof(f->dst_node));
+	memcpy(f->dst_dev, h->key.dst_dev, sizeof(f->dst_dev));
+	memcpy(f->transport, h->transport, sizeof(f->transport));
+	f->line_rate_gbs = line_rate(h);
+	f->bytes = counts->bytes;
+	f->messages = counts->messages;
+	f->wire_gbs = wire->wire_gbs;
+	f->wire_seconds = wire->wire_seconds;
+	f->peer_wait_seconds = waits->peer_wait_seconds;
+	f->active_seconds = waits->active_seconds;
+	report_rdma_figures(h, f);
+	join_gdr(h, f);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int count_nodes(struct report_set *set)
+{
+	const char **names = malloc((2 * set->nhops + 1) * sizeof(*names));
+	size_t n = 0;
+
+	if (!names)
+		return fl_fail(FL_ERR_SYSTEM, "out of memory");
+	for (size_t i = 0; i < set->nhops; i++) {
+		names[n++] = set->hops[i].key.src_node;
+		names[n++] = set->hops[i].key.dst_node;
+	}
+	qsort(names, n, sizeof(*names), cmp_str);
+	set->nodes = 0;
+	for (size_t i = 0; i < n; i++)
+		set->nodes += i == 0 || strcmp(names[i], names[i - 1]);
+	free(names);
+	return 0;
+}
+
+int report_merge(struct report_set *set, const struct fl_verdict_params *params)
+{
+	int err = drop_duplicates(set);
+
+	err = err ? err : join_views(set);
+	if (err)
+		return err;
+	qsort(set->hops, set->nhops, sizeof(*set->hops), cmp_hop);
+	set->figures = calloc(set->nhops + 1, sizeof(*set->figures));
+	if (!set->figures)
+		return fl_fail(FL_ERR_SYSTEM, "out of memory");
+	for (size_t i = 0; i < set->nhops; i++)
+		to_figures(&set->hops[i], &set->figures[i]);
+	fl_verdict_compute(set->figures, set->nhops, params, &set->verdict);
+	if (set->verdict.hop >= 0 && !strcmp(set->hops[set->verdict.hop].transport, "socket") &&
+	    report_wire_view(&set->hops[set->verdict.hop]) == &set->hops[set->verdict.hop].send)
+		fl_verdict_note_sender_view(&set->verdict);
+	set->ncommands = fl_verdict_commands(&set->verdict, set->figures, set->nhops, set->commands,
+					     sizeof(set->commands));
+	err = count_nodes(set);
+	return err ? err : report_collect_ports(set);
+}
+
+static bool touches(const struct report_hop_key *k, const char *node, const char *dev)
+{
+	bool src = !strcmp(k->src_node, node) && (!dev || !strcmp(k->src_dev, dev));
+	bool dst = !strcmp(k->dst_node, node) && (!dev || !strcmp(k->dst_dev, dev));
+
+	return src || dst;
+}
+
+bool report_is_culprit(const struct report_set *set, size_t i)
+{
+	const struct fl_verdict *v = &set->verdict;
+	const struct fl_hop_figures *f = &set->figures[i];
+
+	switch (v->kind) {
+	case FL_VERDICT_DEVICE: return touches(&set->hops[i].key, v->node, v->dev);
+	case FL_VERDICT_GDR:
+		return touches(&set->hops[i].key, v->node, NULL) && f->mem_types &&
+		       !(f->mem_types & (FL_PTR_CUDA | FL_PTR_DMABUF));
+	case FL_VERDICT_TRANSPORT: return f->rdma_port_active && !strcmp(f->transport, "socket");
+	case FL_VERDICT_LINK: return v->hop >= 0 && (size_t)v->hop == i;
+	case FL_VERDICT_NODE: /* a node, not a hop: no hop is to blame */
+	case FL_VERDICT_NONE: break;
+	}
+	return false;
+}
+
+void report_free(struct report_set *set)
+{
+	for (size_t f = 0; f < set->nfiles; f++) {
+		free(set->files[f].path);
+		free(set->files[f].views);
+		free(set->files[f].ports);
+		free(set->files[f].injected);
+	}
+	free(set->suspects);
+	free(set->files);
+	free(set->hops);
+	free(set->figures);
+	memset(set, 0, sizeof(*set));
+}

@@ -1,0 +1,95 @@
+/*
+ * `--prom`: a node_exporter textfile (text exposition format): per-hop wire
+ * rate from each end, bytes per hop, and the verdict as a labelled gauge.
+ */
+#include "plugin/base/error.h"
+#include "report.h"
+
+/* Label values escape backslash, double quote and newline. */
+static void label(FILE *out, const char *name, const char *value, bool last)
+{
+	fprintf(out, "%s=\"", name);
+	for (const char *c = value; *c; c++) {
+		if (*c == '\\' || *c == '"')
+			fprintf(out, "\\%c", *c);
+		else if (*c == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*c, out);
+	}
+	fputs(last ? "\"" : "\",", out);
+}
+
+static void hop_labels(FILE *out, const struct report_hop_key *k, bool more)
+{
+	label(out, "src_node", k->src_node, false);
+	label(out, "src_dev", k->src_dev, false);
+	label(out, "dst_node", k->dst_node, false);
+	label(out, "dst_dev", k->dst_dev, !more);
+}
+
+static void header(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void wire_rates(const struct report_set *set, FILE *out)
+{
+	header(out, "fabriclab_hop_wire_bytes_per_second", "gauge",
+	       "Wire bandwidth of one directed hop (bytes / union of wire intervals), "
+	       "as its sender (view=send) or receiver (view=recv) measured it.");
+	for (size_t i = 0; i < set->nhops; i++) {
+		const struct report_hop *h = &set->hops[i];
+		const struct report_view *views[] = { &h->send, &h->recv };
+
+		for (size_t v = 0; v < 2; v++) {
+			if (!report_has_wire(views[v]))
+				continue;
+			fputs("fabriclab_hop_wire_bytes_per_second{", out);
+			hop_labels(out, &h->key, true);
+			label(out, "view", v ? "recv" : "send", true);
+			fprintf(out, "} %.6g\n", views[v]->wire_gbs * 1e9);
+		}
+	}
+}
+
+static void byte_counts(const struct report_set *set, FILE *out)
+{
+	header(out, "fabriclab_hop_bytes_total", "counter",
+	       "Payload bytes one directed hop completed (the sender's count when known).");
+	for (size_t i = 0; i < set->nhops; i++) {
+		fputs("fabriclab_hop_bytes_total{", out);
+		hop_labels(out, &set->hops[i].key, false);
+		fprintf(out, "} %llu\n", (unsigned long long)set->figures[i].bytes);
+	}
+}
+
+static void verdict(const struct report_set *set, FILE *out)
+{
+	const struct fl_verdict *v = &set->verdict;
+
+	header(out, "fabriclab_verdict", "gauge",
+	       "The cluster verdict of fabriclab report: 1 for the kind and the node/device "
+	       "named.");
+	fputs("fabriclab_verdict{", out);
+	label(out, "kind", fl_verdict_kind_name(v->kind), false);
+	label(out, "node", v->node, false);
+	label(out, "dev", v->dev, true);
+	fputs("} 1\n", out);
+	header(out, "fabriclab_verdict_speedup", "gauge",
+	       "Estimated speedup of the ring without the culprit (1 when none).");
+	fprintf(out, "fabriclab_verdict_speedup %.6g\n", v->speedup);
+}
+
+int report_emit_prom(const struct report_set *set, FILE *out)
+{
+	wire_rates(set, out);
+	byte_counts(set, out);
+	verdict(set, out);
+	return ferror(out) ? fl_fail(FL_ERR_SYSTEM, "cannot write the textfile") : 0;
+}
+
+int report_write_prom(const struct report_set *set, const char *path)
+{
+	return report_write_atomic(path, report_emit_prom, set);
+}
