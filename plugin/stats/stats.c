@@ -39,18 +39,3 @@ void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
 	fl_time_hist_sum(&s->wire_times, acc->wire_times);
 }
 
-void fl_totals_merge(struct fl_conn_totals *acc, const struct fl_conn_totals *more)
-{
-	acc->bytes += more->bytes;
-	acc->messages += more->messages;
-	acc->wire_bytes += more->wire_bytes;
-	acc->peer_wait_ns += more->peer_wait_ns;
-	acc->wire_bridged_ns += more->wire_bridged_ns;
-	acc->active_bridged_ns += more->active_bridged_ns;
-	if (more->wire_max_ns > acc->wire_max_ns)
-		acc->wire_max_ns = more->wire_max_ns;
-	for (unsigned i = 0; i < FL_SIZE_BUCKETS; i++)
-		acc->sizes[i] += more->sizes[i];
-	for (unsigned i = 0; i < FL_TIME_BUCKETS; i++)
-		acc->wire_times[i] += more->wire_times[i];
-}

@@ -122,6 +122,5 @@ static inline void fl_stats_complete(struct fl_conn_stats *s, unsigned slot, uin
 uint64_t fl_stats_oldest_post(const struct fl_conn_stats *s, uint64_t now);
 /* Adds one connection's counters into acc (any thread). */
 void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc);
-void fl_totals_merge(struct fl_conn_totals *acc, const struct fl_conn_totals *more);
 
 #endif

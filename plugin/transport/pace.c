@@ -58,21 +58,6 @@ bool fl_pace_share(struct fl_pacer *p, struct fl_pacer *shared)
 	return true;
 }
 
-static bool limits_alone(const struct fl_pacer *p)
-{
-	return p->ns_per_byte_q32 || p->stall_every_ns;
-}
-
-bool fl_pace_limits(const struct fl_pacer *p)
-{
-	if (!p)
-		return false;
-	for (unsigned i = 0; i < p->nshared; i++)
-		if (limits_alone(p->shared[i]))
-			return true;
-	return limits_alone(p);
-}
-
 uint64_t fl_pace_wait_ns(const struct fl_pacer *p, uint64_t now_ns)
 {
 	uint64_t wait;

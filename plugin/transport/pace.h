@@ -79,8 +79,6 @@ struct fl_pacer *fl_pace_create(uint64_t rate_bytes_per_s, size_t burst_bytes, u
 void fl_pace_destroy(struct fl_pacer *p);
 /* p also obeys `shared` (which must not share in turn); false when p has no room left. */
 bool fl_pace_share(struct fl_pacer *p, struct fl_pacer *shared);
-/* Whether p limits anything at all (a rate or stall windows, its own or shared). */
-bool fl_pace_limits(const struct fl_pacer *p);
 
 /* Wire time of `bytes` at p's rate, in ns. */
 static inline uint64_t fl_pace_cost_ns(const struct fl_pacer *p, size_t bytes)

@@ -182,11 +182,3 @@ int sock_iface_discover(const struct sock_config *cfg, struct sock_iface *out, i
 	*count = n;
 	return FL_OK;
 }
-
-void sock_iface_release(struct sock_iface *ifaces, int count)
-{
-	for (int i = 0; i < count; i++) {
-		free(ifaces[i].pci_path);
-		ifaces[i].pci_path = NULL;
-	}
-}

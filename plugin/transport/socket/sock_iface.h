@@ -54,9 +54,8 @@ int sock_iface_select(const struct sock_candidate *cands, int ncands, const char
 int sock_iface_speed(const char *sysfs_root, const char *ifname);
 char *sock_iface_pci_path(const char *sysfs_root, const char *ifname);
 
-/* The devices for cfg on this host; *count may be 0. */
+/* The devices for cfg on this host; *count may be 0. They live as long as the process. */
 int sock_iface_discover(const struct sock_config *cfg, struct sock_iface *out, int max,
 			int *count);
-void sock_iface_release(struct sock_iface *ifaces, int count);
 
 #endif
