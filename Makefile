@@ -26,6 +26,8 @@ BENCH_SRC   := $(sort $(wildcard bench/*.c))
 # Test infrastructure and the run-time-loaded tracepoint provider: shared objects of their own.
 FAKEVERBS_SRC := $(sort $(wildcard tests/fakeverbs/*.c))
 FAKEVERBS_SO  := $(BUILD)/libfabriclab-fakeverbs.so
+FAKECUDA_SRC  := $(sort $(wildcard tests/fakecuda/*.c))
+FAKECUDA_SO   := $(BUILD)/libfabriclab-fakecuda.so
 LTTNG_SRC     := $(sort $(wildcard $(LTTNG_DIR)/*.c))
 LTTNG_SO      := $(BUILD)/libfabriclab-lttng.so
 
@@ -42,6 +44,7 @@ BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all deps demo test unit integration bench sanitize clean
 all: $(PLUGIN_SO) $(TOOL) $(UNIT_BIN) $(ITEST_BIN) $(BENCH_BIN) $(if $(FAKEVERBS_SRC),$(FAKEVERBS_SO)) \
+	$(if $(FAKECUDA_SRC),$(FAKECUDA_SO)) \
 	$(if $(LTTNG_SRC),$(LTTNG_SO))
 
 deps:
@@ -80,6 +83,11 @@ $(eval $(call variant_rules,notrace,NO_TRACING))
 $(FAKEVERBS_SO): $(FAKEVERBS_SRC) $(wildcard tests/fakeverbs/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -o $@ $(FAKEVERBS_SRC) $(LDFLAGS) -Wl,-z,defs -lrt
+
+# The fake CUDA runtime and driver (tests only): selected with FABRICLAB_CUDART_LIB.
+$(FAKECUDA_SO): $(FAKECUDA_SRC) $(wildcard tests/fakecuda/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -o $@ $(FAKECUDA_SRC) $(LDFLAGS) -Wl,-z,defs
 
 # The LTTng-UST tracepoint provider: the plugin dlopen()s it when liblttng-ust is installed.
 $(LTTNG_SO): $(LTTNG_SRC) $(wildcard $(LTTNG_DIR)/*.h)

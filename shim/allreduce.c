@@ -157,12 +157,6 @@ static int post_recvs(struct shim_world *w, struct ar_state *st)
 	return FL_OK;
 }
 
-static void reduce(float *dst, const float *mine, const float *theirs, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		dst[i] = mine[i] + theirs[i];
-}
-
 /*
  * In the all-gather half a slice overwrites memory this rank sent from n-1
  * steps earlier; wait until that send is complete before landing it.
@@ -190,10 +184,11 @@ static int complete_recv(struct shim_world *w, struct ar_state *st)
 	if (rc || st->recvs.done == done)
 		return rc;
 	off = slice_at(p, recv_chunk(p, pos.step), pos.slice, &len);
-	if (pos.step < p->nranks - 1)
-		reduce(p->recv + off, p->send + off, stage, len);
-	else
-		memcpy(p->recv + off, stage, len * sizeof(float));
+	/* reduce-scatter adds what arrived to this rank's own data; all-gather copies it */
+	rc = shim_mem_combine(w, p->recv + off, pos.step < p->nranks - 1 ? p->send + off : NULL,
+			      stage, len);
+	if (rc)
+		return rc;
 	advance(p, &st->recv_done, recv_chunk);
 	return FL_OK;
 }
@@ -216,7 +211,7 @@ static void plan_init(struct ar_state *st, struct shim_world *w, const struct sh
 	*st = (struct ar_state){ .send_buf = send, .recv_buf = recv, .link = &w->ring };
 	*p = (struct ar_plan){ .rank = w->rank, .nranks = w->nranks, .nsteps = 2 * (w->nranks - 1),
 			       .count = count, .slice = w->step_bytes / sizeof(float),
-			       .send = send->data, .recv = recv->data };
+			       .send = send->net, .recv = recv->net };
 	p->chunk = (count + (size_t)w->nranks - 1) / (size_t)w->nranks;
 	settle(p, &st->sent, send_chunk);
 	settle(p, &st->send_done, send_chunk);
@@ -226,21 +221,13 @@ static void plan_init(struct ar_state *st, struct shim_world *w, const struct sh
 	shim_fifo_init(&st->recvs, st->link, "all_reduce", 0);
 }
 
-int shim_all_reduce_sum(struct shim_world *w, const struct shim_buf *send,
-			const struct shim_buf *recv, size_t count)
+static int ring_all_reduce(struct shim_world *w, const struct shim_buf *send,
+			   const struct shim_buf *recv, size_t count)
 {
 	struct shim_watch watch;
 	struct ar_state st;
 	int rc = FL_OK;
 
-	if (count * sizeof(float) > send->size || count * sizeof(float) > recv->size)
-		return shim_fail(FL_ERR_ARGUMENT, "all_reduce: %zu floats exceed the buffers",
-				 count);
-	if (w->nranks == 1 || count == 0) {
-		if (send->data != recv->data)
-			memmove(recv->data, send->data, count * sizeof(float));
-		return FL_OK;
-	}
 	plan_init(&st, w, send, recv, count);
 	shim_watch_init(&watch);
 	while (!rc && (st.send_done.step < st.plan.nsteps || st.recv_done.step < st.plan.nsteps)) {
@@ -254,5 +241,26 @@ int shim_all_reduce_sum(struct shim_world *w, const struct shim_buf *send,
 		if (!rc)
 			rc = shim_watch_pass(w, &watch, &st.sends, &st.recvs);
 	}
+	return rc;
+}
+
+int shim_all_reduce_sum(struct shim_world *w, const struct shim_buf *send,
+			const struct shim_buf *recv, size_t count)
+{
+	size_t bytes = count * sizeof(float);
+	int rc;
+
+	if (bytes > send->size || bytes > recv->size)
+		return shim_fail(FL_ERR_ARGUMENT, "all_reduce: %zu floats exceed the buffers",
+				 count);
+	if (w->nranks == 1 || count == 0)
+		return send->data == recv->data ? FL_OK
+			: shim_mem_copy(w, recv->data, send->data, bytes);
+	/* Staged: the GPU's data goes to host memory the plugin can move, and back. */
+	rc = shim_mem_staged(w) ? shim_mem_download(w, send->net, send->data, bytes) : FL_OK;
+	if (!rc)
+		rc = ring_all_reduce(w, send, recv, count);
+	if (!rc && shim_mem_staged(w))
+		rc = shim_mem_upload(w, recv->data, recv->net, bytes);
 	return rc;
 }

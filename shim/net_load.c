@@ -56,6 +56,8 @@ struct shim_net_ops {
 	int (*irecv)(struct shim_net *net, void *recv_comm, int n, void **data, size_t *sizes,
 		     int *tags, void **mhandles, void **request);
 	int (*test)(struct shim_net *net, void *request, int *done, int *sizes);
+	int (*iflush)(struct shim_net *net, void *recv_comm, int n, void **data, int *sizes,
+		      void **mhandles, void **request);
 	int (*close_send)(struct shim_net *net, void *send_comm);
 	int (*close_recv)(struct shim_net *net, void *recv_comm);
 	int (*close_listen)(struct shim_net *net, void *listen_comm);
@@ -465,6 +467,14 @@ IRECV_PHANDLE(12)
 	{                                                                                      \
 		return TABLE(net, v)->test(request, done, sizes);                              \
 	}                                                                                      \
+	static int iflush_v##v(struct shim_net *net, void *recv_comm, int n, void **data,      \
+			       int *sizes, void **mhandles, void **request)                    \
+	{                                                                                      \
+		*request = NULL; /* a plugin without iflush needs no flush */                 \
+		if (!TABLE(net, v)->iflush)                                                    \
+			return FL_OK;                                                          \
+		return TABLE(net, v)->iflush(recv_comm, n, data, sizes, mhandles, request);    \
+	}                                                                                      \
 	static int close_send_v##v(struct shim_net *net, void *send_comm)                      \
 	{                                                                                      \
 		return TABLE(net, v)->close_send(send_comm);                                   \
@@ -493,7 +503,8 @@ SAME_IN_EVERY_VERSION(12)
 		.devices = devices_v##v, .properties = properties_v##v,                    \
 		.listen = listen_v##v, .connect = connect_v##v, .accept = accept_v##v,     \
 		.reg_mr = reg_mr_v##v, .dereg_mr = dereg_mr_v##v, .isend = isend_v##v,     \
-		.irecv = irecv_v##v, .test = test_v##v, .close_send = close_send_v##v,     \
+		.irecv = irecv_v##v, .test = test_v##v, .iflush = iflush_v##v,             \
+		.close_send = close_send_v##v,                                             \
 		.close_recv = close_recv_v##v, .close_listen = close_listen_v##v,          \
 	}
 OPS(6, NULL);
@@ -736,4 +747,10 @@ int shim_net_close_recv(struct shim_net *net, void *recv_comm)
 int shim_net_close_listen(struct shim_net *net, void *listen_comm)
 {
 	return net->ops->close_listen(net, listen_comm);
+}
+
+int shim_net_iflush(struct shim_net *net, void *recv_comm, int n, void **data, int *sizes,
+		    void **mhandles, void **request)
+{
+	return net->ops->iflush(net, recv_comm, n, data, sizes, mhandles, request);
 }

@@ -64,9 +64,10 @@ static int register_staging(struct shim_world *w, struct shim_link *link)
 	size_t bytes = SHIM_STEPS * w->step_bytes;
 	int rc;
 
-	if (posix_memalign((void **)&link->staging, 4096, bytes))
-		return shim_fail(FL_ERR_SYSTEM, "cannot allocate %zu bytes of staging", bytes);
-	rc = shim_net_reg_mr(&w->net, link->recv_comm, link->staging, bytes, FL_PTR_HOST,
+	rc = shim_mem_alloc_net(w, bytes, (void **)&link->staging);
+	if (rc)
+		return rc;
+	rc = shim_net_reg_mr(&w->net, link->recv_comm, link->staging, bytes, shim_mem_net_type(w),
 			     &link->staging_mh);
 	if (rc)
 		return shim_fail(rc, "regMr() of the staging buffers failed: %s (%d)",
@@ -119,7 +120,7 @@ void shim_link_close(struct shim_world *w, struct shim_link *link)
 {
 	if (link->staging_mh)
 		shim_net_dereg_mr(&w->net, link->recv_comm, link->staging_mh);
-	free(link->staging);
+	shim_mem_free_net(w, link->staging);
 	if (link->send_comm)
 		shim_net_close_send(&w->net, link->send_comm);
 	if (link->recv_comm)
@@ -132,10 +133,18 @@ int shim_buf_register(struct shim_world *w, struct shim_buf *buf, void *data, si
 	struct shim_link *ring = &w->ring;
 	int rc;
 
-	*buf = (struct shim_buf){ .data = data, .size = size };
-	rc = shim_net_reg_mr(&w->net, ring->send_comm, data, size, FL_PTR_HOST, &buf->send_mh);
+	int type = shim_mem_net_type(w);
+
+	*buf = (struct shim_buf){ .data = data, .size = size, .net = data };
+	/* No GPUDirect: NCCL moves GPU data through registered host memory, and so do we. */
+	if (shim_mem_staged(w)) {
+		rc = shim_mem_alloc_net(w, size, &buf->net);
+		if (rc)
+			return rc;
+	}
+	rc = shim_net_reg_mr(&w->net, ring->send_comm, buf->net, size, type, &buf->send_mh);
 	if (!rc)
-		rc = shim_net_reg_mr(&w->net, ring->recv_comm, data, size, FL_PTR_HOST,
+		rc = shim_net_reg_mr(&w->net, ring->recv_comm, buf->net, size, type,
 				     &buf->recv_mh);
 	if (rc) {
 		shim_buf_deregister(w, buf);
@@ -152,4 +161,7 @@ void shim_buf_deregister(struct shim_world *w, struct shim_buf *buf)
 	if (buf->recv_mh && !w->broken)
 		shim_net_dereg_mr(&w->net, w->ring.recv_comm, buf->recv_mh);
 	buf->send_mh = buf->recv_mh = NULL;
+	if (buf->net && buf->net != buf->data)
+		shim_mem_free_net(w, buf->net);
+	buf->net = NULL;
 }

@@ -42,17 +42,15 @@ static int post(struct shim_world *w, struct sr_state *st, struct shim_fifo *f, 
 	return FL_OK;
 }
 
-int shim_sendrecv(struct shim_world *w, const struct shim_buf *send, const struct shim_buf *recv,
-		  size_t bytes)
+static int ring_sendrecv(struct shim_world *w, const struct shim_buf *send,
+			 const struct shim_buf *recv, size_t bytes)
 {
 	struct sr_state st = { .bytes = bytes, .step = w->step_bytes };
 	struct shim_watch watch;
 	int rc = FL_OK;
 
-	if (bytes > send->size || bytes > recv->size)
-		return shim_fail(FL_ERR_ARGUMENT, "sendrecv: %zu bytes exceed the buffers", bytes);
-	st.src = send->data;
-	st.dst = recv->data;
+	st.src = send->net;
+	st.dst = recv->net;
 	st.src_mh = send->send_mh;
 	st.dst_mh = recv->recv_mh;
 	shim_fifo_init(&st.sends, &w->ring, "sendrecv", 1);
@@ -69,5 +67,20 @@ int shim_sendrecv(struct shim_world *w, const struct shim_buf *send, const struc
 		if (!rc)
 			rc = shim_watch_pass(w, &watch, &st.sends, &st.recvs);
 	}
+	return rc;
+}
+
+int shim_sendrecv(struct shim_world *w, const struct shim_buf *send, const struct shim_buf *recv,
+		  size_t bytes)
+{
+	int rc;
+
+	if (bytes > send->size || bytes > recv->size)
+		return shim_fail(FL_ERR_ARGUMENT, "sendrecv: %zu bytes exceed the buffers", bytes);
+	rc = shim_mem_staged(w) ? shim_mem_download(w, send->net, send->data, bytes) : FL_OK;
+	if (!rc)
+		rc = ring_sendrecv(w, send, recv, bytes);
+	if (!rc && shim_mem_staged(w))
+		rc = shim_mem_upload(w, recv->data, recv->net, bytes);
 	return rc;
 }

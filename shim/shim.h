@@ -1,6 +1,6 @@
 /*
  * The shim: a small stand-in for NCCL that drives a net plugin the way NCCL
- * does, over host memory. A world is one rank of a job: the bootstrap, the
+ * does, over host memory (or GPU memory: shim_mem.h). A world is one rank of a job: the bootstrap, the
  * loaded plugin, and a ring of connections (send to rank+1, receive from
  * rank-1). Collectives follow NCCL's patterns: NCCL_STEPS (8) transfers in
  * flight per connection, a staging ring of 8 step buffers on the receive side,
@@ -25,6 +25,7 @@
 #include "bootstrap.h"
 #include "shim_error.h"
 #include "shim_log.h"
+#include "shim_mem.h"
 #include "shim_net.h"
 
 #define SHIM_STEPS 8 /* NCCL_STEPS: transfers in flight per connection */
@@ -55,13 +56,15 @@ struct shim_world {
 	struct shim_boot boot;
 	struct shim_net net;
 	struct fl_props props;
+	struct shim_mem mem; /* FABRICLAB_SHIM_MEM: host or GPU buffers */
 	struct shim_link ring;
 };
 
 /* A buffer registered with both comms of the ring. */
 struct shim_buf {
-	void *data;
+	void *data;  /* the caller's, in the world's memory */
 	size_t size;
+	void *net;   /* what the plugin moves: data, or a host bounce buffer when staged */
 	void *send_mh;
 	void *recv_mh;
 };

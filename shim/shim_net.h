@@ -54,6 +54,9 @@ int shim_net_isend(struct shim_net *net, void *send_comm, void *data, size_t siz
 int shim_net_irecv(struct shim_net *net, void *recv_comm, int n, void **data, size_t *sizes,
 		   int *tags, void **mhandles, void **request);
 int shim_net_test(struct shim_net *net, void *request, int *done, int *sizes);
+/* *request stays NULL when the plugin needs no flush. */
+int shim_net_iflush(struct shim_net *net, void *recv_comm, int n, void **data, int *sizes,
+		    void **mhandles, void **request);
 int shim_net_close_send(struct shim_net *net, void *send_comm);
 int shim_net_close_recv(struct shim_net *net, void *recv_comm);
 int shim_net_close_listen(struct shim_net *net, void *listen_comm);

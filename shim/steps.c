@@ -52,7 +52,30 @@ int shim_fifo_post(struct shim_world *w, struct shim_fifo *f, void *data, size_t
 		return FL_OK;
 	f->req[slot] = req;
 	f->bytes[slot] = bytes;
+	f->data[slot] = data;
+	f->mh[slot] = mhandle;
 	f->posted++;
+	return FL_OK;
+}
+
+/* NCCL's rule: data a NIC wrote into GPU memory is flushed before the GPU reads it. */
+static int flush_recv(struct shim_world *w, struct shim_fifo *f, unsigned slot)
+{
+	uint64_t deadline = shim_deadline_ms(w->timeout_ms);
+	int size = (int)f->bytes[slot], done = 0, rc;
+	void *req = NULL;
+
+	rc = shim_net_iflush(&w->net, f->link->recv_comm, 1, &f->data[slot], &size,
+			     &f->mh[slot], &req);
+	if (rc)
+		return fail_call(w, f, "iflush", rc);
+	while (req && !done) {
+		rc = shim_net_test(&w->net, req, &done, NULL);
+		if (rc)
+			return fail_call(w, f, "test of iflush", rc);
+		if (!done && shim_now_ns() > deadline)
+			return fail_call(w, f, "iflush (not done in time)", FL_ERR_SYSTEM);
+	}
 	return FL_OK;
 }
 
@@ -74,6 +97,11 @@ int shim_fifo_test(struct shim_world *w, struct shim_fifo *f)
 				 f->bytes[slot]);
 	}
 	f->req[slot] = NULL;
+	if (!f->send && shim_mem_net_type(w) == FL_PTR_CUDA && size > 0) {
+		rc = flush_recv(w, f, slot);
+		if (rc)
+			return rc;
+	}
 	f->done++;
 	return FL_OK;
 }

@@ -16,6 +16,8 @@ struct shim_fifo {
 	uint64_t done;
 	void *req[SHIM_STEPS];
 	size_t bytes[SHIM_STEPS];
+	void *data[SHIM_STEPS]; /* receives into GPU memory are flushed before they are read */
+	void *mh[SHIM_STEPS];
 };
 
 struct shim_watch {

@@ -125,6 +125,8 @@ static int open_net(struct shim_world *w, const char *fallback_dir)
 		return shim_fail(rc, "net plugin %s: init failed: %s (%d)", w->net.name,
 				 shim_result_name(rc), rc);
 	rc = pick_device(w);
+	if (!rc)
+		rc = shim_mem_plan(w);
 	if (rc)
 		return rc;
 	SHIM_INFO(SHIM_LOG_INIT | SHIM_LOG_NET, "shim: rank %d of %d: net plugin \"%s\" "
@@ -147,7 +149,9 @@ int shim_world_open(struct shim_world *w, const char *fallback_dir)
 	w->rank = w->boot.rank;
 	w->nranks = w->boot.nranks;
 	shim_log_set_rank(w->rank);
-	rc = open_net(w, fallback_dir);
+	rc = shim_mem_open(w);
+	if (!rc)
+		rc = open_net(w, fallback_dir);
 	if (!rc)
 		rc = shim_link_open(w, (w->rank + 1) % w->nranks,
 				    (w->rank + w->nranks - 1) % w->nranks, &w->ring);
@@ -170,4 +174,5 @@ void shim_world_close(struct shim_world *w)
 		w->net_loaded = 0;
 	}
 	shim_boot_close(&w->boot);
+	shim_mem_close(w);
 }

@@ -36,5 +36,12 @@ for n in $ranks_list; do
 	grep -q 'via NET/fabriclab' "$out/fabriclab-$n-rank0.log" || { echo "plugin not chosen"; status=1; }
 	run socket "$n" NCCL_NET=Socket NCCL_NET_PLUGIN=none || status=1
 done
+# The plugin's own bench with its buffers on the GPU (cudaMalloc, the runtime loaded at run
+# time), next to host memory: sockets offer host memory only, so GPU buffers are staged.
+for mem in host cuda; do
+	echo "== fabriclab bench --mem $mem, 2 ranks, sockets"
+	FABRICLAB_SOCKET_IFNAME=lo FABRICLAB_REPORT=off timeout 300 build/fabriclab bench --ranks 2 \
+		--mem "$mem" -b 8 -e 64M -f 8 -n 10 -w 2 | tee "$out/bench-$mem.log" || status=1
+done
 echo "logs in $out"
 exit $status

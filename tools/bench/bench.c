@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plugin/base/config.h"
@@ -34,6 +35,10 @@ void bench_usage(FILE *out)
 		"      --ranks N         run N ranks here, as forked processes; without it this\n"
 		"                        process is one rank of a job described by RANK,\n"
 		"                        WORLD_SIZE, MASTER_ADDR and MASTER_PORT (torchrun style)\n"
+		"      --mem host|cuda   buffers in host memory (default) or on the rank's GPU\n"
+		"                        (LOCAL_RANK picks it; the CUDA runtime is loaded now,\n"
+		"                        FABRICLAB_CUDART_LIB names it); GPUDirect RDMA when the\n"
+		"                        plugin registers CUDA memory, else staged through host\n"
 		"  -h, --help            this text\n"
 		"\n"
 		"time = the slowest rank's mean iteration time; algbw = size / time;\n"
@@ -102,6 +107,11 @@ static int parse_one(int c, const char *arg, struct bench_opts *o)
 		rc = parse_long_opt("--ranks", arg, 1, MAX_LOCAL_RANKS, &value);
 		o->ranks = (int)value;
 		return rc;
+	case 'M':
+		if (strcmp(arg, "host") && strcmp(arg, "cuda"))
+			return bad("--mem", arg, "host or cuda");
+		o->mem = arg;
+		return 0;
 	default: return EXIT_USAGE;
 	}
 }
@@ -118,6 +128,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "op", required_argument, NULL, 'o' },
 		{ "check", required_argument, NULL, 'c' },
 		{ "ranks", required_argument, NULL, 'R' },
+		{ "mem", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -182,6 +193,9 @@ int bench_main(int argc, char **argv)
 			"MASTER_ADDR, MASTER_PORT); use --ranks N to run N local ranks\n");
 		return EXIT_USAGE;
 	}
+	/* The shim reads it in every rank, forked here or started by a launcher. */
+	if (o.mem)
+		setenv(SHIM_MEM_ENV, o.mem, 1);
 	if (!o.ranks)
 		return bench_rank(&o) ? 1 : 0;
 	rc = shim_spawn(o.ranks, run_rank, &o);

@@ -16,6 +16,7 @@ struct bench_opts {
 	enum bench_op op;
 	int check;
 	int ranks;            /* 0: this process is one rank of a job the environment describes */
+	const char *mem;      /* --mem host|cuda; NULL: FABRICLAB_SHIM_MEM decides */
 	const char *tool_dir; /* where to look for the plugin when its plain name does not load */
 };
 

@@ -17,8 +17,9 @@
 struct bench_run {
 	const struct bench_opts *o;
 	struct shim_world w;
-	void *send_mem;
+	void *send_mem; /* in the world's memory: host, or the GPU with --mem cuda */
 	void *recv_mem;
+	void *host;     /* with GPU buffers: what is filled, poisoned and checked here */
 	size_t cap;
 	struct shim_buf send;
 	struct shim_buf recv;
@@ -52,9 +53,26 @@ static int run_once(struct bench_run *r, size_t count)
 	return shim_sendrecv(&r->w, &r->send, &r->recv, count);
 }
 
+/* The receive buffer as the host sees it (a copy when it is GPU memory). */
+static const void *recv_seen(struct bench_run *r, size_t bytes)
+{
+	if (!r->host)
+		return r->recv_mem;
+	return shim_mem_download(&r->w, r->host, r->recv_mem, bytes) ? NULL : r->host;
+}
+
 static size_t wrong_now(struct bench_run *r, size_t count)
 {
-	return bench_count_wrong(r->o->op, r->w.rank, r->w.nranks, r->recv_mem, count);
+	size_t bytes = r->o->op == BENCH_ALL_REDUCE ? count * sizeof(float) : count;
+	const void *seen = recv_seen(r, bytes);
+
+	return seen ? bench_count_wrong(r->o->op, r->w.rank, r->w.nranks, seen, count) : count;
+}
+
+static int poison(struct bench_run *r, size_t bytes)
+{
+	bench_poison(r->o->op, r->w.rank, r->w.nranks, r->host ? r->host : r->recv_mem, bytes);
+	return r->host ? shim_mem_upload(&r->w, r->recv_mem, r->host, bytes) : FL_OK;
 }
 
 /* Mean microseconds per iteration on this rank, and elements found wrong. */
@@ -68,8 +86,9 @@ static int measure(struct bench_run *r, size_t count, size_t bytes, double *mean
 		rc = run_once(r, count);
 	*wrong = 0;
 	if (!rc && r->o->check) {
-		bench_poison(r->o->op, r->w.rank, r->w.nranks, r->recv_mem, bytes);
-		rc = run_once(r, count);
+		rc = poison(r, bytes);
+		if (!rc)
+			rc = run_once(r, count);
 		*wrong = wrong_now(r, count);
 	}
 	if (!rc)
@@ -78,7 +97,7 @@ static int measure(struct bench_run *r, size_t count, size_t bytes, double *mean
 		  bytes, r->o->iters);
 	/* So the check below sees what the timed iterations wrote, not the check run's result. */
 	if (!rc && r->o->check)
-		bench_poison(r->o->op, r->w.rank, r->w.nranks, r->recv_mem, bytes);
+		rc = poison(r, bytes);
 	start = now_us();
 	for (long i = 0; !rc && i < r->o->iters; i++)
 		rc = run_once(r, count);
@@ -183,12 +202,20 @@ static int alloc_buffers(struct bench_run *r)
 	int rc;
 
 	r->cap = cap ? cap : 4;
-	if (posix_memalign(&r->send_mem, 4096, r->cap) ||
-	    posix_memalign(&r->recv_mem, 4096, r->cap))
-		return shim_fail(FL_ERR_SYSTEM, "cannot allocate 2 x %zu bytes", r->cap);
-	bench_fill(r->o->op, r->w.rank, r->send_mem, r->cap);
-	memset(r->recv_mem, 0, r->cap);
-	rc = shim_buf_register(&r->w, &r->send, r->send_mem, r->cap);
+	rc = shim_mem_alloc(&r->w, r->cap, &r->send_mem);
+	if (!rc)
+		rc = shim_mem_alloc(&r->w, r->cap, &r->recv_mem);
+	if (!rc && r->w.mem.kind == SHIM_MEM_CUDA && !(r->host = calloc(1, r->cap)))
+		rc = shim_fail(FL_ERR_SYSTEM, "cannot allocate %zu bytes", r->cap);
+	if (rc)
+		return rc;
+	bench_fill(r->o->op, r->w.rank, r->host ? r->host : r->send_mem, r->cap);
+	if (r->host)
+		rc = shim_mem_upload(&r->w, r->send_mem, r->host, r->cap);
+	else
+		memset(r->recv_mem, 0, r->cap);
+	if (!rc)
+		rc = shim_buf_register(&r->w, &r->send, r->send_mem, r->cap);
 	if (!rc)
 		rc = shim_buf_register(&r->w, &r->recv, r->recv_mem, r->cap);
 	return rc;
@@ -261,11 +288,12 @@ int bench_rank(const struct bench_opts *opts)
 	}
 	shim_buf_deregister(&r.w, &r.send);
 	shim_buf_deregister(&r.w, &r.recv);
-	shim_world_close(&r.w);
 	/* After a failed transfer the plugin may still write into them; the exit frees them. */
 	if (!r.w.broken) {
-		free(r.send_mem);
-		free(r.recv_mem);
+		shim_mem_free(&r.w, r.send_mem);
+		shim_mem_free(&r.w, r.recv_mem);
 	}
+	free(r.host);
+	shim_world_close(&r.w);
 	return rc || wrong;
 }

@@ -54,6 +54,8 @@ void doctor_check_ports(struct doctor *d);
 void doctor_check_counters(struct doctor *d);
 void doctor_check_gpudirect(struct doctor *d);
 void doctor_check_placement(struct doctor *d);
+/* GPUs and their GPUDirect attributes from the CUDA runtime, when it loads. */
+void doctor_check_cuda(struct doctor *d);
 void doctor_check_nccl_env(struct doctor *d);
 
 /* Outputs (doctor_out.c). */

@@ -174,6 +174,7 @@ int doctor_main(int argc, char **argv)
 	doctor_check_counters(&d);
 	doctor_check_gpudirect(&d);
 	doctor_check_placement(&d);
+	doctor_check_cuda(&d);
 	doctor_check_nccl_env(&d);
 	rc = doctor_exit_status(&d);
 	if (d.json) {

@@ -1,0 +1,20 @@
+/* The CUDA runtime and driver calls the fake provides, with the C shapes the real ones have. */
+#ifndef FAKECUDA_H
+#define FAKECUDA_H
+
+#include <stddef.h>
+
+int cudaGetDeviceCount(int *count);
+int cudaSetDevice(int dev);
+int cudaMalloc(void **ptr, size_t size);
+int cudaFree(void *ptr);
+int cudaMemcpy(void *dst, const void *src, size_t size, int kind);
+int cudaDeviceGetPCIBusId(char *id, int len, int dev);
+int cudaDeviceGetAttribute(int *value, int attr, int dev);
+const char *cudaGetErrorString(int err);
+int cuInit(unsigned flags);
+int cuDeviceGetAttribute(int *value, int attr, int dev);
+int cuMemGetHandleForAddressRange(void *handle, unsigned long long dptr, size_t size, int type,
+				  unsigned long long flags);
+
+#endif

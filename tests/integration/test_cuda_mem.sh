@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# GPU memory through the plugin, on the fake CUDA runtime (build/libfabriclab-fakecuda.so, whose
+# device memory the host cannot touch outside cudaMemcpy with FABRICLAB_FAKECUDA_PROTECT=1):
+#  - bench --mem cuda over sockets (host memory only): staged through host bounce buffers,
+#    every element checked, for all_reduce and sendrecv at 2 and 3 ranks;
+#  - over the ib transport on the fake verbs with a GPUDirect-capable node: the plugin
+#    registers CUDA memory, receives are flushed, the reports say GDR on every hop;
+#  - LOCAL_RANK picks the rank's GPU; no runtime, no GPU, cudaMalloc failing: a clear error,
+#    and host memory still works without CUDA;
+#  - the doctor lists the runtime's GPUs with the driver's GPUDirect attribute.
+# Usage: test_cuda_mem.sh [BUILD_DIR]
+set -u
+build=$(cd "${1:-build}" && pwd)
+tool=$build/fabriclab
+fakecuda=$build/libfabriclab-fakecuda.so
+fakeverbs=$build/libfabriclab-fakeverbs.so
+fixture=$(cd "$(dirname "$0")/../fixtures/sysfs/healthy" && pwd)
+unset RANK WORLD_SIZE MASTER_ADDR MASTER_PORT NCCL_NET_PLUGIN FABRICLAB_SHIM_MEM FABRICLAB_FAULT \
+	FABRICLAB_LINK_RATE FABRICLAB_TRANSPORT FABRICLAB_SYSFS_ROOT LOCAL_RANK
+failures=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fabriclab-cuda.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+export FABRICLAB_SOCKET_IFNAME=lo FABRICLAB_REPORT_DIR=$tmp/reports FABRICLAB_REPORT=brief \
+	FABRICLAB_CUDART_LIB=$fakecuda FABRICLAB_CUDA_DRIVER_LIB=$fakecuda NCCL_DEBUG=INFO
+not_ok() { echo "not ok - $*"; failures=$((failures + 1)); }
+
+bench() { # name ranks op env... ; output in $tmp/name.{out,err}
+	local name=$1 ranks=$2 op=$3
+	shift 3
+	env "$@" timeout 60 "$tool" bench --ranks "$ranks" --mem cuda -o "$op" -b 1 -e 2M -f 16 \
+		-n 2 -w 1 >"$tmp/$name.out" 2>"$tmp/$name.err"
+}
+
+# Every size line printed with #wrong 0, and as many lines as sizes 1..2M by 16.
+all_right() { # name
+	awk '!/^#/ && NF { n++; if ($8 != "0") bad = 1 } END { exit bad || n != 6 }' "$tmp/$1.out"
+}
+
+check_bench() { # name ranks op expect-log env...
+	local name=$1 ranks=$2 op=$3 expect=$4
+	shift 4
+	if ! bench "$name" "$ranks" "$op" "$@"; then
+		not_ok "$name: bench failed: $(grep -v INFO "$tmp/$name.err" | tail -3)"
+	elif ! all_right "$name"; then
+		not_ok "$name: wrong or missing results: $(grep -v '^#' "$tmp/$name.out" | tr '\n' '|')"
+	elif [ "$(grep -c "$expect" "$tmp/$name.err")" -ne "$ranks" ]; then
+		not_ok "$name: not every rank said \"$expect\""
+	else
+		echo "ok - $name"
+	fi
+}
+
+staged="staging through host bounce buffers"
+for op in all_reduce sendrecv; do
+	for ranks in 2 3; do
+		check_bench "sock-$op-$ranks" "$ranks" "$op" "$staged" FABRICLAB_FAKECUDA_PROTECT=1
+	done
+done
+
+# Two GPUs: LOCAL_RANK (set by the spawner like torchrun) picks GPU 0 and GPU 1.
+check_bench "two-gpus" 2 all_reduce "$staged" FABRICLAB_FAKECUDA_DEVICES=2 \
+	FABRICLAB_FAKECUDA_PROTECT=1
+for g in 0 1; do
+	grep -q "\[$g\] NCCL INFO shim: GPU memory on GPU $g:" "$tmp/two-gpus.err" ||
+		not_ok "two-gpus: rank $g did not use GPU $g"
+done
+
+# GPUDirect: the fake verbs device on a node whose sysfs has nvidia_peermem.
+rm -rf "$tmp/reports"
+check_bench "ib-gdr" 2 all_reduce "the plugin registers it (GPUDirect RDMA)" \
+	FABRICLAB_TRANSPORT=ib FABRICLAB_IBVERBS_LIB="$fakeverbs" \
+	FABRICLAB_FAKEVERBS_DIR="$tmp/fabric" FABRICLAB_SYSFS_ROOT="$fixture"
+gdr=$(python3 - "$tmp/reports" <<'PY'
+import glob, json, sys
+hops = [h for f in glob.glob(sys.argv[1] + "/*.json") for h in json.load(open(f))["hops"]]
+print(len(hops), all(h["gdr"] for h in hops))
+PY
+)
+[ "$gdr" = "4 True" ] || not_ok "ib-gdr: reports' hops (count, all GDR): $gdr, expected 4 True"
+[ "$gdr" = "4 True" ] && echo "ok - ib-gdr: 4 hops, every one GPUDirect"
+
+# Errors that name their cause; host memory needs no CUDA at all.
+expect_fail() { # name message env...
+	local name=$1 msg=$2
+	shift 2
+	if bench "$name" 2 all_reduce "$@"; then
+		not_ok "$name: bench succeeded"
+	elif ! grep -q "$msg" "$tmp/$name.err"; then
+		not_ok "$name: no \"$msg\" in: $(grep -v INFO "$tmp/$name.err" | tail -2)"
+	else
+		echo "ok - $name fails: $msg"
+	fi
+}
+expect_fail no-runtime "no CUDA runtime loads (tried FABRICLAB_CUDART_LIB=/nonexistent/libcudart.so" \
+	FABRICLAB_CUDART_LIB=/nonexistent/libcudart.so
+expect_fail no-gpu "FABRICLAB_SHIM_MEM=cuda: no GPU visible" FABRICLAB_FAKECUDA_DEVICES=0
+expect_fail no-memory "cudaMalloc on GPU 0 failed: out of memory (2)" FABRICLAB_FAKECUDA_LIMIT=65536
+if FABRICLAB_CUDART_LIB=/nonexistent timeout 60 "$tool" bench --ranks 2 --mem host -b 8 -e 64K \
+	-n 1 -w 0 >"$tmp/host.out" 2>&1; then
+	echo "ok - host memory without a CUDA runtime"
+else
+	not_ok "host memory failed without CUDA: $(tail -2 "$tmp/host.out")"
+fi
+"$tool" bench --ranks 2 --mem gpu >/dev/null 2>"$tmp/badmem.err" &&
+	not_ok "--mem gpu accepted"
+grep -q -- '--mem "gpu": expected host or cuda' "$tmp/badmem.err" ||
+	not_ok "--mem gpu: $(cat "$tmp/badmem.err")"
+
+# The doctor: the runtime's GPUs, matched to the PCI tree, with the driver's GDR attribute.
+doctor() { env FABRICLAB_SYSFS_ROOT="$fixture" FABRICLAB_FAKECUDA_PCI=0000:04:00.0,0000:aa:00.0 \
+	FABRICLAB_FAKECUDA_DEVICES=2 "$@" "$tool" doctor 2>&1 | grep '^[A-Z]* *cuda'; }
+out=$(doctor FABRICLAB_FAKECUDA_GDR=1)
+grep -q '^PASS  cuda      0000:04:00.0: GPU 0: the driver reports GPUDirect RDMA supported, dma-buf supported$' \
+	<<<"$out" || not_ok "doctor GPU 0: $out"
+grep -q '^PASS  cuda      0000:aa:00.0: GPU 1: .*not found under bus/pci/devices' <<<"$out" ||
+	not_ok "doctor GPU 1 (absent from sysfs): $out"
+out=$(doctor FABRICLAB_FAKECUDA_GDR=0)
+[ "$(grep -c '^WARN  cuda .*GPUDirect RDMA NOT supported' <<<"$out")" -eq 2 ] ||
+	not_ok "doctor without GPUDirect: $out"
+out=$(doctor FABRICLAB_CUDART_LIB=/nonexistent)
+grep -q '^INFO  cuda .*no CUDA runtime loads' <<<"$out" || not_ok "doctor without CUDA: $out"
+[ "$failures" -eq 0 ] && echo "ok - doctor lists the runtime's GPUs"
+
+echo "cuda_mem: $failures failure(s)"
+[ "$failures" -eq 0 ]
