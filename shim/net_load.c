@@ -51,6 +51,8 @@ struct shim_net_ops {
 	int (*reg_mr)(struct shim_net *net, void *comm, void *data, size_t size, int type,
 		      void **mhandle);
 	int (*dereg_mr)(struct shim_net *net, void *comm, void *mhandle);
+	int (*reg_mr_dmabuf)(struct shim_net *net, void *comm, void *data, size_t size, int type,
+			     uint64_t offset, int fd, void **mhandle);
 	int (*isend)(struct shim_net *net, void *send_comm, void *data, size_t size, int tag,
 		     void *mhandle, void **request);
 	int (*irecv)(struct shim_net *net, void *recv_comm, int n, void **data, size_t *sizes,
@@ -463,6 +465,14 @@ IRECV_PHANDLE(12)
 	{                                                                                      \
 		return TABLE(net, v)->dereg_mr(comm, mhandle);                                 \
 	}                                                                                      \
+	static int reg_mr_dmabuf_v##v(struct shim_net *net, void *comm, void *data, size_t size, \
+				      int type, uint64_t offset, int fd, void **mhandle)       \
+	{                                                                                      \
+		if (!TABLE(net, v)->reg_mr_dmabuf)                                             \
+			return FL_ERR_INTERNAL;                                                \
+		return TABLE(net, v)->reg_mr_dmabuf(comm, data, size, type, offset, fd,        \
+						    mhandle);                                  \
+	}                                                                                      \
 	static int test_v##v(struct shim_net *net, void *request, int *done, int *sizes)       \
 	{                                                                                      \
 		return TABLE(net, v)->test(request, done, sizes);                              \
@@ -502,7 +512,8 @@ SAME_IN_EVERY_VERSION(12)
 		.init = init_v##v, .finalize = fin,                                        \
 		.devices = devices_v##v, .properties = properties_v##v,                    \
 		.listen = listen_v##v, .connect = connect_v##v, .accept = accept_v##v,     \
-		.reg_mr = reg_mr_v##v, .dereg_mr = dereg_mr_v##v, .isend = isend_v##v,     \
+		.reg_mr = reg_mr_v##v, .dereg_mr = dereg_mr_v##v,                          \
+		.reg_mr_dmabuf = reg_mr_dmabuf_v##v, .isend = isend_v##v,                  \
 		.irecv = irecv_v##v, .test = test_v##v, .iflush = iflush_v##v,             \
 		.close_send = close_send_v##v,                                             \
 		.close_recv = close_recv_v##v, .close_listen = close_listen_v##v,          \
@@ -753,4 +764,10 @@ int shim_net_iflush(struct shim_net *net, void *recv_comm, int n, void **data, i
 		    void **mhandles, void **request)
 {
 	return net->ops->iflush(net, recv_comm, n, data, sizes, mhandles, request);
+}
+
+int shim_net_reg_mr_dmabuf(struct shim_net *net, void *comm, void *data, size_t size, int type,
+			   uint64_t offset, int fd, void **mhandle)
+{
+	return net->ops->reg_mr_dmabuf(net, comm, data, size, type, offset, fd, mhandle);
 }

@@ -67,8 +67,7 @@ static int register_staging(struct shim_world *w, struct shim_link *link)
 	rc = shim_mem_alloc_net(w, bytes, (void **)&link->staging);
 	if (rc)
 		return rc;
-	rc = shim_net_reg_mr(&w->net, link->recv_comm, link->staging, bytes, shim_mem_net_type(w),
-			     &link->staging_mh);
+	rc = shim_mem_register(w, link->recv_comm, link->staging, bytes, &link->staging_mh);
 	if (rc)
 		return shim_fail(rc, "regMr() of the staging buffers failed: %s (%d)",
 				 shim_result_name(rc), rc);
@@ -133,8 +132,6 @@ int shim_buf_register(struct shim_world *w, struct shim_buf *buf, void *data, si
 	struct shim_link *ring = &w->ring;
 	int rc;
 
-	int type = shim_mem_net_type(w);
-
 	*buf = (struct shim_buf){ .data = data, .size = size, .net = data };
 	/* No GPUDirect: NCCL moves GPU data through registered host memory, and so do we. */
 	if (shim_mem_staged(w)) {
@@ -142,10 +139,9 @@ int shim_buf_register(struct shim_world *w, struct shim_buf *buf, void *data, si
 		if (rc)
 			return rc;
 	}
-	rc = shim_net_reg_mr(&w->net, ring->send_comm, buf->net, size, type, &buf->send_mh);
+	rc = shim_mem_register(w, ring->send_comm, buf->net, size, &buf->send_mh);
 	if (!rc)
-		rc = shim_net_reg_mr(&w->net, ring->recv_comm, buf->net, size, type,
-				     &buf->recv_mh);
+		rc = shim_mem_register(w, ring->recv_comm, buf->net, size, &buf->recv_mh);
 	if (rc) {
 		shim_buf_deregister(w, buf);
 		return shim_fail(rc, "regMr() of %zu bytes failed: %s (%d)", size,

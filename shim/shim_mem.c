@@ -3,7 +3,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "shim.h"
 #include "shim_env.h"
@@ -56,13 +58,16 @@ int shim_mem_plan(struct shim_world *w)
 
 	if (m->kind != SHIM_MEM_CUDA)
 		return FL_OK;
-	m->gdr = (w->props.ptr_support & FL_PTR_CUDA) != 0;
+	m->gdr = (w->props.ptr_support & (FL_PTR_CUDA | FL_PTR_DMABUF)) != 0;
+	m->dmabuf = (w->props.ptr_support & FL_PTR_DMABUF) && m->cuda.range_handle;
 	m->scratch_bytes = w->step_bytes;
 	for (int i = 0; m->gdr && i < 2; i++)
 		if (posix_memalign((void **)&m->scratch[i], 4096, m->scratch_bytes))
 			return shim_fail(FL_ERR_SYSTEM, "out of memory for reduction scratch");
 	SHIM_INFO(SHIM_LOG_INIT | SHIM_LOG_NET, "shim: GPU memory on GPU %d: %s", m->gpu,
-		  m->gdr ? "the plugin registers it (GPUDirect RDMA), receives flushed"
+		  m->gdr ? m->dmabuf ? "the plugin registers it (GPUDirect RDMA) through dma-buf, "
+				       "receives flushed"
+				     : "the plugin registers it (GPUDirect RDMA), receives flushed"
 			 : "the plugin offers host memory only, staging through host bounce "
 			   "buffers (one extra copy each way)");
 	return FL_OK;
@@ -155,6 +160,27 @@ int shim_mem_net_type(const struct shim_world *w)
 int shim_mem_staged(const struct shim_world *w)
 {
 	return w->mem.kind == SHIM_MEM_CUDA && !w->mem.gdr;
+}
+
+static int register_dmabuf(struct shim_world *w, void *comm, void *ptr, size_t size,
+			   void **mhandle)
+{
+	int fd = -1, err, rc;
+
+	err = w->mem.cuda.range_handle(&fd, (unsigned long long)(uintptr_t)ptr, size,
+				       SHIM_CUDA_RANGE_DMABUF_FD, 0);
+	if (err)
+		return cuda_fail(w, "cuMemGetHandleForAddressRange", err);
+	rc = shim_net_reg_mr_dmabuf(&w->net, comm, ptr, size, FL_PTR_CUDA, 0, fd, mhandle);
+	close(fd); /* the registration holds its own reference, as NCCL relies on */
+	return rc;
+}
+
+int shim_mem_register(struct shim_world *w, void *comm, void *ptr, size_t size, void **mhandle)
+{
+	if (shim_mem_net_type(w) == FL_PTR_CUDA && w->mem.dmabuf)
+		return register_dmabuf(w, comm, ptr, size, mhandle);
+	return shim_net_reg_mr(&w->net, comm, ptr, size, shim_mem_net_type(w), mhandle);
 }
 
 static void add(float *dst, const float *mine, const float *theirs, size_t n)

@@ -22,6 +22,7 @@ enum shim_mem_kind { SHIM_MEM_HOST, SHIM_MEM_CUDA };
 struct shim_mem {
 	enum shim_mem_kind kind;
 	int gdr;            /* CUDA buffers go to the plugin as CUDA memory */
+	int dmabuf;         /* ... registered through a dma-buf fd (regMrDmaBuf) */
 	int gpu;            /* the rank's GPU */
 	struct shim_cuda cuda;
 	float *scratch[2];  /* host copies of two slices for a reduction (gdr) */
@@ -49,6 +50,12 @@ int shim_mem_download(struct shim_world *w, void *host_dst, const void *src, siz
 int shim_mem_copy(struct shim_world *w, void *dst, const void *src, size_t bytes);
 /* The plugin's view: NCCL_PTR_CUDA for GPUDirect buffers, else NCCL_PTR_HOST. */
 int shim_mem_net_type(const struct shim_world *w);
+/*
+ * Registers network memory with one comm as NCCL would: a dma-buf fd from the
+ * driver and regMrDmaBuf when the plugin offers dma-buf, else regMr with the
+ * memory's type.
+ */
+int shim_mem_register(struct shim_world *w, void *comm, void *ptr, size_t size, void **mhandle);
 /* Collectives stage through host bounce buffers (GPU memory, no GPUDirect). */
 int shim_mem_staged(const struct shim_world *w);
 

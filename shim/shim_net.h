@@ -49,6 +49,9 @@ int shim_net_accept(struct shim_net *net, void *listen_comm, void **recv_comm);
 int shim_net_reg_mr(struct shim_net *net, void *comm, void *data, size_t size, int type,
 		    void **mhandle);
 int shim_net_dereg_mr(struct shim_net *net, void *comm, void *mhandle);
+/* FL_ERR_INTERNAL when the plugin has no regMrDmaBuf. */
+int shim_net_reg_mr_dmabuf(struct shim_net *net, void *comm, void *data, size_t size, int type,
+			   uint64_t offset, int fd, void **mhandle);
 int shim_net_isend(struct shim_net *net, void *send_comm, void *data, size_t size, int tag,
 		   void *mhandle, void **request);
 int shim_net_irecv(struct shim_net *net, void *recv_comm, int n, void **data, size_t *sizes,

@@ -65,19 +65,30 @@ for g in 0 1; do
 		not_ok "two-gpus: rank $g did not use GPU $g"
 done
 
-# GPUDirect: the fake verbs device on a node whose sysfs has nvidia_peermem.
-rm -rf "$tmp/reports"
-check_bench "ib-gdr" 2 all_reduce "the plugin registers it (GPUDirect RDMA)" \
-	FABRICLAB_TRANSPORT=ib FABRICLAB_IBVERBS_LIB="$fakeverbs" \
-	FABRICLAB_FAKEVERBS_DIR="$tmp/fabric" FABRICLAB_SYSFS_ROOT="$fixture"
-gdr=$(python3 - "$tmp/reports" <<'PY'
+# What the reports say of each hop's memory: "hops memory-types gdr" over all reports.
+hop_memory() {
+	python3 - "$tmp/reports" <<'PY'
 import glob, json, sys
 hops = [h for f in glob.glob(sys.argv[1] + "/*.json") for h in json.load(open(f))["hops"]]
-print(len(hops), all(h["gdr"] for h in hops))
+kinds = sorted({"+".join(h["memory"]) for h in hops})
+print(len(hops), ",".join(kinds), all(h["gdr"] for h in hops))
 PY
-)
-[ "$gdr" = "4 True" ] || not_ok "ib-gdr: reports' hops (count, all GDR): $gdr, expected 4 True"
-[ "$gdr" = "4 True" ] && echo "ok - ib-gdr: 4 hops, every one GPUDirect"
+}
+
+# GPUDirect: the fake verbs device on a node whose sysfs has nvidia_peermem (NCCL_PTR_CUDA).
+ib=(FABRICLAB_TRANSPORT=ib FABRICLAB_IBVERBS_LIB="$fakeverbs" FABRICLAB_FAKEVERBS_DIR="$tmp/fabric"
+	FABRICLAB_SYSFS_ROOT="$fixture")
+rm -rf "$tmp/reports"
+check_bench "ib-gdr" 2 all_reduce "the plugin registers it (GPUDirect RDMA), receives" "${ib[@]}"
+got=$(hop_memory)
+[ "$got" = "4 cuda True" ] || not_ok "ib-gdr: hops, memory, all GDR: $got, expected 4 cuda True"
+# dma-buf: the NIC maps the GPU buffer's fd itself, so the host's view may stay unreadable.
+rm -rf "$tmp/reports"
+check_bench "ib-dmabuf" 2 all_reduce "GPUDirect RDMA) through dma-buf" "${ib[@]}" \
+	FABRICLAB_FAKEVERBS_DMABUF=1 FABRICLAB_FAKECUDA_PROTECT=1
+got=$(hop_memory)
+[ "$got" = "4 cuda+dmabuf True" ] ||
+	not_ok "ib-dmabuf: hops, memory, all GDR: $got, expected 4 cuda+dmabuf True"
 
 # Errors that name their cause; host memory needs no CUDA at all.
 expect_fail() { # name message env...
