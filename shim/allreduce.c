@@ -257,10 +257,10 @@ int shim_all_reduce_sum(struct shim_world *w, const struct shim_buf *send,
 		return send->data == recv->data ? FL_OK
 			: shim_mem_copy(w, recv->data, send->data, bytes);
 	/* Staged: the GPU's data goes to host memory the plugin can move, and back. */
-	rc = shim_mem_staged(w) ? shim_mem_download(w, send->net, send->data, bytes) : FL_OK;
+	rc = shim_mem_staged(w) ? shim_mem_stage_in(w, send, bytes) : FL_OK;
 	if (!rc)
 		rc = ring_all_reduce(w, send, recv, count);
 	if (!rc && shim_mem_staged(w))
-		rc = shim_mem_upload(w, recv->data, recv->net, bytes);
+		rc = shim_mem_stage_out(w, recv, bytes);
 	return rc;
 }

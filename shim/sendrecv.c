@@ -77,10 +77,10 @@ int shim_sendrecv(struct shim_world *w, const struct shim_buf *send, const struc
 
 	if (bytes > send->size || bytes > recv->size)
 		return shim_fail(FL_ERR_ARGUMENT, "sendrecv: %zu bytes exceed the buffers", bytes);
-	rc = shim_mem_staged(w) ? shim_mem_download(w, send->net, send->data, bytes) : FL_OK;
+	rc = shim_mem_staged(w) ? shim_mem_stage_in(w, send, bytes) : FL_OK;
 	if (!rc)
 		rc = ring_sendrecv(w, send, recv, bytes);
 	if (!rc && shim_mem_staged(w))
-		rc = shim_mem_upload(w, recv->data, recv->net, bytes);
+		rc = shim_mem_stage_out(w, recv, bytes);
 	return rc;
 }

@@ -5,9 +5,11 @@
 #include <string.h>
 #include <stdint.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shim.h"
+#include "boot_socket.h"
 #include "shim_env.h"
 
 static int cuda_fail(struct shim_world *w, const char *call, int err)
@@ -41,6 +43,9 @@ int shim_mem_open(struct shim_world *w)
 	int rc;
 
 	w->mem = (struct shim_mem){ .kind = SHIM_MEM_HOST };
+	rc = shim_env_bytes(SHIM_STAGE_RATE_ENV, 0, 0, (size_t)1 << 40, &w->mem.stage_rate);
+	if (rc)
+		return rc;
 	if (!kind || !strcasecmp(kind, "host"))
 		return FL_OK;
 	if (strcasecmp(kind, "cuda"))
@@ -150,6 +155,43 @@ int shim_mem_download(struct shim_world *w, void *host_dst, const void *src, siz
 int shim_mem_copy(struct shim_world *w, void *dst, const void *src, size_t bytes)
 {
 	return copy(w, dst, src, bytes, SHIM_CUDA_D2D);
+}
+
+/* What a staging copy would take on the emulated link, minus what it took. */
+static void hold_stage(const struct shim_world *w, size_t bytes, uint64_t since_ns)
+{
+	uint64_t want_ns, spent = shim_now_ns() - since_ns;
+	struct timespec ts;
+
+	if (!w->mem.stage_rate)
+		return;
+	want_ns = (uint64_t)((double)bytes / (double)w->mem.stage_rate * 1e9);
+	if (want_ns <= spent)
+		return;
+	want_ns -= spent;
+	ts = (struct timespec){ (time_t)(want_ns / 1000000000u), (long)(want_ns % 1000000000u) };
+	while (nanosleep(&ts, &ts))
+		;
+}
+
+int shim_mem_stage_in(struct shim_world *w, const struct shim_buf *buf, size_t bytes)
+{
+	uint64_t start = shim_now_ns();
+	int rc = shim_mem_download(w, buf->net, buf->data, bytes);
+
+	if (!rc)
+		hold_stage(w, bytes, start);
+	return rc;
+}
+
+int shim_mem_stage_out(struct shim_world *w, const struct shim_buf *buf, size_t bytes)
+{
+	uint64_t start = shim_now_ns();
+	int rc = shim_mem_upload(w, buf->data, buf->net, bytes);
+
+	if (!rc)
+		hold_stage(w, bytes, start);
+	return rc;
 }
 
 int shim_mem_net_type(const struct shim_world *w)

@@ -16,6 +16,9 @@
 #include "cuda_load.h"
 
 #define SHIM_MEM_ENV "FABRICLAB_SHIM_MEM"
+/* Bytes/s the staging copies are held to (an emulated PCIe link, for the lab); unset: as fast as
+ * cudaMemcpy goes. */
+#define SHIM_STAGE_RATE_ENV "FABRICLAB_SHIM_STAGE_RATE"
 
 enum shim_mem_kind { SHIM_MEM_HOST, SHIM_MEM_CUDA };
 
@@ -26,10 +29,12 @@ struct shim_mem {
 	int gpu;            /* the rank's GPU */
 	struct shim_cuda cuda;
 	float *scratch[2];  /* host copies of two slices for a reduction (gdr) */
+	size_t stage_rate;  /* bytes/s of a staging copy; 0 unpaced */
 	size_t scratch_bytes;
 };
 
 struct shim_world;
+struct shim_buf;
 
 /* FABRICLAB_SHIM_MEM (host|cuda); for cuda, loads the runtime and picks the rank's GPU. */
 int shim_mem_open(struct shim_world *w);
@@ -58,6 +63,9 @@ int shim_mem_net_type(const struct shim_world *w);
 int shim_mem_register(struct shim_world *w, void *comm, void *ptr, size_t size, void **mhandle);
 /* Collectives stage through host bounce buffers (GPU memory, no GPUDirect). */
 int shim_mem_staged(const struct shim_world *w);
+/* Staging: a buffer's GPU data to its host bounce buffer before a collective, and back after. */
+int shim_mem_stage_in(struct shim_world *w, const struct shim_buf *buf, size_t bytes);
+int shim_mem_stage_out(struct shim_world *w, const struct shim_buf *buf, size_t bytes);
 
 /* dst = mine + theirs (floats), or dst = theirs when mine is NULL; all in network memory. */
 int shim_mem_combine(struct shim_world *w, float *dst, const float *mine, const float *theirs,

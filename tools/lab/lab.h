@@ -25,6 +25,9 @@ enum lab_scenario {
 	LAB_CUSTOM, /* --fault SPEC */
 };
 
+/* What the hops run over: the socket transport, or the verbs transport on the fake NIC. */
+enum lab_fabric { LAB_TCP, LAB_ROCE, LAB_IB };
+
 struct lab_opts {
 	int ranks;
 	long steps;
@@ -33,6 +36,8 @@ struct lab_opts {
 	const char *link_rate;     /* as given, e.g. "400mbit" */
 	double link_rate_bytes;    /* the same in bytes per second */
 	enum lab_scenario scenario;
+	enum lab_fabric fabric;
+	double copy_rate_bytes;    /* roce/ib: the emulated host<->GPU copy rate (PCIe) */
 	const char *fault;         /* --fault SPEC */
 	int target;                /* the victim's rank; -1 until chosen */
 	bool target_random;
@@ -60,6 +65,19 @@ int lab_scenario_parse(const char *name, enum lab_scenario *out);
 int lab_scenario_prepare(struct lab_opts *o);
 /* Bytes per second of a rate in the fault grammar's units ("400mbit"); -1 when malformed. */
 int lab_parse_rate(const char *text, double *bytes_per_s);
+
+/* Fabrics (lab_fabric.c). */
+const char *lab_fabric_name(enum lab_fabric f);
+/* 0, or -1 when name is no fabric. */
+int lab_fabric_parse(const char *name, enum lab_fabric *out);
+/* The ranks' environment for o->fabric (the fake NIC, GPU memory); 0 or -1 with a message. */
+int lab_fabric_env(const struct lab_opts *o);
+/* In a rank's child: what differs per node on the fabric (its LIDs and GUIDs). */
+void lab_fabric_enter(const struct lab_opts *o, int rank);
+
+/* The run projected to the field guide's job (lab_project.c). */
+void lab_print_projection(const struct lab_opts *o, double reduce_ms, double ideal_ms,
+			  FILE *out);
 
 /* One rank's job (lab_rank.c): its exit status. */
 int lab_rank(void *opts);

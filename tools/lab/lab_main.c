@@ -46,6 +46,11 @@ void lab_usage(FILE *out)
 		"  -g, --grad BYTES     gradients all-reduced each step (default 8M; K, M, G)\n"
 		"  -c, --compute MS     compute per step in milliseconds, may be 0 (default 20)\n"
 		"      --link-rate R    every hop's nominal rate, e.g. 1gbit (default %s)\n"
+		"      --fabric F       tcp (the socket transport, default), roce or ib (the\n"
+		"                       verbs transport on the emulated NIC, gradients in\n"
+		"                       emulated GPU memory with GPUDirect RDMA)\n"
+		"      --copy-rate R    roce/ib: the emulated host<->GPU copy rate that staging\n"
+		"                       without GPUDirect pays (default 4x the link rate)\n"
 		"      --scenario NAME  the scenario, as the first argument does\n"
 		"      --fault SPEC     any FABRICLAB_FAULT value instead of a scenario\n"
 		"      --target nodeK   the victim (default: a random node, printed)\n"
@@ -137,6 +142,14 @@ static int parse_one(int c, const char *v, struct lab_opts *o)
 		o->scenario = LAB_HALVE_CABLE;
 		return 0;
 	case 'D': o->dir = v; return 0;
+	case 'B':
+		if (lab_fabric_parse(v, &o->fabric))
+			return bad("--fabric", v, "tcp, roce or ib");
+		return 0;
+	case 'P':
+		if (lab_parse_rate(v, &o->copy_rate_bytes) || o->copy_rate_bytes < 1e6)
+			return bad("--copy-rate", v, "a rate of at least 8mbit, like 2gbyte");
+		return 0;
 	default: return EXIT_USAGE;
 	}
 }
@@ -147,6 +160,16 @@ static int check_opts(struct lab_opts *o)
 		fprintf(stderr,
 			"fabriclab lab: --target node%d: there are %d ranks (node0..node%d)\n",
 			o->target, o->ranks, o->ranks - 1);
+		return EXIT_USAGE;
+	}
+	if (o->scenario == LAB_FLAKY_ROCE && o->fabric == LAB_IB) {
+		fprintf(stderr, "fabriclab lab: flaky-roce is a PFC pause storm, an Ethernet "
+			"fault: use --fabric roce (or tcp)\n");
+		return EXIT_USAGE;
+	}
+	if (o->tc && o->fabric != LAB_TCP) {
+		fprintf(stderr, "fabriclab lab: --tc shapes TCP on the veths: it needs --fabric "
+			"tcp\n");
 		return EXIT_USAGE;
 	}
 	if (o->tc && o->scenario != LAB_HALVE_CABLE) {
@@ -184,6 +207,8 @@ static int parse_args(int argc, char **argv, struct lab_opts *o)
 		{ "netns", no_argument, NULL, 'N' },
 		{ "tc", required_argument, NULL, 'C' },
 		{ "dir", required_argument, NULL, 'D' },
+		{ "fabric", required_argument, NULL, 'B' },
+		{ "copy-rate", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -290,6 +315,17 @@ static void print_header(const struct lab_opts *o, FILE *out)
 	fprintf(out, "link rate: %s on every hop (%.1f MB/s), reported as each device's speed%s\n",
 		o->link_rate, o->link_rate_bytes / 1e6,
 		o->netns ? "; each rank in its own network namespace" : "");
+	if (o->fabric == LAB_TCP)
+		fprintf(out, "fabric: tcp (the socket transport; host memory, as NCCL over "
+			"sockets)\n");
+	else
+		fprintf(out, "fabric: %s (the verbs transport on the emulated NIC; gradients in "
+			"emulated GPU memory, GPUDirect RDMA; host<->GPU copies at %.1f MB/s)\n",
+			o->fabric == LAB_IB ? "ib (InfiniBand, LIDs)" : "roce (RoCE v2 GIDs)",
+			o->copy_rate_bytes / 1e6);
+	if (o->scenario == LAB_GDR_OFF && o->fabric == LAB_TCP)
+		fprintf(out, "note: over tcp no node uses GPUDirect RDMA, so gdr-off changes "
+			"nothing measurable: try --fabric roce or ib\n");
 	if (o->scenario == LAB_HEALTHY)
 		fprintf(out, "scenario: healthy (no fault)\n");
 	else if (o->scenario == LAB_CUSTOM)
@@ -340,6 +376,7 @@ static int enter_rank(int rank, void *opts)
 	if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
 		return shim_fail(FL_ERR_SYSTEM, "%s: %s", path, strerror(errno));
 	close(fd);
+	lab_fabric_enter(o, rank);
 	return o->netns ? lab_netns_enter(rank, opts) : FL_OK;
 }
 
@@ -429,6 +466,10 @@ int lab_main(int argc, char **argv)
 	if (!tool_dir(dir, sizeof(dir)))
 		o.tool_dir = dir;
 	if (make_run_dir(&o))
+		return EXIT_FAILED;
+	if (!o.copy_rate_bytes)
+		o.copy_rate_bytes = 4 * o.link_rate_bytes;
+	if (lab_fabric_env(&o))
 		return EXIT_FAILED;
 	print_header(&o, stdout);
 	rank_env(&o);

@@ -23,7 +23,8 @@
 struct lab_job {
 	const struct lab_opts *o;
 	struct shim_world w;
-	void *grad, *sum;
+	void *grad, *sum; /* host memory, or GPU memory on roce/ib */
+	void *host;       /* with GPU memory: the gradients as filled and checked here */
 	struct shim_buf grad_buf, sum_buf;
 	size_t count;
 	double *mine; /* NFIGURES per step */
@@ -62,13 +63,19 @@ static int setup(struct lab_job *j)
 	j->count = j->o->grad_bytes / sizeof(float);
 	bytes = j->count * sizeof(float);
 	j->mine = calloc((size_t)j->o->steps * NFIGURES, sizeof(double));
-	if (!j->mine || posix_memalign(&j->grad, 4096, bytes) ||
-	    posix_memalign(&j->sum, 4096, bytes))
-		return shim_fail(FL_ERR_SYSTEM, "cannot allocate 2 x %zu bytes of gradients",
-				 bytes);
+	j->host = calloc(1, bytes ? bytes : 1);
+	if (!j->mine || !j->host)
+		return shim_fail(FL_ERR_SYSTEM, "out of memory");
+	rc = shim_mem_alloc(&j->w, bytes, &j->grad);
+	if (!rc)
+		rc = shim_mem_alloc(&j->w, bytes, &j->sum);
+	if (rc)
+		return rc;
 	/* The bench's inputs: exact sums, so the last step's result can be checked. */
-	bench_fill(BENCH_ALL_REDUCE, j->w.rank, j->grad, bytes);
-	rc = shim_buf_register(&j->w, &j->grad_buf, j->grad, bytes);
+	bench_fill(BENCH_ALL_REDUCE, j->w.rank, j->host, bytes);
+	rc = shim_mem_upload(&j->w, j->grad, j->host, bytes);
+	if (!rc)
+		rc = shim_buf_register(&j->w, &j->grad_buf, j->grad, bytes);
 	if (!rc)
 		rc = shim_buf_register(&j->w, &j->sum_buf, j->sum, bytes);
 	return rc;
@@ -89,7 +96,9 @@ static int train(struct lab_job *j)
 		j->mine[s * NFIGURES + 1] = now_ms() - reduce;
 	}
 	if (!rc)
-		j->wrong = bench_count_wrong(BENCH_ALL_REDUCE, j->w.rank, j->w.nranks, j->sum,
+		rc = shim_mem_download(&j->w, j->host, j->sum, j->count * sizeof(float));
+	if (!rc)
+		j->wrong = bench_count_wrong(BENCH_ALL_REDUCE, j->w.rank, j->w.nranks, j->host,
 					     j->count);
 	return rc;
 }
@@ -164,12 +173,13 @@ int lab_rank(void *opts)
 	}
 	shim_buf_deregister(&j.w, &j.grad_buf);
 	shim_buf_deregister(&j.w, &j.sum_buf);
-	shim_world_close(&j.w);
-	free(j.mine);
 	/* After a failed transfer the plugin may still write into them: the exit frees them. */
 	if (!j.w.broken) {
-		free(j.grad);
-		free(j.sum);
+		shim_mem_free(&j.w, j.grad);
+		shim_mem_free(&j.w, j.sum);
 	}
+	shim_world_close(&j.w);
+	free(j.mine);
+	free(j.host);
 	return rc ? 1 : 0;
 }

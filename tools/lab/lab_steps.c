@@ -109,6 +109,7 @@ static void print_table(const struct lab_opts *o, const struct lab_figures *fig,
 		"%.1f ms)\n", med, med_reduce, ideal_reduce_ms(o));
 	fprintf(out, "communication share: %.0f%% of the ranks' step time is spent in the "
 		"all-reduce (compute %.0f%%)\n", share, 100.0 - share);
+	lab_print_projection(o, med_reduce, ideal_reduce_ms(o), out);
 }
 
 int lab_print_steps(const struct lab_opts *o, FILE *out)
