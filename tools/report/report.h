@@ -163,6 +163,9 @@ int report_write_atomic(const char *path, int (*emit)(const struct report_set *,
 			const struct report_set *set);
 int report_emit_svg(const struct report_set *set, FILE *out);
 int report_emit_prom(const struct report_set *set, FILE *out);
+/* One self-contained page: verdict, the SVG drawing inline, the text report (report_html.c). */
+int report_emit_html(const struct report_set *set, FILE *out);
+int report_write_html(const struct report_set *set, const char *path);
 
 int report_main(int argc, char **argv);
 void report_usage(FILE *out);

@@ -12,12 +12,14 @@ struct report_opts {
 	bool json;
 	const char *svg;
 	const char *prom;
+	const char *html;
 };
 
 void report_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: fabriclab report DIR-or-FILE... [--json] [--svg FILE] [--prom FILE]\n"
+		"                        [--html FILE]\n"
 		"\n"
 		"Merges the per-process reports (<node>-<pid>.json) that the plugin writes into\n"
 		"FABRICLAB_REPORT_DIR, joins the sender's and the receiver's view of each hop,\n"
@@ -28,6 +30,8 @@ void report_usage(FILE *out)
 		"  --json        print the merged report as JSON instead of text\n"
 		"  --svg FILE    also draw it: node x node wire-bandwidth heatmap and the ring\n"
 		"  --prom FILE   also write a node_exporter textfile (per-hop gauges, verdict)\n"
+		"  --html FILE   also write one self-contained page to share: verdict, drawing,\n"
+		"                hop table and commands\n"
 		"  -h, --help    this text\n"
 		"\n"
 		"Wire rate of a hop: the receiver's view for sockets, the sender's for verbs.\n"
@@ -45,6 +49,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "svg", required_argument, NULL, 's' },
 		{ "prom", required_argument, NULL, 'p' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -57,6 +62,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		case 'j': o->json = true; break;
 		case 's': o->svg = optarg; break;
 		case 'p': o->prom = optarg; break;
+		case 'H': o->html = optarg; break;
 		case 'h': report_usage(stdout); return 0;
 		default:
 			fprintf(stderr,
@@ -113,12 +119,14 @@ static int write_outputs(const struct report_set *set, const struct report_opts 
 		fprintf(stderr, "fabriclab report: %s\n", fl_error_text());
 	if (!err && o->prom && (err = report_write_prom(set, o->prom)))
 		fprintf(stderr, "fabriclab report: %s\n", fl_error_text());
+	if (!err && o->html && (err = report_write_html(set, o->html)))
+		fprintf(stderr, "fabriclab report: %s\n", fl_error_text());
 	return err ? EXIT_OUTPUT : 0;
 }
 
 int report_main(int argc, char **argv)
 {
-	struct report_opts o = { false, NULL, NULL };
+	struct report_opts o = { .json = false };
 	struct report_set set;
 	int rc = parse_opts(argc, argv, &o);
 
