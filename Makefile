@@ -109,7 +109,7 @@ $(TOOL_LIB): $(TOOL_OBJ)
 
 # The tools link the plugin's archive for the code they share with it (the verdict).
 LIBS := $(TOOL_LIB) $(SHIM_LIB) $(PLUGIN_LIB)
-SYSLIBS := -ljansson -lbabeltrace2 -ldl -lm
+SYSLIBS := -ljansson -lbabeltrace2 -lmicrohttpd -ldl -lm
 
 $(TOOL): $(BUILD)/obj/tools/fabriclab.o $(LIBS) $(PLUGIN_SO)
 	$(CC) -o $@ $< $(LIBS) $(LDFLAGS) $(SYSLIBS)

@@ -42,7 +42,8 @@ check_bench() { # name ranks op expect-log env...
 	if ! bench "$name" "$ranks" "$op" "$@"; then
 		not_ok "$name: bench failed: $(grep -v INFO "$tmp/$name.err" | tail -3)"
 	elif ! all_right "$name"; then
-		not_ok "$name: wrong or missing results: $(grep -v '^#' "$tmp/$name.out" | tr '\n' '|')"
+		not_ok "$name: wrong or missing results: $(grep -v '^#' "$tmp/$name.out" |
+			tr '\n' '|')"
 	elif [ "$(grep -c "$expect" "$tmp/$name.err")" -ne "$ranks" ]; then
 		not_ok "$name: not every rank said \"$expect\""
 	else

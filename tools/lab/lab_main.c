@@ -13,6 +13,7 @@
 #include "shim/shim.h"
 #include "shim/shim_env.h"
 #include "lab.h"
+#include "lab_web.h"
 #include "tools/common/tool_path.h"
 
 #define EXIT_FAILED 1
@@ -59,6 +60,10 @@ void lab_usage(FILE *out)
 		"      --tc halve-cable with --netns: the kernel's tc (tbf on both ends of the\n"
 		"                       target's veth) halves its cable instead of the plugin\n"
 		"      --dir DIR        where run folders go (default ./fabriclab-lab)\n"
+		"      --serve          the lab in the browser instead: a page to pick fabric,\n"
+		"                       nodes, scenario and target, with live step times and\n"
+		"                       the report (one run at a time)\n"
+		"      --listen A:P     with --serve: where (default 127.0.0.1:8080, loopback)\n"
 		"  -h, --help           this text\n"
 		"\n"
 		"A run folder holds the ranks' reports (reports/), the merged report\n"
@@ -449,14 +454,25 @@ static void print_epilogue(const struct lab_opts *o, FILE *out)
 		o->run_dir);
 }
 
+static bool wants_serve(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--serve"))
+			return true;
+	return false;
+}
+
 int lab_main(int argc, char **argv)
 {
 	static char dir[4096];
 	struct lab_opts o = { .ranks = 8, .steps = 8, .grad_bytes = 8 << 20, .compute_ms = 20,
 			      .link_rate = DEFAULT_LINK_RATE, .scenario = LAB_HEALTHY,
 			      .target = -1, .target_compute = 1.0, .dir = "fabriclab-lab" };
-	int rc = parse_args(argc, argv, &o);
+	int rc;
 
+	if (wants_serve(argc, argv))
+		return lab_serve_main(argc, argv);
+	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	if (!o.link_rate_bytes && lab_parse_rate(o.link_rate, &o.link_rate_bytes))

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The web lab's page in a real headless Chromium (Debian's chromium and chromium-driver): a
+# 4-node halve-cable run started from the page; the live chart grows while it runs and the
+# verdict on the page names the target. The screenshot is kept in BUILD_DIR/artifacts.
+# Usage: test_lab_browser.sh [BUILD_DIR]
+set -u
+build=$(cd "${1:-build}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+unset FABRICLAB_FAULT FABRICLAB_TRANSPORT FABRICLAB_SHIM_MEM NCCL_DEBUG
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fabriclab-lab-browser.XXXXXX")
+server=
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+for cmd in chromium chromedriver curl; do
+	command -v "$cmd" >/dev/null || { echo "not ok - $cmd missing (scripts/deps.sh installs it)"; exit 1; }
+done
+mkdir -p "$build/artifacts"
+"$build/fabriclab" lab --serve --listen 127.0.0.1:0 --dir "$tmp/runs" >"$tmp/server.out" 2>&1 &
+server=$!
+for _ in $(seq 50); do grep -q 'serving the lab on' "$tmp/server.out" && break; sleep 0.1; done
+url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/' "$tmp/server.out")
+[ -n "$url" ] || { echo "not ok - server did not start: $(cat "$tmp/server.out")"; exit 1; }
+if python3 "$here/lab_browser.py" "$url" "$build/artifacts/lab-browser.png"; then
+	echo "ok - the page ran halve-cable and named node2 (screenshot $build/artifacts/lab-browser.png)"
+	exit 0
+fi
+echo "not ok - the page run failed; server said: $(tail -5 "$tmp/server.out")"
+exit 1
