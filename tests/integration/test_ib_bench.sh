@@ -87,16 +87,21 @@ else
 	echo "ok - auto picks ib with an active port, sockets without libibverbs; =ib says why not"
 fi
 
-# Injected verbs errors: an error from test() naming the status, within 10 s.
-for rule in "rem_access@300:remote access error" "retry_exceeded@300:retry counter exceeded" \
-	    "port_down@300:retry counter exceeded|port went down"; do
+# Injected verbs errors: an error from test() naming the status, within 10 s. Each kind has one
+# right status: the WR the fake injects into completes with it (tests/fakeverbs/fv_transmit.c).
+# port_down takes the port down and fails that WR with IBV_WC_RETRY_EXC_ERR (12), as packets
+# nobody can receive would; "port went down" (the async event) is only seen by a connection that
+# waits 100 ms without progress, never first by the one whose WR failed.
+for rule in "rem_access@300:remote access error (verbs status 10," \
+	    "retry_exceeded@300:transport retry counter exceeded (verbs status 12," \
+	    "port_down@300:transport retry counter exceeded (verbs status 12,"; do
 	start=$SECONDS
 	FABRICLAB_FAKEVERBS_INJECT=${rule%%:*} timeout 60 "$tool" bench --ranks 2 -b 64K -e 1M \
 		-n 20 -w 1 >"$tmp/inject.out" 2>&1
 	rc=$? took=$((SECONDS - start))
 	if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ] || [ "$took" -gt 10 ]; then
 		not_ok "inject ${rule%%:*}: exit $rc after $took s"
-	elif ! grep -Eq "WARN .*test on connection .*(${rule#*:})" "$tmp/inject.out"; then
+	elif ! grep "WARN .*test on connection " "$tmp/inject.out" | grep -qF "${rule#*:}"; then
 		not_ok "inject ${rule%%:*}: no WARN with the status:" \
 			"$(grep WARN "$tmp/inject.out" | head -2)"
 	else
@@ -155,14 +160,11 @@ for try in 1 2 3; do
 	verdict=$("$tool" report "$tmp/throttle" 2>&1 | head -1)
 	case $verdict in "verdict: device  node1/mlx5_0 "*) break ;; esac
 done
+# The same verdict under a sanitizer: the 25 MB/s pace is far below what even an ASan build
+# of the fake moves (3 of 3 runs named node1/mlx5_0 at 0.49-0.50x on the 2-core machine).
 case $verdict in
 "verdict: device  node1/mlx5_0 "*) echo "ok - throttled node1: the report says \"$verdict\"" ;;
-*)	# A sanitizer's slowdown distorts timings: there the run must still report, not diagnose.
-	if [ -n "${FABRICLAB_SANITIZER:-}" ] && [ -n "$verdict" ]; then
-		echo "ok - throttled node1: reported under $FABRICLAB_SANITIZER (\"$verdict\"; timings not judged)"
-	else
-		not_ok "throttled node1: report verdict \"$verdict\""
-	fi ;;
+*)	not_ok "throttled node1: report verdict \"$verdict\", expected device node1/mlx5_0" ;;
 esac
 
 # Loading: libc only, verbs reached through dlopen, only the plugin tables exported.
