@@ -26,7 +26,22 @@ export FABRICLAB_REPORT_DIR=$tmp/reports
 
 # Long enough to still be running when killed; 1 MiB keeps every link busy.
 bench_args=(bench -b 1M -e 1M -n 100000000 -w 0 -c 0)
-failed_call='(test|isend|irecv)\(\) on the (send to|receive from) rank [0-9]+ failed'
+# The failed call and its peer: in the ring (rank r sends to r+1) the victim's neighbours name
+# the victim, the rank across the ring one of its own neighbours, whichever went first.
+failed_call() { # peer-pattern: (send to|receive from) rank N
+	echo "(test|isend|irecv)\(\) on the ($1) failed"
+}
+ring_peers() { # rank world: the peers rank talks to, as failed_call's pattern
+	local r=$1 n=$2 to from
+	to=$(((r + 1) % n)) from=$(((r + n - 1) % n))
+	if [ "$to" -eq "$victim" ]; then
+		echo "send to rank $victim"
+	elif [ "$from" -eq "$victim" ]; then
+		echo "receive from rank $victim"
+	else
+		echo "send to rank $to|receive from rank $from"
+	fi
+}
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
@@ -93,16 +108,18 @@ stop_ranks() {
 }
 
 check_survivor() { # rank start_ms
-	local r=$1 msg
+	local r=$1 msg want
 	if ! wait_exit "${pids[$r]}" 5000 "$2"; then
 		not_ok "torchrun-style: rank $r still running 5 s after rank $victim died"
 		return
 	fi
-	msg=$(grep -E "fabriclab bench: rank $r: .*$failed_call" "$tmp/env$r.err")
+	want=$(ring_peers "$r" 4)
+	msg=$(grep -E "fabriclab bench: rank $r: .*$(failed_call "$want")" "$tmp/env$r.err")
 	if [ "$status" -eq 0 ]; then
 		not_ok "torchrun-style: rank $r exited 0 after rank $victim died"
 	elif [ -z "$msg" ]; then
-		not_ok "torchrun-style: rank $r exited $status without naming the failed call"
+		not_ok "torchrun-style: rank $r exited $status without naming the failed call and" \
+			"its peer ($want)"
 		tail -n 3 "$tmp/env$r.err" | sed 's/^/#   /'
 	else
 		echo "ok - torchrun-style: rank $r failed in $elapsed ms: ${msg#fabriclab bench: }"
