@@ -3,15 +3,25 @@
 set -euo pipefail
 need=(gcc make libc6-dev libcmocka-dev libjansson-dev pkg-config iproute2 procps librsvg2-bin python3
 	libibverbs-dev liblttng-ust-dev lttng-tools libbabeltrace2-dev babeltrace2
-	libmicrohttpd-dev curl chromium chromium-driver)
+	libmicrohttpd-dev curl chromium chromium-driver locales)
 missing=()
 for p in "${need[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-echo "installing: ${missing[*]}"
+# A locale with a decimal comma: test_json_out checks that the plugin's JSON ignores it.
+comma_locale=de_DE.UTF-8
+has_locale() { locale -a 2>/dev/null | grep -qix 'de_DE\.utf-\?8'; }
+has_locale && [ ${#missing[@]} -eq 0 ] && exit 0
 # sudo resets the environment, so the frontend setting goes through env.
 as_root=(env DEBIAN_FRONTEND=noninteractive)
 [ "$(id -u)" -eq 0 ] || as_root=(sudo env DEBIAN_FRONTEND=noninteractive)
-"${as_root[@]}" apt-get update -qq
-"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "installing: ${missing[*]}"
+	"${as_root[@]}" apt-get update -qq
+	"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if ! has_locale; then
+	echo "generating the $comma_locale locale"
+	"${as_root[@]}" localedef -i de_DE -c -f UTF-8 "$comma_locale" || true # warnings: status 1
+	has_locale || { echo "deps.sh: $comma_locale still missing after localedef" >&2; exit 1; }
+fi

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test program and script against one build folder; prints "N passed, N failed".
+# Runs every test program and script against one build folder; prints "N passed, N failed,
+# N skipped". A test that exits 77 was skipped (it could not run some or all of its checks
+# here) and says why on the last line of its output, which is printed with it: see tests/skip.h.
 # Usage: tests/run.sh [BUILD_DIR] [NAME_FILTER]
 set -u
 build=${1:-build}
@@ -16,7 +18,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$(pwd)/tests/tsan.supp}
 
-passed=0 failed=0 failures=()
+passed=0 failed=0 skipped=0 failures=() skips=()
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/fabriclab-tests.XXXXXX")
 # Reports of tests that do not choose their own folder land with the logs, not in the tree.
 export FABRICLAB_REPORT_DIR="$logdir/reports"
@@ -24,9 +26,16 @@ export FABRICLAB_REPORT_DIR="$logdir/reports"
 run_one() { # name, command...
 	local name=$1; shift
 	local start=$SECONDS log="$logdir/$name.log"
-	if timeout --kill-after=10 300 "$@" >"$log" 2>&1; then
+	local rc=0
+	timeout --kill-after=10 300 "$@" >"$log" 2>&1 || rc=$?
+	if [ "$rc" -eq 0 ]; then
 		passed=$((passed + 1))
 		echo "ok   $name ($((SECONDS - start)) s)"
+	elif [ "$rc" -eq 77 ]; then
+		local why
+		why=$(grep -v '^[[:space:]]*$' "$log" | tail -n 1)
+		skipped=$((skipped + 1)); skips+=("$name")
+		echo "SKIP $name ($((SECONDS - start)) s): ${why:-no reason given}"
 	else
 		failed=$((failed + 1)); failures+=("$name")
 		echo "FAIL $name ($((SECONDS - start)) s), last lines of $log:"
@@ -47,10 +56,11 @@ for s in tests/integration/test_*.sh; do
 	run_one "$name" bash "$s" "$build"
 done
 
+[ ${#skips[@]} -eq 0 ] || echo "skipped: ${skips[*]}"
 if [ ${#failures[@]} -eq 0 ]; then
 	rm -rf "$logdir"
 else
 	echo "failed: ${failures[*]} (logs in $logdir)"
 fi
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -11,7 +11,8 @@ ok() { echo "ok - $1"; }
 not_ok() { echo "not ok - $1"; failures=$((failures + 1)); }
 
 # Runs the lab into $tmp/NAME (stdout NAME.out, stderr NAME.err, status in $rc, run folder in
-# $run) and, when it succeeded, merges its reports into $tmp/NAME.json.
+# $run) and, when it succeeded, merges its reports into $tmp/NAME.json; a failed run or merge
+# counts as a failure and returns 1.
 lab() { # name args...
 	local name=$1
 	shift
@@ -25,7 +26,16 @@ lab() { # name args...
 		sed 's/^/#   /' "$tmp/$name.err" | tail -n 15
 		return 1
 	fi
+	# A merge that fails (or prints nothing) is a failure of its own: the verdict checks that
+	# follow are skipped, so they must not pass silently.
 	"$tool" report --json "$run/reports" >"$tmp/$name.json" 2>>"$tmp/$name.err"
+	rc=$?
+	if [ "$rc" -ne 0 ] || [ ! -s "$tmp/$name.json" ]; then
+		not_ok "$name: fabriclab report --json $run/reports exited $rc$([ -s "$tmp/$name.json" ] ||
+			echo ", empty output")"
+		tail -n 5 "$tmp/$name.err" | sed 's/^/#   /'
+		return 1
+	fi
 }
 
 # One line naming the verdict: kind, node, device and hop.

@@ -22,6 +22,9 @@ export FABRICLAB_IBVERBS_LIB=/nonexistent/libibverbs.so.1
 
 [ -x "$tool" ] || { echo "not ok - $tool missing (run make)"; exit 1; }
 fail() { echo "not ok - $*"; failures=$((failures + 1)); }
+skipped=()
+# A check that cannot run here: said now, counted, and the reason repeated as the last line.
+skip() { echo "skip - $*"; skipped+=("$*"); }
 
 # doctor TREE [options...]: output in $tmp/out, exit status in $rc
 doctor() {
@@ -94,7 +97,7 @@ healthy() {
 fake_verbs() {
 	local lib=$build/libfabriclab-fakeverbs.so
 	if [ ! -f "$lib" ]; then
-		echo "ok - fake verbs: # SKIP $lib not built"
+		skip "fake verbs: $lib not built (make all builds it)"
 		return
 	fi
 	FABRICLAB_IBVERBS_LIB=$lib FABRICLAB_FAKEVERBS_DIR=$tmp/fv \
@@ -224,4 +227,6 @@ nccl_env
 usage
 echo "# $((SECONDS - start)) s"
 [ "$failures" -eq 0 ] || { echo "# $failures failed"; exit 1; }
+# Checks that could not run here: exit 77 with the reasons last (tests/run.sh counts a skip).
+[ ${#skipped[@]} -eq 0 ] || { printf "skipped: %s\n" "$(printf "%s; " "${skipped[@]}" | sed "s/; $//")"; exit 77; }
 exit 0

@@ -87,16 +87,21 @@ else
 	echo "ok - auto picks ib with an active port, sockets without libibverbs; =ib says why not"
 fi
 
-# Injected verbs errors: an error from test() naming the status, within 10 s.
-for rule in "rem_access@300:remote access error" "retry_exceeded@300:retry counter exceeded" \
-	    "port_down@300:retry counter exceeded|port went down"; do
+# Injected verbs errors: an error from test() naming the status, within 10 s. Each kind has one
+# right status: the WR the fake injects into completes with it (tests/fakeverbs/fv_transmit.c).
+# port_down takes the port down and fails that WR with IBV_WC_RETRY_EXC_ERR (12), as packets
+# nobody can receive would; "port went down" (the async event) is only seen by a connection that
+# waits 100 ms without progress, never first by the one whose WR failed.
+for rule in "rem_access@300:remote access error (verbs status 10," \
+	    "retry_exceeded@300:transport retry counter exceeded (verbs status 12," \
+	    "port_down@300:transport retry counter exceeded (verbs status 12,"; do
 	start=$SECONDS
 	FABRICLAB_FAKEVERBS_INJECT=${rule%%:*} timeout 60 "$tool" bench --ranks 2 -b 64K -e 1M \
 		-n 20 -w 1 >"$tmp/inject.out" 2>&1
 	rc=$? took=$((SECONDS - start))
 	if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ] || [ "$took" -gt 10 ]; then
 		not_ok "inject ${rule%%:*}: exit $rc after $took s"
-	elif ! grep -Eq "WARN .*test on connection .*(${rule#*:})" "$tmp/inject.out"; then
+	elif ! grep "WARN .*test on connection " "$tmp/inject.out" | grep -qF "${rule#*:}"; then
 		not_ok "inject ${rule%%:*}: no WARN with the status:" \
 			"$(grep WARN "$tmp/inject.out" | head -2)"
 	else
@@ -155,13 +160,19 @@ for try in 1 2 3; do
 	verdict=$("$tool" report "$tmp/throttle" 2>&1 | head -1)
 	case $verdict in "verdict: device  node1/mlx5_0 "*) break ;; esac
 done
+# The same verdict under ASan: the 25 MB/s pace is far below what even an ASan build of the
+# fake moves (3 of 3 runs named node1/mlx5_0 at 0.49-0.50x on the 2-core machine). Under TSan
+# on a loaded machine (load average 33) 3 runs of 3 missed it, at 25 and at 6 MB/s: there a
+# wrong verdict is a skip, said with the verdict, never a pass.
+skipped=
 case $verdict in
 "verdict: device  node1/mlx5_0 "*) echo "ok - throttled node1: the report says \"$verdict\"" ;;
-*)	# A sanitizer's slowdown distorts timings: there the run must still report, not diagnose.
-	if [ -n "${FABRICLAB_SANITIZER:-}" ] && [ -n "$verdict" ]; then
-		echo "ok - throttled node1: reported under $FABRICLAB_SANITIZER (\"$verdict\"; timings not judged)"
+*)	if [ "${FABRICLAB_SANITIZER:-}" = tsan ] && [ -n "$verdict" ]; then
+		skipped="throttled node1: \"$verdict\" under tsan, whose slowdown distorts the timings"
+		skipped+=" (judged exactly in the plain and asan runs)"
+		echo "skip - $skipped"
 	else
-		not_ok "throttled node1: report verdict \"$verdict\""
+		not_ok "throttled node1: report verdict \"$verdict\", expected device node1/mlx5_0"
 	fi ;;
 esac
 
@@ -180,4 +191,6 @@ else
 fi
 
 [ "$failures" -eq 0 ] || { echo "# $failures failed (outputs in $tmp kept)"; trap - EXIT; exit 1; }
+# A check that could not be judged here: exit 77 with the reason last (tests/run.sh: a skip).
+[ -z "$skipped" ] || { echo "skipped: $skipped"; exit 77; }
 exit 0

@@ -27,6 +27,7 @@
 #include "plugin/base/identity.h"
 #include "plugin/transport/pace.h"
 #include "plugin/transport/transport.h"
+#include "tests/skip.h"
 
 #define WAIT_NS (10ULL * 1000000000ULL)
 
@@ -518,8 +519,10 @@ int main(int argc, char **argv)
 	(void)argc;
 	setup_env(argv[0]);
 	if (access(fake_path, R_OK)) {
-		printf("skip: %s not built\n", fake_path);
-		return 0;
+		char why[4200];
+
+		snprintf(why, sizeof(why), "%s not built (make all builds it)", fake_path);
+		return fl_test_status(0, why);
 	}
 	fl_clock_init();
 	return cmocka_run_group_tests(tests, NULL, cleanup);

@@ -36,7 +36,8 @@ for ranks in 4 8; do
 			"^kind=node node=node$t " ||
 		echo "#   wait shares by receiving node: $(wait_shares "$tmp/slow$ranks.json")"
 	if lab "gdr$ranks" -n "$ranks" "${common[@]}" --target "node$t" gdr-off; then
-		# Host memory everywhere: no hop uses GPUDirect, and the report says why.
+		# Host memory everywhere: no hop uses GPUDirect, and the report says why. (Sockets
+		# never offer GPUDirect: test_gdr_ib.sh checks that nogdr takes it away.)
 		if "$py" - "$tmp/gdr$ranks.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))

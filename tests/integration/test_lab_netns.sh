@@ -15,12 +15,14 @@ unset FABRICLAB_FAULT FABRICLAB_NODE_NAME RANK WORLD_SIZE MASTER_ADDR MASTER_POR
 . "$here/lab_lib.sh"
 
 [ -x "$tool" ] || { echo "not ok - $tool missing (run make)"; exit 1; }
+# Skipped (exit 77, the reason last: tests/run.sh counts it as a skip, not a pass).
 if [ "$(id -u)" -ne 0 ]; then
-	echo "ok - skipped: --netns needs root (network namespaces, veth pairs, a bridge)"
-	exit 0
+	echo "skipped: --netns needs root (network namespaces, veth pairs, a bridge)"
+	exit 77
 fi
 for cmd in ip tc; do
-	command -v "$cmd" >/dev/null || { echo "ok - skipped: no $cmd (iproute2)"; exit 0; }
+	command -v "$cmd" >/dev/null ||
+		{ echo "skipped: no $cmd (iproute2; scripts/deps.sh installs it)"; exit 77; }
 done
 
 # The namespaces of one run: fabriclab-<pid of its launcher>-*.

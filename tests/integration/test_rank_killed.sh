@@ -26,7 +26,19 @@ export FABRICLAB_REPORT_DIR=$tmp/reports
 
 # Long enough to still be running when killed; 1 MiB keeps every link busy.
 bench_args=(bench -b 1M -e 1M -n 100000000 -w 0 -c 0)
-failed_call='(test|isend|irecv)\(\) on the (send to|receive from) rank [0-9]+ failed'
+# The failed call and its peer. In the ring (rank r sends to r+1, receives from r-1) each
+# survivor fails on a call to one of its own two peers, in that peer's direction: which one
+# depends on who noticed first (a victim's neighbour busy on its other peer may see that one
+# exit first, on a loaded machine). The first survivor to fail can only have seen the victim
+# die, so at least one message names the victim.
+failed_call() { # peer-pattern: (send to|receive from) rank N
+	echo "(test|isend|irecv)\(\) on the ($1) failed"
+}
+ring_peers() { # rank world: the peers rank talks to, as failed_call's pattern
+	local r=$1 n=$2
+	echo "send to rank $(((r + 1) % n))|receive from rank $(((r + n - 1) % n))"
+}
+named_victim=0
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
@@ -93,19 +105,22 @@ stop_ranks() {
 }
 
 check_survivor() { # rank start_ms
-	local r=$1 msg
+	local r=$1 msg want
 	if ! wait_exit "${pids[$r]}" 5000 "$2"; then
 		not_ok "torchrun-style: rank $r still running 5 s after rank $victim died"
 		return
 	fi
-	msg=$(grep -E "fabriclab bench: rank $r: .*$failed_call" "$tmp/env$r.err")
+	want=$(ring_peers "$r" 4)
+	msg=$(grep -E "fabriclab bench: rank $r: .*$(failed_call "$want")" "$tmp/env$r.err")
 	if [ "$status" -eq 0 ]; then
 		not_ok "torchrun-style: rank $r exited 0 after rank $victim died"
 	elif [ -z "$msg" ]; then
-		not_ok "torchrun-style: rank $r exited $status without naming the failed call"
+		not_ok "torchrun-style: rank $r exited $status without naming the failed call and" \
+			"its peer ($want)"
 		tail -n 3 "$tmp/env$r.err" | sed 's/^/#   /'
 	else
 		echo "ok - torchrun-style: rank $r failed in $elapsed ms: ${msg#fabriclab bench: }"
+		[[ $msg =~ (send to|receive from)\ rank\ $victim\ failed ]] && named_victim=1
 	fi
 }
 
@@ -130,6 +145,11 @@ torchrun_style() {
 	for r in 0 1 3; do
 		check_survivor "$r" "$start"
 	done
+	if [ "$named_victim" -eq 1 ]; then
+		echo "ok - torchrun-style: a survivor names the killed rank $victim"
+	else
+		not_ok "torchrun-style: no survivor named the killed rank $victim"
+	fi
 }
 
 # Case 2: `bench --ranks 4`; the launcher names the killed rank and stops the rest.

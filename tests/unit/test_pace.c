@@ -212,10 +212,20 @@ static void test_hop_bucket_under_a_device_bucket(void **state)
 	uint64_t t0 = NS_PER_S;
 
 	(void)state;
+	/*
+	 * The slower of the two sets the pace, whichever it is: a device at 25 MB/s under a hop
+	 * at 100 MB/s (4x off if the device's share were ignored), then the other way round (4x
+	 * off if the hop's own bucket were). One second: 25 MB plus a burst and a chunk of debt
+	 * of 64 KiB each, 0.5% on top.
+	 */
+	fl_pace_init(&dev, 25000000, CHUNK, t0);
+	fl_pace_init(&hop, 100000000, CHUNK, t0);
+	assert_true(fl_pace_share(&hop, &dev));
+	assert_near((double)bytes_sent_in(&hop, t0, NS_PER_S, 10000), 25000000.0, 0.01);
+
 	fl_pace_init(&dev, 100000000, CHUNK, t0);
 	fl_pace_init(&hop, 25000000, CHUNK, t0);
 	assert_true(fl_pace_share(&hop, &dev));
-	/* The slower of the two sets the pace. */
 	assert_near((double)bytes_sent_in(&hop, t0, NS_PER_S, 10000), 25000000.0, 0.01);
 }
 

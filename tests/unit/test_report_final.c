@@ -278,12 +278,39 @@ static void test_final_at_exit_without_finalize(void **state)
 	json_decref(root);
 }
 
+/* The bytes of the first hop of the report at path, or -1 while there is none to read. */
+static json_int_t report_hop_bytes(const char *path)
+{
+	json_t *root = json_load_file(path, 0, NULL);
+	json_t *hop = json_array_get(json_object_get(root, "hops"), 0);
+	json_int_t bytes = hop ? json_integer_value(json_object_get(hop, "bytes")) : -1;
+
+	json_decref(root);
+	return bytes;
+}
+
+#define SNAPSHOT_DEADLINE_S 30
+
+/*
+ * Killed once a periodic snapshot (every 1 s) holding all 6 messages is on disk: polled, with a
+ * deadline far beyond a loaded machine's delay, instead of assuming it is there 1.6 s later.
+ * No snapshot by the deadline: exit 24, which the parent reports as not killed.
+ */
 static void snapshot_then_sigkill(void)
 {
-	struct timespec pause = { 1, 600000000 };
+	struct timespec poll_every = { 0, 10000000 };
+	uint64_t deadline;
+	char path[600];
 
 	child_send(child_ctx(), 6);
-	nanosleep(&pause, NULL); /* one snapshot at 1 s */
+	snprintf(path, sizeof(path), "%s/%s-%d.json", getenv("FABRICLAB_REPORT_DIR"),
+		 getenv("FABRICLAB_NODE_NAME"), (int)getpid());
+	deadline = fl_clock_mono_ns() + SNAPSHOT_DEADLINE_S * 1000000000ULL;
+	while (report_hop_bytes(path) != 6 * MSG_BYTES) {
+		if (fl_clock_mono_ns() > deadline)
+			_exit(24);
+		nanosleep(&poll_every, NULL);
+	}
 	raise(SIGKILL);
 }
 
@@ -294,7 +321,10 @@ static void test_snapshot_survives_sigkill(void **state)
 
 	(void)state;
 	status = in_child("killed", "full", "1", snapshot_then_sigkill);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+		fail_msg("the child was not killed after a snapshot (exit %d: 24 = no snapshot "
+			 "of the 6 messages within %d s)", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+			 SNAPSHOT_DEADLINE_S);
 	root = load_report();
 	assert_true(json_is_false(json_object_get(root, "final")));
 	assert_int_equal(hop_int(root, "bytes"), 6 * MSG_BYTES);

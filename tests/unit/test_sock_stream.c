@@ -3,13 +3,16 @@
  * posted piece completes (a lost wake-up would hang here), bytes arrive
  * intact, stop unblocks a helper stuck in recv, and a closed peer is reported.
  */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -122,20 +125,72 @@ static void test_burst(void **state)
 	duo_stop(&d);
 }
 
+/* The id of this process's thread called name (sock_stream.c names its helpers), or -1. */
+static long thread_named(const char *name)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *e;
+	long found = -1;
+
+	assert_non_null(dir);
+	while (found < 0 && (e = readdir(dir))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, name, strlen(name)) &&
+		    comm[strlen(name)] == '\n')
+			found = strtol(e->d_name, NULL, 10);
+		fclose(f);
+	}
+	closedir(dir);
+	return found;
+}
+
+/* 1 while thread tid sleeps in recv (glibc's recv is the recvfrom system call). */
+static int blocked_in_recv(long tid)
+{
+	char path[64], line[256] = "";
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/syscall", tid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	if (fgets(line, sizeof(line), f))
+		nr = strtol(line, NULL, 10); /* "running" reads as 0, never recvfrom */
+	fclose(f);
+	return nr == SYS_recvfrom;
+}
+
 static void test_stop_unblocks_recv(void **state)
 {
 	uint8_t buf[16];
 	struct sock_sink sink;
 	struct duo d;
-	double start;
+	double start, end;
+	long helper;
 
 	(void)state;
 	duo_start(&d);
+	helper = thread_named("fl-sock-r1");
+	assert_true(helper > 0);
 	sock_sink_reset(&sink, 1);
 	assert_int_equal(sock_stream_post(&d.rx, buf, sizeof(buf), &sink), FL_OK);
-	usleep(20000); /* the helper is now blocked in recv: nothing will come */
+	/* Observed, not assumed after a sleep: the helper is blocked in recv, nothing will come. */
+	end = now_s() + 10.0;
+	while (!blocked_in_recv(helper)) {
+		if (now_s() > end)
+			fail_msg("the receiving helper never blocked in recv");
+		usleep(1000);
+	}
 	start = now_s();
+	alarm(10); /* a stop that cannot unblock recv hangs in pthread_join: end the test */
 	sock_stream_stop(&d.rx);
+	alarm(0);
 	assert_true(now_s() - start < 1.0);
 	assert_int_equal(atomic_load(&sink.pending), 1);
 	assert_int_equal(atomic_load(&d.fault_rx.failed), 0); /* a stop is not a failure */
