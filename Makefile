@@ -134,7 +134,8 @@ $(BUILD)/bench/%: bench/%.c $(LIBS) $(ALL_HDR)
 
 # Installed layout: PREFIX/bin/fabriclab; the plugin and the LTTng provider side by side in
 # PREFIX/lib (the plugin loads the provider from its own folder, the tool finds the plugin in
-# ../lib); README.md and docs/ in PREFIX/share/doc/fabriclab; one man page per command.
+# ../lib); README.md, docs/ and the Kubernetes examples in PREFIX/share/doc/fabriclab; one man
+# page per command.
 PREFIX  ?= /usr/local
 DESTDIR ?=
 BINDIR  := $(PREFIX)/bin
@@ -143,6 +144,7 @@ DOCDIR  := $(PREFIX)/share/doc/fabriclab
 MAN1DIR := $(PREFIX)/share/man/man1
 MAN_PAGES := $(sort $(wildcard docs/man/*.1))
 DOC_FILES := $(sort $(wildcard docs/*.md))
+K8S_FILES := $(sort $(wildcard deploy/k8s/*.yaml))
 # The profiler role's name (NCCL_PROFILER_PLUGIN=fabriclab loads libnccl-profiler-fabriclab.so):
 # once the plugin exports an ncclProfiler_v* table, install links that name to the same object.
 PROFILER_LINK := libnccl-profiler-fabriclab.so
@@ -158,6 +160,9 @@ install: $(PLUGIN_SO) $(LTTNG_SO) $(TOOL)
 		ln -sf $(notdir $(PLUGIN_SO)) $(DESTDIR)$(LIBDIR)/$(PROFILER_LINK); fi
 	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
 	install -m 644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/docs/
+	install -d $(DESTDIR)$(DOCDIR)/deploy/k8s
+	install -m 644 deploy/README.md $(DESTDIR)$(DOCDIR)/deploy/
+	install -m 644 $(K8S_FILES) $(DESTDIR)$(DOCDIR)/deploy/k8s/
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MAN1DIR)/
 
 uninstall:

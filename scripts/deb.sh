@@ -21,8 +21,10 @@ install -D -m 644 "$here/deploy/debian/lintian-overrides" \
 	"$root/usr/share/lintian/overrides/fabriclab"
 # A native package's changelog: this version, dated from the commit (or now, out of git).
 when=$(git -C "$here" log -1 --format=%aD 2>/dev/null || date -R)
-printf 'fabriclab (%s) unstable; urgency=medium\n\n  * Built from the source tree (make deb).\n\n -- %s  %s\n' \
-	"$version" "fabriclab authors <fabriclab@example.org>" "$when" | gzip -9n >"$doc/changelog.gz"
+maintainer="fabriclab authors <fabriclab@example.org>"
+printf 'fabriclab (%s) unstable; urgency=medium\n\n  * %s\n\n -- %s  %s\n' "$version" \
+	"Built from the source tree (make deb)." "$maintainer" "$when" |
+	gzip -9n >"$doc/changelog.gz"
 chmod 644 "$doc/changelog.gz"
 
 # dpkg-shlibdeps reads the source package's layout: debian/control beside the staged tree, whose

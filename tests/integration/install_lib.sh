@@ -28,7 +28,9 @@ check_installed_plugin() { # prefix_root, name
 		NCCL_DEBUG_SUBSYS=NET FABRICLAB_REPORT_DIR="$out/reports" \
 		"$prefix/bin/fabriclab" bench --ranks 2 -b 8 -e 64K -n 2 -w 1 \
 		>"$out/bench.out" 2>"$out/bench.err"; then
-		not_ok "$name: installed fabriclab bench failed: $(grep -v "^ *[0-9]*:" "$out/bench.err" | tail -n 3)"
+		# Leave out the dynamic loader's own lines ("  1234:	...").
+		not_ok "$name: installed fabriclab bench failed: $(grep -v '^ *[0-9]*:' \
+			"$out/bench.err" | tail -n 3)"
 		return
 	fi
 	if grep -q "file=$prefix/bin/../lib/libnccl-net-fabriclab.so .*dynamically loaded" \
@@ -51,15 +53,16 @@ check_installed_plugin() { # prefix_root, name
 	else
 		not_ok "$name: the plugin's first INFO line is '$first', not 'fabriclab $version'"
 	fi
-	if [ "$(grep -lF "\"fabriclab_version\": \"$version\"" "$out"/reports/*.json | wc -l)" -eq 2 ]
-	then
+	local tagged
+	tagged=$(grep -lF "\"fabriclab_version\": \"$version\"" "$out"/reports/*.json | wc -l)
+	if [ "$tagged" -eq 2 ]; then
 		ok "$name: both reports carry fabriclab_version $version"
 	else
 		not_ok "$name: reports without fabriclab_version $version: $(grep -h \
 			fabriclab_version "$out"/reports/*.json)"
 	fi
-	if [ "$(grep -lxF "fabriclab $version, transport socket" "$out"/reports/*.txt | wc -l)" -eq 2 ]
-	then
+	tagged=$(grep -lxF "fabriclab $version, transport socket" "$out"/reports/*.txt | wc -l)
+	if [ "$tagged" -eq 2 ]; then
 		ok "$name: both readable reports name fabriclab $version"
 	else
 		not_ok "$name: readable reports without 'fabriclab $version'"

@@ -13,13 +13,13 @@ trap 'rm -rf "$tmp"' EXIT
 ok() { echo "ok - $1"; }
 not_ok() { echo "not ok - $1"; failures=$((failures + 1)); }
 
-version=$(build_version "$build")
 if ! deb=$(make -C "$root" -s --no-print-directory BUILD="$build" deb 2>"$tmp/deb.log" | tail -n 1)
 then
 	not_ok "make deb failed: $(tail -n 5 "$tmp/deb.log")"
 	exit 1
 fi
 [[ $deb = /* ]] || deb=$root/$deb
+version=$(build_version "$build") # after make: it rebuilds when the version changed
 field=$(dpkg-deb -f "$deb" Version)
 [ "$field" = "$version" ] && ok "make deb: $(basename "$deb"), Version $field" ||
 	not_ok "the package's Version is '$field', the build's $version"
@@ -34,7 +34,8 @@ grep -v 'running with root privileges' "$tmp/lintian.out" | sed 's/^/    /'
 # scratch root's empty database is told to ignore them (they live in the machine's /usr).
 missing=()
 for dep in $(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/(.*//; s/ //g'); do
-	dpkg-query -W -f='${Status}' "$dep" 2>/dev/null | grep -q 'ok installed' || missing+=("$dep")
+	dpkg-query -W -f='${Status}' "$dep" 2>/dev/null | grep -q 'ok installed' ||
+		missing+=("$dep")
 done
 [ ${#missing[@]} -eq 0 ] && ok "every Depends is installed here" ||
 	not_ok "Depends not installed here: ${missing[*]}"
@@ -70,5 +71,9 @@ else
 	not_ok "dpkg --purge failed: $(tail -n 5 "$tmp/remove.log")"
 fi
 
-[ "$failures" -eq 0 ] && echo "all package checks passed" || echo "$failures package check(s) failed"
-[ "$failures" -eq 0 ]
+if [ "$failures" -eq 0 ]; then
+	echo "all package checks passed"
+else
+	echo "$failures package check(s) failed"
+	exit 1
+fi

@@ -14,19 +14,21 @@ ok() { echo "ok - $1"; }
 not_ok() { echo "not ok - $1"; failures=$((failures + 1)); }
 
 dest=$tmp/dest prefix=/usr/local
-version=$(build_version "$build")
-base=$(cat "$root/VERSION")
-[[ $version == "$base" || $version == "$base+"* ]] && ok "version $version from VERSION $base" ||
-	not_ok "version $version does not start with the VERSION file's $base"
 if ! make -C "$root" -s --no-print-directory BUILD="$build" install DESTDIR="$dest" \
 	PREFIX=$prefix >"$tmp/install.log" 2>&1; then
 	not_ok "make install failed: $(tail -n 5 "$tmp/install.log")"
 	exit 1
 fi
 ok "make install DESTDIR=... PREFIX=$prefix"
+# After make: a new commit since the last build changes the version, and make rebuilds.
+version=$(build_version "$build")
+base=$(cat "$root/VERSION")
+[[ $version == "$base" || $version == "$base+"* ]] && ok "version $version from VERSION $base" ||
+	not_ok "version $version does not start with the VERSION file's $base"
 
 expected=(bin/fabriclab lib/libnccl-net-fabriclab.so lib/libfabriclab-lttng.so
-	share/doc/fabriclab/README.md share/doc/fabriclab/docs/report-format.md)
+	share/doc/fabriclab/README.md share/doc/fabriclab/docs/report-format.md
+	share/doc/fabriclab/deploy/k8s/jobset.yaml)
 for page in "$root"/docs/man/*.1; do
 	expected+=("share/man/man1/$(basename "$page")")
 done
@@ -35,7 +37,7 @@ for f in "${expected[@]}"; do
 	[ -f "$dest$prefix/$f" ] || missing+=("$f")
 done
 if [ ${#missing[@]} -eq 0 ]; then
-	ok "installed: ${#expected[@]} files checked, the plugin and the LTTng provider side by side"
+	ok "installed: ${#expected[@]} files checked, the plugin and its LTTng provider together"
 else
 	not_ok "not installed: ${missing[*]}"
 fi
@@ -61,5 +63,9 @@ else
 	not_ok "make uninstall failed: $(tail -n 5 "$tmp/uninstall.log")"
 fi
 
-[ "$failures" -eq 0 ] && echo "all install checks passed" || echo "$failures install check(s) failed"
-[ "$failures" -eq 0 ]
+if [ "$failures" -eq 0 ]; then
+	echo "all install checks passed"
+else
+	echo "$failures install check(s) failed"
+	exit 1
+fi

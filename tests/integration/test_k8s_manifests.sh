@@ -66,5 +66,9 @@ for file in "${broken[@]}"; do
 	fi
 done
 
-[ "$failures" -eq 0 ] && echo "all manifest checks passed" || echo "$failures manifest check(s) failed"
-[ "$failures" -eq 0 ]
+if [ "$failures" -eq 0 ]; then
+	echo "all manifest checks passed"
+else
+	echo "$failures manifest check(s) failed"
+	exit 1
+fi

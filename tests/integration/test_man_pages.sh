@@ -16,7 +16,8 @@ page_text() { sed 's/\\-/-/g; s/\\f[BIRP]//g' "$1"; }
 
 commands=$("$tool" help | sed -n 's/^  \([a-z]*\) .*/\1/p' | grep -vx -e help -e version)
 [ -n "$commands" ] || not_ok "no command in fabriclab help"
-grep -q -- '--version' <(page_text "$root/docs/man/fabriclab.1") && ok "fabriclab(1) names --version" ||
+grep -q -- '--version' <(page_text "$root/docs/man/fabriclab.1") &&
+	ok "fabriclab(1) names --version" ||
 	not_ok "fabriclab(1) does not name --version"
 for cmd in $commands; do
 	page=$root/docs/man/fabriclab-$cmd.1
@@ -40,5 +41,9 @@ for page in "$root"/docs/man/*.1; do
 		not_ok "$(basename "$page"): $warnings"
 done
 
-[ "$failures" -eq 0 ] && echo "all man page checks passed" || echo "$failures man page check(s) failed"
-[ "$failures" -eq 0 ]
+if [ "$failures" -eq 0 ]; then
+	echo "all man page checks passed"
+else
+	echo "$failures man page check(s) failed"
+	exit 1
+fi

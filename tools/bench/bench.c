@@ -43,8 +43,8 @@ void bench_usage(FILE *out)
 		"environment: NCCL_NET_PLUGIN (default fabriclab, also looked for next to this\n"
 		"binary or in ../lib beside it), NCCL_DEBUG, NCCL_DEBUG_SUBSYS,\n"
 		"FABRICLAB_SHIM_NET_VERSION, FABRICLAB_SHIM_DEV, FABRICLAB_SHIM_STEP (512K),\n"
-		"FABRICLAB_SHIM_TIMEOUT (120 s), FABRICLAB_SHIM_PIDFILE (with --ranks: \"rank pid\"\n"
-		"lines)\n");
+		"FABRICLAB_SHIM_TIMEOUT (120 s), FABRICLAB_SHIM_PIDFILE (with --ranks:\n"
+		"\"rank pid\" lines)\n");
 }
 
 static int bad(const char *opt, const char *value, const char *expected)
