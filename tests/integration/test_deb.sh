@@ -13,13 +13,14 @@ trap 'rm -rf "$tmp"' EXIT
 ok() { echo "ok - $1"; }
 not_ok() { echo "not ok - $1"; failures=$((failures + 1)); }
 
-if ! deb=$(make -C "$root" -s --no-print-directory BUILD="$build" deb 2>"$tmp/deb.log" | tail -n 1)
-then
+# The build's own version, so make packages what was built instead of rebuilding it.
+version=$(build_version "$build")
+if ! deb=$(make -C "$root" -s --no-print-directory BUILD="$build" VERSION_STRING="$version" deb \
+	2>"$tmp/deb.log" | tail -n 1); then
 	not_ok "make deb failed: $(tail -n 5 "$tmp/deb.log")"
 	exit 1
 fi
 [[ $deb = /* ]] || deb=$root/$deb
-version=$(build_version "$build") # after make: it rebuilds when the version changed
 field=$(dpkg-deb -f "$deb" Version)
 [ "$field" = "$version" ] && ok "make deb: $(basename "$deb"), Version $field" ||
 	not_ok "the package's Version is '$field', the build's $version"
