@@ -16,6 +16,13 @@ check_installed_version() { # prefix_root
 	else
 		not_ok "installed fabriclab --version: '$got', expected 'fabriclab $version'"
 	fi
+	# The doctor's JSON too (exit 1 is a failed check on this machine, still a report).
+	"$1/bin/fabriclab" doctor --json >"$tmp/doctor.json" 2>/dev/null
+	if grep -qF "\"fabriclab_version\": \"$version\"" "$tmp/doctor.json"; then
+		ok "installed fabriclab doctor --json names fabriclab_version $version"
+	else
+		not_ok "installed fabriclab doctor --json without fabriclab_version $version"
+	fi
 }
 
 # Two local ranks through the installed tool with NCCL_NET_PLUGIN unset: the tool must load the
