@@ -2,7 +2,8 @@
 """Validates Kubernetes manifests offline: every YAML document against its kind's schema.
 
 Core kinds (Job, PersistentVolumeClaim, ...) are checked against the Kubernetes OpenAPI document
-that Debian ships (golang-k8s-kube-openapi-dev), JobSet, PyTorchJob and MPIJob against the CRD
+that Debian ships (golang-k8s-kube-openapi-dev; Kubernetes 1.13) with deploy/schemas/'s overlay of
+the enums and patterns it does not state, JobSet, PyTorchJob and MPIJob against the CRD
 schemas in deploy/schemas/, which refer to the core types in it. Like kubeconform's strict mode,
 an object may hold only the fields its schema names, so a misspelled field fails. A document
 whose apiVersion/kind has no schema fails too. Prints one line per document; exits 1 on any
@@ -22,6 +23,8 @@ DEBIAN_OPENAPI = ("/usr/share/gocode/src/k8s.io/kube-openapi/pkg/schemaconv/test
                   "swagger.json")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA_BASE = "file:///fabriclab-schemas/"
+# What the API server enforces that the 1.13 OpenAPI document does not say (enums, patterns).
+OVERLAY = "kubernetes-overlay.json"
 
 
 class PointerResolver(jsonschema.RefResolver):
@@ -49,9 +52,19 @@ def strict(node):
             strict(value)
 
 
-def kubernetes_document(path):
+def merge(into, overlay):
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def kubernetes_document(path, overlay_path):
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
+    with open(overlay_path, encoding="utf-8") as f:
+        merge(doc, {k: v for k, v in json.load(f).items() if k != "$comment"})
     defs = doc["definitions"]
     # YAML writes quantities and int-or-strings as numbers too (cpu: 1, port: 8080); the API
     # accepts both, the OpenAPI document says only string.
@@ -63,7 +76,7 @@ def kubernetes_document(path):
 
 def load_schemas(kubernetes_path, schema_dir):
     """{(apiVersion, kind): schema}, and the store that resolves refs between the documents."""
-    core = kubernetes_document(kubernetes_path)
+    core = kubernetes_document(kubernetes_path, os.path.join(schema_dir, OVERLAY))
     store = {SCHEMA_BASE + "kubernetes.json": core}
     kinds = {}
     for name, definition in core["definitions"].items():
@@ -75,7 +88,7 @@ def load_schemas(kubernetes_path, schema_dir):
                       "properties": {"apiVersion": {"const": api}, "kind": {"const": gvk["kind"]}}}
             kinds[(api, gvk["kind"])] = schema
     for entry in sorted(os.listdir(schema_dir)):
-        if not entry.endswith(".json"):
+        if not entry.endswith(".json") or entry == OVERLAY:
             continue
         with open(os.path.join(schema_dir, entry), encoding="utf-8") as f:
             schema = json.load(f)
