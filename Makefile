@@ -42,7 +42,7 @@ UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 ITEST_BIN   := $(ITEST_SRC:tests/integration/%.c=$(BUILD)/tests/%)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps demo test unit integration bench sanitize clean
+.PHONY: all deps demo test unit integration bench sanitize clean install uninstall deb FORCE
 all: $(PLUGIN_SO) $(TOOL) $(UNIT_BIN) $(ITEST_BIN) $(BENCH_BIN) $(if $(FAKEVERBS_SRC),$(FAKEVERBS_SO)) \
 	$(if $(FAKECUDA_SRC),$(FAKECUDA_SO)) \
 	$(if $(LTTNG_SRC),$(LTTNG_SO))
@@ -63,8 +63,22 @@ $(BUILD)/obj/%.o: %.c $(ALL_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# One version string (scripts/version.sh: git describe, or the VERSION file in a tarball) for the
+# plugin, the tool, the reports and the package. Only plugin/base/version.c sees it, as a define;
+# the stamp changes only when the string does, so a new commit rebuilds that one object.
+VERSION_STRING := $(shell scripts/version.sh)
+VERSION_STAMP  := $(BUILD)/gen/version
+VERSION_OBJ    := $(patsubst %,$(BUILD)/%/plugin/base/version.o,obj $(VARIANTS:%=obj-%))
+$(VERSION_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(VERSION_STRING)' | cmp -s - $@ || echo '$(VERSION_STRING)' >$@
+$(VERSION_OBJ): $(VERSION_STAMP)
+$(VERSION_OBJ): CFLAGS += -DFABRICLAB_VERSION='"$(VERSION_STRING)"'
+
+# The shared objects name themselves (SONAME = file name): installed in a library folder, ldconfig
+# and Debian's tools expect it; NCCL and the plugin dlopen() them by that name or a path.
 $(PLUGIN_SO): $(PLUGIN_OBJ)
-	$(CC) -shared -o $@ $^ $(LDFLAGS) -Wl,-z,defs -Wl,--as-needed -ldl
+	$(CC) -shared -o $@ $^ $(LDFLAGS) -Wl,-z,defs -Wl,--as-needed -Wl,-soname,$(notdir $@) -ldl
 
 define variant_rules
 $(BUILD)/obj-$(1)/plugin/%.o: plugin/%.c $(PLUGIN_HDR)
@@ -93,7 +107,7 @@ $(FAKECUDA_SO): $(FAKECUDA_SRC) $(wildcard tests/fakecuda/*.h)
 $(LTTNG_SO): $(LTTNG_SRC) $(wildcard $(LTTNG_DIR)/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -I$(LTTNG_DIR) -o $@ $(LTTNG_SRC) $(LDFLAGS) -Wl,-z,defs \
-		-llttng-ust -llttng-ust-common -ldl
+		-Wl,-soname,$(notdir $@) -llttng-ust -llttng-ust-common -ldl
 
 $(PLUGIN_LIB): $(PLUGIN_OBJ)
 	@rm -f $@
@@ -125,6 +139,50 @@ $(BUILD)/tests/%: tests/integration/%.c $(LIBS) $(ALL_HDR)
 $(BUILD)/bench/%: bench/%.c $(LIBS) $(ALL_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBS) $(LDFLAGS) $(SYSLIBS)
+
+# Installed layout: PREFIX/bin/fabriclab; the plugin and the LTTng provider side by side in
+# PREFIX/lib (the plugin loads the provider from its own folder, the tool finds the plugin in
+# ../lib); README.md, docs/ and the Kubernetes examples in PREFIX/share/doc/fabriclab; one man
+# page per command.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR  := $(PREFIX)/bin
+LIBDIR  := $(PREFIX)/lib
+DOCDIR  := $(PREFIX)/share/doc/fabriclab
+MAN1DIR := $(PREFIX)/share/man/man1
+MAN_PAGES := $(sort $(wildcard docs/man/*.1))
+DOC_FILES := $(sort $(wildcard docs/*.md))
+K8S_FILES := $(sort $(wildcard deploy/k8s/*.yaml))
+# The profiler role's name (NCCL_PROFILER_PLUGIN=fabriclab loads libnccl-profiler-fabriclab.so):
+# once the plugin exports an ncclProfiler_v* table, install links that name to the same object.
+PROFILER_LINK := libnccl-profiler-fabriclab.so
+INSTALLED := $(BINDIR)/fabriclab $(LIBDIR)/$(notdir $(PLUGIN_SO)) $(LIBDIR)/$(notdir $(LTTNG_SO)) \
+	$(LIBDIR)/$(PROFILER_LINK) $(MAN_PAGES:docs/man/%=$(MAN1DIR)/%)
+
+install: $(PLUGIN_SO) $(LTTNG_SO) $(TOOL)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MAN1DIR) \
+		$(DESTDIR)$(DOCDIR)/docs
+	install -m 755 $(TOOL) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(PLUGIN_SO) $(LTTNG_SO) $(DESTDIR)$(LIBDIR)/
+	if nm -D --defined-only $(PLUGIN_SO) | grep -q ' ncclProfiler_v'; then \
+		ln -sf $(notdir $(PLUGIN_SO)) $(DESTDIR)$(LIBDIR)/$(PROFILER_LINK); fi
+	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
+	install -m 644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/docs/
+	install -d $(DESTDIR)$(DOCDIR)/deploy/k8s
+	install -m 644 deploy/README.md $(DESTDIR)$(DOCDIR)/deploy/
+	install -m 644 $(K8S_FILES) $(DESTDIR)$(DOCDIR)/deploy/k8s/
+	install -m 644 $(MAN_PAGES) $(DESTDIR)$(MAN1DIR)/
+
+uninstall:
+	rm -f $(INSTALLED:%=$(DESTDIR)%)
+	rm -rf $(DESTDIR)$(DOCDIR)
+
+# A Debian package of the same files under /usr (scripts/deb.sh: control, copyright, changelog,
+# stripped objects), named build/fabriclab_<version>_<arch>.deb.
+deb: $(PLUGIN_SO) $(LTTNG_SO) $(TOOL)
+	@rm -rf $(BUILD)/deb
+	@$(MAKE) --no-print-directory -s install PREFIX=/usr DESTDIR=$(BUILD)/deb/debian/fabriclab
+	@scripts/deb.sh $(BUILD)/deb '$(VERSION_STRING)' $(BUILD)
 
 demo: deps
 	@$(MAKE) --no-print-directory all

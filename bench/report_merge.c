@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "plugin/base/error.h"
+#include "plugin/base/version.h"
 #include "tools/report/report.h"
 
 #define NODES 1024
@@ -74,7 +75,7 @@ static int write_process(const char *dir, int node, int dev)
 		"\"speed_mbps\": 400000, \"line_rate_gbs\": 50.0, \"pci_path\": "
 		"\"/sys/devices/pci0000:%02x/0000:%02x:00.0\", \"ptr_support\": [\"host\", "
 		"\"cuda\", \"dmabuf\"]}], \"injected\": [], \"hops\": [\n",
-		FABRICLAB_VERSION, node, 10000 + dev, node * DEVS + dev, dev, dev, dev, dev);
+		fl_version(), node, 10000 + dev, node * DEVS + dev, dev, dev, dev, dev);
 	write_hop(f, "send", node, next, dev, hop_rate(node, dev) * 1.02, false);
 	write_hop(f, "recv", prev, node, dev, hop_rate(prev, dev), true);
 	fprintf(f, "], \"verdict\": {\"kind\": \"none\", \"hop\": null, \"node\": \"\", "

@@ -3,7 +3,8 @@
 set -euo pipefail
 need=(gcc make libc6-dev libcmocka-dev libjansson-dev pkg-config iproute2 procps librsvg2-bin python3
 	libibverbs-dev liblttng-ust-dev lttng-tools libbabeltrace2-dev babeltrace2
-	libmicrohttpd-dev curl chromium chromium-driver locales)
+	libmicrohttpd-dev curl chromium chromium-driver locales
+	dpkg-dev lintian groff-base python3-yaml python3-jsonschema golang-k8s-kube-openapi-dev)
 missing=()
 for p in "${need[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "plugin/base/version.h"
 #include "tools/bench/bench.h"
 #include "tools/doctor/doctor.h"
 #include "tools/lab/lab.h"
@@ -40,6 +41,7 @@ static void usage(FILE *out)
 		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "  %-8s %s\n", "help",
 		"this text; `fabriclab help <command>` for one command");
+	fprintf(out, "  %-8s %s\n", "version", "the version (also --version)");
 }
 
 static const struct command *find(const char *name)
@@ -78,6 +80,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return help(argc, argv);
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		printf("fabriclab %s\n", fl_version());
+		return 0;
+	}
 	cmd = find(argv[1]);
 	if (!cmd) {
 		fprintf(stderr, "fabriclab: unknown command \"%s\" (try `fabriclab help`)\n",

@@ -13,7 +13,6 @@
 
 #define FL_REPORT_SCHEMA "fabriclab-report"
 #define FL_REPORT_SCHEMA_VERSION 1
-#define FL_VERSION_STRING "0.1.0"
 
 enum fl_report_mode {
 	FL_REPORT_OFF,   /* nothing written, nothing printed */

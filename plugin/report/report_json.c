@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "base/json_out.h"
+#include "base/version.h"
 #include "report.h"
 #include "report_model.h"
 
@@ -184,7 +185,7 @@ int fl_report_json(const struct fl_report *r, char **text, size_t *len)
 	fl_json_object(&j, NULL);
 	fl_json_string(&j, "schema", FL_REPORT_SCHEMA);
 	fl_json_int(&j, "schema_version", FL_REPORT_SCHEMA_VERSION);
-	fl_json_string(&j, "fabriclab_version", FL_VERSION_STRING);
+	fl_json_string(&j, "fabriclab_version", fl_version());
 	fl_json_string(&j, "node", r->node);
 	fl_json_int(&j, "pid", r->pid);
 	fl_json_int(&j, "rank", r->rank);

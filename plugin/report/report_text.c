@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "base/error.h"
+#include "base/version.h"
 #include "report_model.h"
 
 static void memory_names(int types, char *buf, size_t len)
@@ -38,7 +39,7 @@ static void header(FILE *f, const struct fl_report *r)
 	fprintf(f, "fabriclab report: node %s, pid %d, rank %d, %s, written %s\n", r->node,
 		r->pid, r->rank, r->final ? "final" : "snapshot (the job is still running)",
 		stamp);
-	fprintf(f, "transport %s\n", r->transport);
+	fprintf(f, "fabriclab %s, transport %s\n", fl_version(), r->transport);
 	for (int i = 0; i < r->ndevs; i++) {
 		const struct fl_report_device *d = &r->devs[i];
 		char mem[32];

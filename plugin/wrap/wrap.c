@@ -8,6 +8,7 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/error.h"
+#include "base/version.h"
 #include "fault/fault.h"
 #include "report/report.h"
 #include "trace/trace.h"
@@ -75,6 +76,7 @@ static void global_init(void)
 {
 	int ndev = 0;
 
+	FL_INFO("fabriclab %s", fl_version());
 	fl_clock_init();
 	fl_trace_start();
 	if (FL_FAULTS)

@@ -46,9 +46,10 @@ void bench_usage(FILE *out)
 		"all_reduce moves floats: a size that is not a multiple of 4 rounds down.\n"
 		"\n"
 		"environment: NCCL_NET_PLUGIN (default fabriclab, also looked for next to this\n"
-		"binary), NCCL_DEBUG, NCCL_DEBUG_SUBSYS, FABRICLAB_SHIM_NET_VERSION,\n"
-		"FABRICLAB_SHIM_DEV, FABRICLAB_SHIM_STEP (512K), FABRICLAB_SHIM_TIMEOUT (120 s),\n"
-		"FABRICLAB_SHIM_PIDFILE (with --ranks: \"rank pid\" lines)\n");
+		"binary or in ../lib beside it), NCCL_DEBUG, NCCL_DEBUG_SUBSYS,\n"
+		"FABRICLAB_SHIM_NET_VERSION, FABRICLAB_SHIM_DEV, FABRICLAB_SHIM_STEP (512K),\n"
+		"FABRICLAB_SHIM_TIMEOUT (120 s), FABRICLAB_SHIM_PIDFILE (with --ranks:\n"
+		"\"rank pid\" lines)\n");
 }
 
 static int bad(const char *opt, const char *value, const char *expected)
@@ -186,7 +187,7 @@ int bench_main(int argc, char **argv)
 
 	if (rc)
 		return rc == 1 ? 0 : rc;
-	if (!tool_dir(dir, sizeof(dir)))
+	if (!tool_plugin_dir(dir, sizeof(dir)))
 		o.tool_dir = dir;
 	if (!o.ranks && !shim_env("WORLD_SIZE")) {
 		fprintf(stderr, "fabriclab bench: no job in the environment (RANK, WORLD_SIZE, "

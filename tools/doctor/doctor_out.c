@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "plugin/base/json_out.h"
+#include "plugin/base/version.h"
 #include "doctor.h"
 
 static void node_name(char *buf, size_t len)
@@ -95,6 +96,7 @@ int doctor_print_json(const struct doctor *d, FILE *out)
 	fl_json_object(&j, NULL);
 	fl_json_string(&j, "schema", "fabriclab-doctor");
 	fl_json_int(&j, "schema_version", 1);
+	fl_json_string(&j, "fabriclab_version", fl_version());
 	fl_json_string(&j, "node", node);
 	fl_json_string(&j, "sysfs_root", d->root);
 	fl_json_double(&j, "interval_s", d->interval_s);

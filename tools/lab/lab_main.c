@@ -479,7 +479,7 @@ int lab_main(int argc, char **argv)
 		return EXIT_USAGE;
 	if (lab_scenario_prepare(&o))
 		return EXIT_USAGE;
-	if (!tool_dir(dir, sizeof(dir)))
+	if (!tool_plugin_dir(dir, sizeof(dir)))
 		o.tool_dir = dir;
 	if (make_run_dir(&o))
 		return EXIT_FAILED;

@@ -22,10 +22,6 @@
 #define REPORT_SIZE_BUCKETS 48 /* power-of-two message size buckets, 1 B .. 128 TiB */
 #define REPORT_COMMANDS_LEN 4096
 
-#ifndef FABRICLAB_VERSION
-#define FABRICLAB_VERSION "0.1.0"
-#endif
-
 /* One end's figures for one hop, as that process wrote them. */
 struct report_view {
 	bool present;

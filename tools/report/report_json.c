@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "plugin/base/error.h"
+#include "plugin/base/version.h"
 #include "report.h"
 
 static json_t *memory_names(int mem_types)
@@ -144,7 +145,7 @@ int report_print_json(const struct report_set *set, FILE *out)
 		json_array_append_new(hops, hop_json(set, i));
 	root = json_pack("{s:s, s:i, s:s, s:I, s:o, s:o, s:o}", "schema", REPORT_MERGED_SCHEMA,
 			 "schema_version", REPORT_SCHEMA_VERSION, "fabriclab_version",
-			 FABRICLAB_VERSION, "nodes", (json_int_t)set->nodes, "files",
+			 fl_version(), "nodes", (json_int_t)set->nodes, "files",
 			 files_json(set), "hops", hops, "verdict", verdict_json(set));
 	if (!root)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory building the JSON report");

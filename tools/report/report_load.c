@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "plugin/base/error.h"
+#include "plugin/base/version.h"
 #include "report.h"
 #include "report_fields.h"
 
@@ -298,7 +299,7 @@ static int check_schema(const struct report_reader *r, json_t *root)
 		return fl_fail(FL_ERR_USAGE,
 			       "%s: schema_version %lld (written by fabriclab %s); this fabriclab "
 			       "(%s) reads schema_version %d only",
-			       r->path, sv, version, FABRICLAB_VERSION, REPORT_SCHEMA_VERSION);
+			       r->path, sv, version, fl_version(), REPORT_SCHEMA_VERSION);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
  * rate from each end, bytes per hop, and the verdict as a labelled gauge.
  */
 #include "plugin/base/error.h"
+#include "plugin/base/version.h"
 #include "report.h"
 
 /* Label values escape backslash, double quote and newline. */
@@ -81,11 +82,21 @@ static void verdict(const struct report_set *set, FILE *out)
 	fprintf(out, "fabriclab_verdict_speedup %.6g\n", v->speedup);
 }
 
+static void build_info(FILE *out)
+{
+	header(out, "fabriclab_build_info", "gauge",
+	       "The fabriclab that wrote this textfile: always 1, the version as a label.");
+	fputs("fabriclab_build_info{", out);
+	label(out, "version", fl_version(), true);
+	fputs("} 1\n", out);
+}
+
 int report_emit_prom(const struct report_set *set, FILE *out)
 {
 	wire_rates(set, out);
 	byte_counts(set, out);
 	verdict(set, out);
+	build_info(out);
 	return ferror(out) ? fl_fail(FL_ERR_SYSTEM, "cannot write the textfile") : 0;
 }
 

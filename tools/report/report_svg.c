@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "plugin/base/error.h"
+#include "plugin/base/version.h"
 #include "report.h"
 
 #define WIDTH 1280
@@ -466,7 +467,7 @@ static void footer(const struct picture *p, FILE *out)
 		"<text x=\"30\" y=\"%d\" font-size=\"12\" fill=\"#666\">fabriclab %s: %zu "
 		"hops between %zu nodes; wire rate from the receiver for sockets, from the sender "
 		"for verbs</text>\n",
-		HEIGHT - 16, FABRICLAB_VERSION, p->set->nhops, p->nnodes);
+		HEIGHT - 16, fl_version(), p->set->nhops, p->nnodes);
 }
 
 int report_emit_svg(const struct report_set *set, FILE *out)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "plugin/base/error.h"
+#include "plugin/base/version.h"
 #include "trace.h"
 
 static int grow(void **v, size_t *cap, size_t need, size_t size)
@@ -355,7 +356,7 @@ static int to_file(struct trace_process *p, int index, struct report_file *f)
 	if (!f->path || !f->views)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory");
 	copy(f->node, sizeof(f->node), p->node);
-	copy(f->version, sizeof(f->version), FABRICLAB_VERSION);
+	copy(f->version, sizeof(f->version), fl_version());
 	f->pid = p->vpid;
 	f->rank = p->rank;
 	f->final = true;
