@@ -204,6 +204,7 @@ static void config_load(void)
 {
 	const char *spec = getenv("FABRICLAB_FAKEVERBS_DEVICES");
 	const char *dir = getenv("FABRICLAB_FAKEVERBS_DIR");
+	const char *sysfs = getenv("FABRICLAB_FAKEVERBS_SYSFS");
 
 	config.node = (int)env_long("FABRICLAB_FAKEVERBS_NODE", 0, 0, 1000);
 	config.retry_ms = env_long("FABRICLAB_FAKEVERBS_RETRY_MS", 0, 0, 3600000);
@@ -214,6 +215,10 @@ static void config_load(void)
 	else
 		snprintf(config.dir, sizeof(config.dir), "/dev/shm/fabriclab-fakeverbs-%u",
 			 (unsigned)getuid());
+	if (sysfs && *sysfs)
+		snprintf(config.sysfs_root, sizeof(config.sysfs_root), "%s", sysfs);
+	else
+		snprintf(config.sysfs_root, sizeof(config.sysfs_root), "%.200s/sysfs", config.dir);
 	if (!spec || !*spec)
 		spec = "mlx5_0=ib:4x:hdr,mlx5_1=eth:4x:25g";
 	if (fv_config_parse_devices(&config, spec)) {

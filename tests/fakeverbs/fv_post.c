@@ -53,7 +53,7 @@ bool fv_sq_busy(struct fv_qp *qp)
 	return qp->state == IBV_QPS_RTS && qp->sq_acked < qp->sq_head;
 }
 
-static int check_send_wr(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_t *len)
+int fv_sq_check(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_t *len)
 {
 	uint64_t total = 0;
 
@@ -87,7 +87,7 @@ static int check_send_wr(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_
 	return 0;
 }
 
-static void enqueue_send(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_t len)
+void fv_sq_enqueue(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_t len)
 {
 	struct fv_swr *w = &qp->sq[qp->sq_head % qp->sq_size];
 
@@ -119,7 +119,6 @@ static void enqueue_send(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_
 int fv_op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	struct fv_qp *qp = fv_qp_of(ibqp);
-	bool stuck;
 	int err = 0;
 
 	pthread_mutex_lock(&qp->lock);
@@ -130,14 +129,22 @@ int fv_op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 			err = EINVAL;
 			fv_log("post_send on QP %u in state %d", ibqp->qp_num, qp->state);
 		} else {
-			err = check_send_wr(qp, wr, &len);
+			err = fv_sq_check(qp, wr, &len);
 		}
 		if (err) {
 			*bad = wr;
 			break;
 		}
-		enqueue_send(qp, wr, len);
+		fv_sq_enqueue(qp, wr, len);
 	}
+	fv_sq_post_done(qp);
+	return err;
+}
+
+void fv_sq_post_done(struct fv_qp *qp)
+{
+	bool stuck;
+
 	if (qp->state == IBV_QPS_ERR)
 		fv_sq_flush(qp);
 	else
@@ -146,7 +153,6 @@ int fv_op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 	pthread_mutex_unlock(&qp->lock);
 	if (stuck)
 		fv_nic_wake();	/* the responder's ring was full: the NIC thread retries */
-	return err;
 }
 
 int fv_op_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
