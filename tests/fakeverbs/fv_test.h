@@ -12,6 +12,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,9 @@ struct fvt_opts {
 	unsigned int qp_access;
 	uint8_t rnr_retry, min_rnr_timer, timeout, retry_cnt;
 	uint8_t max_rd_atomic, max_dest_rd_atomic;
+	struct ibv_comp_channel *channel;	/* for the CQ, or NULL */
+	uint64_t send_ops;	/* nonzero: an extended QP (ibv_wr_*) with these send_ops_flags */
+	bool cq_ex;		/* an extended CQ (ibv_create_cq_ex) */
 };
 
 static inline struct fvt_opts fvt_defaults(void)
@@ -225,7 +229,15 @@ static inline int fvt_ep_init(struct fvt_lib *l, struct fvt_ep *ep, const struct
 	if (!ep->ctx)
 		return -1;
 	ep->pd = l->alloc_pd(ep->ctx);
-	ep->cq = l->create_cq(ep->ctx, o->cqe, NULL, NULL, 0);
+	if (o->cq_ex) {
+		struct ibv_cq_init_attr_ex ca = { .cqe = (uint32_t)o->cqe, .channel = o->channel,
+						  .wc_flags = IBV_WC_STANDARD_FLAGS };
+		struct ibv_cq_ex *cqx = ibv_create_cq_ex(ep->ctx, &ca);
+
+		ep->cq = cqx ? ibv_cq_ex_to_cq(cqx) : NULL;
+	} else {
+		ep->cq = l->create_cq(ep->ctx, o->cqe, NULL, o->channel, 0);
+	}
 	ep->buf = calloc(1, len);
 	if (!ep->pd || !ep->cq || !ep->buf)
 		return -1;
@@ -239,7 +251,18 @@ static inline int fvt_ep_init(struct fvt_lib *l, struct fvt_ep *ep, const struct
 	qa.cap.max_send_sge = o->max_sge;
 	qa.cap.max_recv_sge = o->max_sge;
 	qa.cap.max_inline_data = o->max_inline;
-	ep->qp = l->create_qp(ep->pd, &qa);
+	if (o->send_ops) {
+		struct ibv_qp_init_attr_ex qx;
+
+		memset(&qx, 0, sizeof(qx));
+		memcpy(&qx, &qa, sizeof(qa));
+		qx.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		qx.pd = ep->pd;
+		qx.send_ops_flags = o->send_ops;
+		ep->qp = ibv_create_qp_ex(ep->ctx, &qx);
+	} else {
+		ep->qp = l->create_qp(ep->pd, &qa);
+	}
 	if (!ep->mr || !ep->qp || l->query_port(ep->ctx, ep->port, &pa))
 		return -1;
 	ep->gid_index = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? 3 : -1;

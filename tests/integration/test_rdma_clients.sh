@@ -50,6 +50,7 @@ fi
 # Runs a server and a client of one program on loopback; both must exit 0, the checks on their
 # output are the caller's. Outputs: $tmp/NAME.srv, $tmp/NAME.cli.
 pair() { # name program args...
+	local t0=$SECONDS
 	local name=$1 prog=$2 srv_rc cli_rc
 	shift 2
 	next_port
@@ -57,7 +58,7 @@ pair() { # name program args...
 	local srv=$!
 	sleep 0.3
 	timeout 30 "$prog" -p "$port" "$@" 127.0.0.1 >"$tmp/$name.cli" 2>&1
-	cli_rc=$?
+	cli_rc=$?; echo "# $name: $((SECONDS - t0)) s" >&2
 	wait "$srv"
 	srv_rc=$?
 	if [ "$srv_rc" -ne 0 ] || [ "$cli_rc" -ne 0 ]; then
