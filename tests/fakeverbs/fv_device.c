@@ -10,11 +10,20 @@
 
 #undef ibv_query_port
 
+static pthread_once_t sysfs_once = PTHREAD_ONCE_INIT;
+
+static void publish_sysfs(void)
+{
+	fv_sysfs_publish(fv_config_get());	/* a failure is said on stderr; verbs still work */
+}
+
 struct ibv_device **ibv_get_device_list(int *num_devices)
 {
 	struct fv_config *cfg = fv_config_get();
 	struct ibv_device **list;
 
+	if (cfg)
+		pthread_once(&sysfs_once, publish_sysfs);
 	if (!cfg) {
 		if (num_devices)
 			*num_devices = 0;

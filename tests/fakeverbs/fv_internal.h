@@ -71,7 +71,7 @@ struct fv_config {
 	struct fv_device dev[FV_MAX_DEVS];
 	int node;			/* FABRICLAB_FAKEVERBS_NODE: LIDs/GUIDs differ per "host" */
 	char dir[200];			/* FABRICLAB_FAKEVERBS_DIR */
-	char sysfs_root[256];		/* FABRICLAB_FAKEVERBS_SYSFS: the published device tree */
+	char sysfs_root[160];		/* FABRICLAB_FAKEVERBS_SYSFS: the published device tree */
 	long retry_ms;			/* FABRICLAB_FAKEVERBS_RETRY_MS, 0: from the QP's timeout */
 	bool verbose;
 	bool dmabuf;			/* FABRICLAB_FAKEVERBS_DMABUF */
@@ -81,6 +81,8 @@ struct fv_config {
 struct fv_config *fv_config_get(void);
 int fv_config_parse_devices(struct fv_config *cfg, const char *spec);
 struct fv_port *fv_port_of(struct ibv_context *ctx, uint8_t port_num);
+/* Writes the devices' sysfs tree under cfg->sysfs_root (fv_sysfs_tree.c): 0 or an errno. */
+int fv_sysfs_publish(struct fv_config *cfg);
 
 /* ---- verbs objects ---- */
 

@@ -47,6 +47,36 @@ else
 	fi
 fi
 
+# The sysfs tree the fake publishes for this "host": what ibv_devinfo's verbs said, as the kernel
+# would lay it out, and fabriclab's own sysfs reader (the doctor, FABRICLAB_SYSFS_ROOT) agrees.
+sysfs=$tmp/fabric/sysfs-node0
+missing=""
+for want in "mlx5_0/ports/1/rate=200 Gb/sec (4X HDR)" "mlx5_1/ports/1/rate=100 Gb/sec (4X EDR)" \
+	"mlx5_0/ports/1/state=4: ACTIVE" "mlx5_0/ports/1/lid=0x1" \
+	"mlx5_1/ports/1/link_layer=Ethernet" "mlx5_1/ports/1/gid_attrs/types/3=RoCE v2" \
+	"mlx5_1/ports/1/gid_attrs/types/2=IB/RoCE v1" \
+	"mlx5_1/ports/1/gids/3=0000:0000:0000:0000:0000:ffff:7f00:0001" \
+	"mlx5_0/node_guid=0c42:a103:0000:0000" "mlx5_0/device/vendor=0x15b3"; do
+	file=${want%%=*}
+	[ "$(cat "$sysfs/class/infiniband/$file" 2>/dev/null)" = "${want#*=}" ] ||
+		missing="$missing $file"
+done
+pci=$(readlink -f "$sysfs/class/infiniband/mlx5_0/device")
+if [ -n "$missing" ]; then
+	not_ok "sysfs tree under $sysfs: wrong or missing:$missing"
+elif [ "${pci##*/}" != 0000:10:00.0 ]; then
+	not_ok "sysfs: mlx5_0/device resolves to '$pci', not a PCI function"
+elif ! FABRICLAB_SYSFS_ROOT=$sysfs FABRICLAB_IBVERBS_LIB=$lib/libibverbs.so.1 \
+	"$build/fabriclab" doctor >"$tmp/doctor" 2>&1 ||
+	! grep -q "PASS  rdma      2 RDMA ports on 2 devices" "$tmp/doctor" ||
+	! grep -q "PASS  verbs .* 2 devices: mlx5_0, mlx5_1" "$tmp/doctor" ||
+	! grep -q "PASS  port      mlx5_0/1: ACTIVE LinkUp, InfiniBand.*200 Gb/sec" "$tmp/doctor"; then
+	not_ok "fabriclab doctor on the fake's sysfs tree: $(grep -E 'rdma|verbs|port ' \
+		"$tmp/doctor" | head -4 | tr '\n' ' ')"
+else
+	echo "ok - sysfs tree: ports, rates, GID types, PCI path; fabriclab doctor reads the same devices"
+fi
+
 # Runs a server and a client of one program on loopback; both must exit 0, the checks on their
 # output are the caller's. Outputs: $tmp/NAME.srv, $tmp/NAME.cli.
 pair() { # name program args...
