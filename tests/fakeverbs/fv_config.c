@@ -213,6 +213,7 @@ static void config_load(void)
 	config.retry_ms = env_long("FABRICLAB_FAKEVERBS_RETRY_MS", 0, 0, 3600000);
 	config.verbose = env_long("FABRICLAB_FAKEVERBS_VERBOSE", 0, 0, 1) != 0;
 	config.dmabuf = env_long("FABRICLAB_FAKEVERBS_DMABUF", 0, 0, 1) != 0;
+	config.sq_alloc = (uint32_t)env_long("FABRICLAB_FAKEVERBS_MAX_SEND_WR", 0, 0, FV_MAX_QP_WR);
 	if (dir && *dir)
 		snprintf(config.dir, sizeof(config.dir), "%s", dir);
 	else

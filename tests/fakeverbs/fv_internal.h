@@ -75,6 +75,7 @@ struct fv_config {
 	long retry_ms;			/* FABRICLAB_FAKEVERBS_RETRY_MS, 0: from the QP's timeout */
 	bool verbose;
 	bool dmabuf;			/* FABRICLAB_FAKEVERBS_DMABUF */
+	uint32_t sq_alloc;		/* FABRICLAB_FAKEVERBS_MAX_SEND_WR: least SQ a QP gets */
 };
 
 /* Parses the environment once; NULL (errno set, reason on stderr) when it is malformed. */
@@ -335,6 +336,9 @@ struct ibv_qp *fv_op_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 struct ibv_cq_ex *fv_op_create_cq_ex(struct ibv_context *context,
 				     struct ibv_cq_init_attr_ex *attr);
 bool fv_cq_pop(struct fv_cq *cq, struct ibv_wc *wc);
+
+/* The deepest any send queue of this process has been (posted, not yet freed by a poll). */
+void fv_sq_note_depth(uint64_t used);
 
 /* The data path behind context->ops. */
 int fv_op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);

@@ -5,6 +5,23 @@
 
 #include "fv_internal.h"
 
+static _Atomic uint64_t sq_high_water;
+
+void fv_sq_note_depth(uint64_t used)
+{
+	uint64_t high = atomic_load_explicit(&sq_high_water, memory_order_relaxed);
+
+	while (used > high &&
+	       !atomic_compare_exchange_weak_explicit(&sq_high_water, &high, used,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+uint64_t fakeverbs_sq_high_water(void)
+{
+	return atomic_exchange(&sq_high_water, 0);
+}
+
 enum ibv_wc_opcode wc_opcode_of(uint8_t wr_opcode)
 {
 	switch (wr_opcode) {
@@ -83,6 +100,7 @@ int fv_sq_check(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_t *len)
 	}
 	if (qp->sq_head - atomic_load(&qp->sq_freed) >= qp->cap.max_send_wr)
 		return ENOMEM;
+	fv_sq_note_depth(qp->sq_head + 1 - atomic_load(&qp->sq_freed));
 	*len = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
 	return 0;
 }

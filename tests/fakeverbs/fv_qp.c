@@ -42,7 +42,11 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 		return NULL;
 	}
 	qp->cap = attr->cap;
-	qp->sq_size = pow2_at_least(attr->cap.max_send_wr ? attr->cap.max_send_wr : 1);
+	/* drivers may allocate more than asked (a ConnectX rounds up) and say so in attr->cap */
+	if (fv_config_get() && fv_config_get()->sq_alloc > qp->cap.max_send_wr)
+		qp->cap.max_send_wr = fv_config_get()->sq_alloc;
+	attr->cap = qp->cap;
+	qp->sq_size = pow2_at_least(qp->cap.max_send_wr ? qp->cap.max_send_wr : 1);
 	qp->rq_size = pow2_at_least(attr->cap.max_recv_wr ? attr->cap.max_recv_wr : 1);
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
 	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
