@@ -53,5 +53,5 @@ awk -v a="$m_on" -v b="$m_off" 'BEGIN { printf "median unset %.3f / compiled out
 echo
 bench/trace_bench.sh "$build" # LTTng: session vs no session vs compiled out, ns per event
 echo
-echo "== ib transport vs raw verbs on the fake: ib_write_bw -b vs fabriclab bench sendrecv, 2 processes"
+echo "== ib transport vs raw verbs on the fake: ib_write_bw -b vs fabriclab sendrecv, 2 processes"
 bench/ib_vs_perftest.sh "$build"

@@ -2,7 +2,8 @@
 # Installs the Debian packages the build, the tests and the demo need, when missing.
 set -euo pipefail
 need=(gcc make libc6-dev libcmocka-dev libjansson-dev pkg-config iproute2 procps librsvg2-bin python3
-	libibverbs-dev ibverbs-utils perftest liblttng-ust-dev lttng-tools libbabeltrace2-dev babeltrace2)
+	libibverbs-dev ibverbs-utils perftest liblttng-ust-dev lttng-tools libbabeltrace2-dev
+	babeltrace2)
 missing=()
 for p in "${need[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

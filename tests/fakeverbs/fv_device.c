@@ -14,7 +14,8 @@ static pthread_once_t sysfs_once = PTHREAD_ONCE_INIT;
 
 static void publish_sysfs(void)
 {
-	fv_sysfs_publish(fv_config_get());	/* a failure is said on stderr; verbs still work */
+	/* a failure is said on stderr; verbs work without the tree */
+	fv_sysfs_publish(fv_config_get());
 }
 
 struct ibv_device **ibv_get_device_list(int *num_devices)

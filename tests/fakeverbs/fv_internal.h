@@ -71,7 +71,7 @@ struct fv_config {
 	struct fv_device dev[FV_MAX_DEVS];
 	int node;			/* FABRICLAB_FAKEVERBS_NODE: LIDs/GUIDs differ per "host" */
 	char dir[200];			/* FABRICLAB_FAKEVERBS_DIR */
-	char sysfs_root[160];		/* FABRICLAB_FAKEVERBS_SYSFS: the published device tree */
+	char sysfs_root[160];		/* FABRICLAB_FAKEVERBS_SYSFS: the published tree */
 	long retry_ms;			/* FABRICLAB_FAKEVERBS_RETRY_MS, 0: from the QP's timeout */
 	bool verbose;
 	bool dmabuf;			/* FABRICLAB_FAKEVERBS_DMABUF */
@@ -199,7 +199,7 @@ struct fv_qp {
 	/* extended posting (ibv_wr_*): between wr_start and wr_complete the QP stays locked */
 	bool extended;
 	bool wr_open;			/* wr_cur has its opcode, not yet its data */
-	int batch_err;			/* first error of this batch: nothing of it is posted */
+	int batch_err;			/* first error of this batch: none of it is posted */
 	uint64_t batch_head;		/* sq_head at wr_start */
 	struct ibv_send_wr wr_cur;
 	struct ibv_sge wr_sge[FV_MAX_SGE];

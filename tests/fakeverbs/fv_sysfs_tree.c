@@ -95,7 +95,8 @@ static void speed_of(uint8_t code, int *gbps10, const char **name)
 {
 	static const struct { uint8_t code; int gbps10; const char *name; } t[] = {
 		{ 1, 25, "" }, { 2, 50, " DDR" }, { 4, 100, " QDR" }, { 8, 100, " FDR10" },
-		{ 16, 140, " FDR" }, { 32, 250, " EDR" }, { 64, 500, " HDR" }, { 128, 1000, " NDR" },
+		{ 16, 140, " FDR" }, { 32, 250, " EDR" }, { 64, 500, " HDR" },
+		{ 128, 1000, " NDR" },
 	};
 
 	*gbps10 = 25;
@@ -148,9 +149,11 @@ static void gid_text(const union ibv_gid *g, char *out, size_t len)
 {
 	const uint8_t *r = g->raw;
 
-	snprintf(out, len, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
-		 r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
-		 r[13], r[14], r[15]);
+	size_t used = 0;
+
+	for (int i = 0; i < 16 && used < len; i += 2)
+		used += (size_t)snprintf(out + used, len - used, "%s%02x%02x", i ? ":" : "", r[i],
+					 r[i + 1]);
 }
 
 static int publish_port(const char *ibdir, int num, const struct fv_port *p)

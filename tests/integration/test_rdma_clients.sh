@@ -20,7 +20,7 @@ unset FABRICLAB_FAKEVERBS_INJECT FABRICLAB_FAKEVERBS_DEVICES FABRICLAB_FAKEVERBS
 export LD_LIBRARY_PATH=$lib FABRICLAB_FAKEVERBS_DIR=$tmp/fabric FABRICLAB_FAKEVERBS_RETRY_MS=3000
 not_ok() { echo "not ok - $*"; failures=$((failures + 1)); }
 
-[ -f "$lib/libibverbs.so.1" ] || { echo "not ok - $lib/libibverbs.so.1 missing (run make)"; exit 1; }
+[ -f "$lib/libibverbs.so.1" ] || { echo "not ok - $lib/libibverbs.so.1 missing (make)"; exit 1; }
 for p in ibv_devinfo ibv_rc_pingpong ib_write_bw ib_send_bw ib_read_bw ib_write_lat; do
 	command -v "$p" >/dev/null || { echo "not ok - $p missing (scripts/deps.sh)"; exit 1; }
 done
@@ -70,11 +70,12 @@ elif ! FABRICLAB_SYSFS_ROOT=$sysfs FABRICLAB_IBVERBS_LIB=$lib/libibverbs.so.1 \
 	"$build/fabriclab" doctor >"$tmp/doctor" 2>&1 ||
 	! grep -q "PASS  rdma      2 RDMA ports on 2 devices" "$tmp/doctor" ||
 	! grep -q "PASS  verbs .* 2 devices: mlx5_0, mlx5_1" "$tmp/doctor" ||
-	! grep -q "PASS  port      mlx5_0/1: ACTIVE LinkUp, InfiniBand.*200 Gb/sec" "$tmp/doctor"; then
+	! grep -q "PASS  port      mlx5_0/1: ACTIVE LinkUp, InfiniBand.*200 Gb/sec" \
+		"$tmp/doctor"; then
 	not_ok "fabriclab doctor on the fake's sysfs tree: $(grep -E 'rdma|verbs|port ' \
 		"$tmp/doctor" | head -4 | tr '\n' ' ')"
 else
-	echo "ok - sysfs tree: ports, rates, GID types, PCI path; fabriclab doctor reads the same devices"
+	echo "ok - sysfs tree: ports, rates, GID types, PCI path; the doctor sees the same devices"
 fi
 
 # Runs a server and a client of one program on loopback; both must exit 0, the checks on their
@@ -93,7 +94,8 @@ pair() { # name program args...
 	srv_rc=$?
 	if [ "$srv_rc" -ne 0 ] || [ "$cli_rc" -ne 0 ]; then
 		not_ok "$name: server exit $srv_rc, client exit $cli_rc:" \
-			"$(tail -2 "$tmp/$name.srv" | tr '\n' ' ') / $(tail -2 "$tmp/$name.cli" | tr '\n' ' ')"
+			"$(tail -2 "$tmp/$name.srv" | tr '\n' ' ') /" \
+			"$(tail -2 "$tmp/$name.cli" | tr '\n' ' ')"
 		return 1
 	fi
 }
@@ -130,7 +132,8 @@ perftest() { # name api(ON|OFF) program size iters args...
 	pair "$name" "$prog" -s "$size" -n "$iters" "$@" || return
 	for side in srv cli; do
 		if ! grep -qE "^ *$size +$iters +[0-9]" "$tmp/$name.$side"; then
-			not_ok "$name ($side): no result row: $(tail -3 "$tmp/$name.$side" | tr '\n' ' ')"
+			not_ok "$name ($side): no result row:" \
+				"$(tail -3 "$tmp/$name.$side" | tr '\n' ' ')"
 			return
 		fi
 	done
@@ -138,7 +141,8 @@ perftest() { # name api(ON|OFF) program size iters args...
 		not_ok "$name: expected 'ibv_wr* API : $api' in: $(grep 'API' "$tmp/$name.cli")"
 		return
 	fi
-	echo "ok - $name: $(grep -E "^ *$size +$iters +[0-9]" "$tmp/$name.cli" | head -1 | tr -s " ")"
+	echo "ok - $name:" \
+		"$(grep -E "^ *$size +$iters +[0-9]" "$tmp/$name.cli" | head -1 | tr -s " ")"
 }
 
 perftest "ib_write_bw IB 64 KiB" ON ib_write_bw 65536 200 -d mlx5_0

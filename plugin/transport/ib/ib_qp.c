@@ -29,7 +29,8 @@ int ib_qp_create(const struct fl_verbs *v, struct ib_device *dev, struct ibv_cq 
 	/* Drivers report what they allocated: often more (rounded up), which is ignored: the
 	 * send-queue accounting and the CQ depth count max_send WRs, never more. Fewer would
 	 * break the full-queue checks. */
-	if (attr.cap.max_send_wr < (uint32_t)max_send || attr.cap.max_recv_wr < (uint32_t)max_recv) {
+	if (attr.cap.max_send_wr < (uint32_t)max_send ||
+	    attr.cap.max_recv_wr < (uint32_t)max_recv) {
 		v->destroy_qp(*out);
 		*out = NULL;
 		return fl_fail(FL_ERR_SYSTEM, "ibv_create_qp on %s gave %u send and %u receive "
