@@ -134,6 +134,9 @@ int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_qp_init_rd_atom = FV_MAX_RD_ATOM;
 	a->atomic_cap = IBV_ATOMIC_NONE;	/* atomic opcodes are refused (EINVAL) */
 	a->max_pkeys = FV_PKEY_TBL_LEN;
+	a->max_srq = 65536;
+	a->max_srq_wr = FV_MAX_QP_WR;
+	a->max_srq_sge = FV_MAX_SGE;
 	a->local_ca_ack_delay = 16;
 	a->phys_port_cnt = (uint8_t)d->nports;
 	return 0;
@@ -249,6 +252,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.context.ops.post_recv = fv_op_post_recv;
 	c->vctx.context.ops.poll_cq = fv_op_poll_cq;
 	c->vctx.context.ops.req_notify_cq = fv_op_req_notify_cq;
+	c->vctx.context.ops.post_srq_recv = fv_op_post_srq_recv;
 	fv_contexts_add(c);
 	return &c->vctx.context;
 }

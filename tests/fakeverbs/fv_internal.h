@@ -157,6 +157,20 @@ struct fv_rwr {
 	struct ibv_sge sge[FV_MAX_SGE];
 };
 
+struct fv_srq {
+	struct ibv_srq srq;
+	pthread_mutex_t lock;		/* posting against the NIC's consumption */
+	struct fv_rwr *rq;
+	uint32_t size, max_wr, max_sge, limit;
+	uint64_t head, tail;
+	_Atomic int users;		/* QPs: destroy is refused while any remain */
+};
+#define fv_srq_of(s) ((struct fv_srq *)(s))
+
+bool fv_srq_empty(struct fv_srq *s);
+void fv_srq_take(struct fv_srq *s, struct fv_rwr *out);
+int fv_op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
 struct fv_stash;
 
 struct fv_qp {
@@ -189,7 +203,8 @@ struct fv_qp {
 	uint64_t next_live_check_ns;
 	pid_t peer_pid;
 	uint64_t peer_pulse;
-	/* receive queue */
+	/* receive queue, or the shared one the QP was created with */
+	struct fv_srq *srq;
 	struct fv_rwr *rq;
 	uint32_t rq_size;
 	uint64_t rq_head, rq_tail;

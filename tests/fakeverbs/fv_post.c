@@ -183,7 +183,7 @@ int fv_op_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 	for (; wr; wr = wr->next) {
 		struct fv_rwr *r;
 
-		if (qp->state == IBV_QPS_RESET || wr->num_sge < 0) {
+		if (qp->state == IBV_QPS_RESET || wr->num_sge < 0 || qp->srq) {
 			err = EINVAL;
 		} else if ((uint32_t)wr->num_sge > qp->cap.max_recv_sge ||
 			   qp->rq_head - qp->rq_tail >= qp->cap.max_recv_wr) {

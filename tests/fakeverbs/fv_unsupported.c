@@ -1,40 +1,10 @@
-/* Verbs the fake does not emulate: shared receive queues, address handles and multicast (UD
- * only), re-registration. They fail as rdma-core does for a provider that lacks the operation:
- * EOPNOTSUPP in errno (constructors) or as the return value; the device attributes say the same
- * (max_srq, max_ah and max_mcast_grp are 0). */
+/* Verbs the fake does not emulate: address handles and multicast (UD only), re-registration.
+ * They fail as rdma-core does for a provider that lacks the operation: EOPNOTSUPP in errno
+ * (constructors) or as the return value; the device attributes say the same (max_ah and
+ * max_mcast_grp are 0). */
 #include <errno.h>
 
 #include "fv_internal.h"
-
-struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
-{
-	(void)pd;
-	(void)attr;
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-/* No SRQ can exist, so any handle passed here is not one of ours. */
-int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
-{
-	(void)srq;
-	(void)attr;
-	(void)mask;
-	return EOPNOTSUPP;
-}
-
-int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
-{
-	(void)srq;
-	(void)attr;
-	return EOPNOTSUPP;
-}
-
-int ibv_destroy_srq(struct ibv_srq *srq)
-{
-	(void)srq;
-	return EOPNOTSUPP;
-}
 
 struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {

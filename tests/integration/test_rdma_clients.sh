@@ -6,8 +6,9 @@
 #  - ibv_rc_pingpong over InfiniBand and RoCE (v2 GID), several sizes, polled and with
 #    completion events (-e), the payload checked (-c): both sides exit 0, print their timing and
 #    no data error;
-#  - perftest's ib_write_bw, ib_send_bw, ib_read_bw (default post path, which is the ibv_wr_*
-#    API, and --use_old_post_send) and ib_write_lat: both sides exit 0 with their result table.
+#  - perftest's ib_write_bw, ib_send_bw (also through a shared receive queue), ib_read_bw
+#    (default post path, which is the ibv_wr_* API, and --use_old_post_send) and ib_write_lat:
+#    both sides exit 0 with their result table.
 # Usage: test_rdma_clients.sh [BUILD_DIR]
 set -u
 build=${1:-build}
@@ -150,6 +151,8 @@ perftest "ib_write_bw RoCE v2 1 MiB" ON ib_write_bw 1048576 20 -d mlx5_1 -x 3
 perftest "ib_write_bw IB 64 KiB, old post" OFF ib_write_bw 65536 200 -d mlx5_0 --use_old_post_send
 perftest "ib_send_bw IB 64 KiB" ON ib_send_bw 65536 200 -d mlx5_0
 perftest "ib_send_bw IB 4 KiB, old post" OFF ib_send_bw 4096 200 -d mlx5_0 --use_old_post_send
+perftest "ib_send_bw IB 64 KiB, shared receive queue" ON ib_send_bw 65536 200 -d mlx5_0 \
+	--use-srq
 perftest "ib_read_bw IB 64 KiB" ON ib_read_bw 65536 200 -d mlx5_0
 perftest "ib_read_bw RoCE v2 64 KiB, old post" OFF ib_read_bw 65536 200 -d mlx5_1 -x 3 \
 	--use_old_post_send

@@ -1,7 +1,7 @@
 /* What programs built against rdma-core need beyond the core verbs: rdma-core's symbol versions
  * (dlvsym as NCCL's loader uses it), completion channels whose fd becomes readable, the ibv_wr_*
- * posting API with whole-or-nothing batches, extended CQs and query_device_ex, and capabilities
- * that say what the fake does (no atomics, SRQs or address handles). */
+ * posting API with whole-or-nothing batches, extended CQs and query_device_ex, shared receive
+ * queues, and capabilities that say what the fake does (no atomics, no address handles). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -222,9 +222,9 @@ static void test_truthful_capabilities(void **state)
 	struct ibv_device_attr_ex ax;
 	struct ibv_cq_init_attr_ex ca = { .cqe = 16,
 					  .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP };
-	struct ibv_srq *(*create_srq)(struct ibv_pd *, struct ibv_srq_init_attr *) =
-		dlsym(lib.so, "ibv_create_srq");
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_ah *(*create_ah)(struct ibv_pd *, struct ibv_ah_attr *) =
+		dlsym(lib.so, "ibv_create_ah");
+	struct ibv_ah_attr ah = { .port_num = 1 };
 	struct ibv_pd *pd;
 
 	(void)state;
@@ -234,8 +234,8 @@ static void test_truthful_capabilities(void **state)
 	assert_int_equal(verbs_get_ctx_op(ctx, query_device_ex)->query_device_ex(ctx, NULL, &ax,
 										 sizeof(ax)), 0);
 	assert_int_equal(ax.orig_attr.atomic_cap, IBV_ATOMIC_NONE);
-	assert_int_equal(ax.orig_attr.max_srq, 0);
 	assert_int_equal(ax.orig_attr.max_ah, 0);
+	assert_true(ax.orig_attr.max_srq > 0);
 	assert_int_equal(ax.phys_port_cnt_ex, 1);
 	assert_int_equal(ax.odp_caps.general_caps, 0);
 	errno = 0;
@@ -243,10 +243,56 @@ static void test_truthful_capabilities(void **state)
 	assert_int_equal(errno, EOPNOTSUPP);
 	pd = lib.alloc_pd(ctx);
 	errno = 0;
-	assert_null(create_srq(pd, &sa));
+	assert_null(create_ah(pd, &ah));	/* no UD, no address handles */
 	assert_int_equal(errno, EOPNOTSUPP);
 	lib.dealloc_pd(pd);
 	lib.close_device(ctx);
+}
+
+/* Sends into a QP that receives through a shared queue: receives are taken in posting order,
+ * into the buffers of the queue's PD; the limit event fires; a queue in use stays. */
+static void test_shared_receive_queue(void **state)
+{
+	int (*modify_srq)(struct ibv_srq *, struct ibv_srq_attr *, int) =
+		dlsym(lib.so, "ibv_modify_srq");
+	struct ibv_srq_attr sa = { .srq_limit = 2 };
+	struct ibv_async_event ev;
+	struct ibv_wc wc[2];
+	struct pair p;
+	struct ibv_recv_wr rwr[3], *bad = NULL;
+	struct ibv_sge sge[3];
+
+	(void)state;
+	p.oa = fvt_defaults();
+	p.ob = fvt_defaults();
+	p.ob.srq_wr = 16;
+	pair_up(&p, 8192);
+	assert_int_not_equal(fvt_post_recv(&p.b, 1, NULL, 0, 0), 0);	/* the QP has no RQ */
+	for (int i = 0; i < 3; i++) {
+		sge[i] = (struct ibv_sge){ .addr = (uintptr_t)p.b.buf + 1024 * (unsigned)i,
+					   .length = 1024, .lkey = p.b.mr->lkey };
+		rwr[i] = (struct ibv_recv_wr){ .wr_id = 100 + (unsigned)i, .sg_list = &sge[i],
+					       .num_sge = 1, .next = i < 2 ? &rwr[i + 1] : NULL };
+	}
+	assert_int_equal(ibv_post_srq_recv(p.b.srq, rwr, &bad), 0);
+	assert_int_equal(modify_srq(p.b.srq, &sa, IBV_SRQ_LIMIT), 0);
+	for (int i = 0; i < 2; i++) {
+		memset(p.a.buf, 'x' + i, 512);
+		assert_int_equal(fvt_post_rdma(&p.a, IBV_WR_SEND, (uint64_t)i, p.a.buf, 512,
+					       p.a.mr->lkey, 0, 0, IBV_SEND_SIGNALED, 0), 0);
+		assert_int_equal(fvt_poll(p.b.cq, wc, 1, 5000), 1);
+		assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+		assert_int_equal(wc[0].opcode, IBV_WC_RECV);
+		assert_int_equal(wc[0].wr_id, 100 + (unsigned)i);
+		assert_int_equal(wc[0].qp_num, p.b.qp->qp_num);
+		assert_int_equal((unsigned char)p.b.buf[1024 * i + 511], 'x' + i);
+		assert_int_equal(fvt_poll(p.a.cq, wc, 1, 5000), 1);
+	}
+	/* 3 posted, 2 taken: 1 left, below the limit of 2 */
+	assert_int_equal(fvt_async_event(&lib, p.b.ctx, 2000, &ev), IBV_EVENT_SRQ_LIMIT_REACHED);
+	assert_ptr_equal(ev.element.srq, p.b.srq);
+	assert_int_equal(lib.destroy_srq(p.b.srq), EBUSY);
+	pair_down(&p);
 }
 
 static int setup(void **state)
@@ -273,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_completion_channel),
 		cmocka_unit_test(test_wr_api_batches),
 		cmocka_unit_test(test_truthful_capabilities),
+		cmocka_unit_test(test_shared_receive_queue),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
