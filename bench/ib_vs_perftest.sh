@@ -21,7 +21,10 @@ perftest_gbs() { # size iters
 	port=$((port + 1))
 	LD_LIBRARY_PATH=$lib timeout 120 ib_write_bw -d mlx5_0 -b --report_gbits -p "$port" \
 		-s "$1" -n "$2" >"$tmp/srv" 2>&1 &
-	sleep 0.3
+	for _ in $(seq 200); do	# until the server listens: the client does not retry
+		ss -Hltn "sport = :$port" | grep -q . && break
+		sleep 0.05
+	done
 	LD_LIBRARY_PATH=$lib timeout 120 ib_write_bw -d mlx5_0 -b --report_gbits -p "$port" \
 		-s "$1" -n "$2" 127.0.0.1 >"$tmp/cli" 2>&1
 	wait

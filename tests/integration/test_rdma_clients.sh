@@ -93,8 +93,12 @@ pair() { # name program args...
 	shift 2
 	next_port
 	timeout 30 "$prog" -p "$port" "$@" >"$tmp/$name.srv" 2>&1 &
-	local srv=$!
-	sleep 0.3
+	local srv=$! tries=0
+	# the client gives up at once when nobody listens yet: wait for the server's socket
+	while ! ss -Hltn "sport = :$port" | grep -q . && [ $tries -lt 200 ]; do
+		sleep 0.05
+		tries=$((tries + 1))
+	done
 	timeout 30 "$prog" -p "$port" "$@" 127.0.0.1 >"$tmp/$name.cli" 2>&1
 	cli_rc=$?; echo "# $name: $((SECONDS - t0)) s" >&2
 	wait "$srv"
