@@ -28,6 +28,8 @@ FAKEVERBS_SRC := $(sort $(wildcard tests/fakeverbs/*.c))
 FAKEVERBS_SO  := $(BUILD)/libfabriclab-fakeverbs.so
 FAKECUDA_SRC  := $(sort $(wildcard tests/fakecuda/*.c))
 FAKECUDA_SO   := $(BUILD)/libfabriclab-fakecuda.so
+FAKEVERBS_LIB1 := $(BUILD)/fakeverbs-lib/libibverbs.so.1
+FAKEVERBS_MAP := tests/fakeverbs/libibverbs.map
 LTTNG_SRC     := $(sort $(wildcard $(LTTNG_DIR)/*.c))
 LTTNG_SO      := $(BUILD)/libfabriclab-lttng.so
 
@@ -43,8 +45,8 @@ ITEST_BIN   := $(ITEST_SRC:tests/integration/%.c=$(BUILD)/tests/%)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all deps demo test unit integration bench sanitize clean install uninstall deb FORCE
-all: $(PLUGIN_SO) $(TOOL) $(UNIT_BIN) $(ITEST_BIN) $(BENCH_BIN) $(if $(FAKEVERBS_SRC),$(FAKEVERBS_SO)) \
-	$(if $(FAKECUDA_SRC),$(FAKECUDA_SO)) \
+all: $(PLUGIN_SO) $(TOOL) $(UNIT_BIN) $(ITEST_BIN) $(BENCH_BIN) \
+	$(if $(FAKEVERBS_SRC),$(FAKEVERBS_SO) $(FAKEVERBS_LIB1)) $(if $(FAKECUDA_SRC),$(FAKECUDA_SO)) \
 	$(if $(LTTNG_SRC),$(LTTNG_SO))
 
 deps:
@@ -93,10 +95,22 @@ $(eval $(call variant_rules,nocount,NO_COUNTING))
 $(eval $(call variant_rules,nofault,NO_FAULTS))
 $(eval $(call variant_rules,notrace,NO_TRACING))
 
-# The fake libibverbs (tests only, never part of the plugin): selected with FABRICLAB_IBVERBS_LIB.
-$(FAKEVERBS_SO): $(FAKEVERBS_SRC) $(wildcard tests/fakeverbs/*.h)
+# The fake libibverbs (tests only, never part of the plugin): selected with FABRICLAB_IBVERBS_LIB,
+# or found as libibverbs.so.1 by programs linked against rdma-core's when LD_LIBRARY_PATH names
+# $(BUILD)/fakeverbs-lib. Both carry rdma-core's symbol versions (the version script).
+FAKEVERBS_OBJ := $(FAKEVERBS_SRC:%.c=$(BUILD)/obj-pic/%.o)
+$(BUILD)/obj-pic/tests/fakeverbs/%.o: tests/fakeverbs/%.c $(wildcard tests/fakeverbs/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -shared -o $@ $(FAKEVERBS_SRC) $(LDFLAGS) -Wl,-z,defs -lrt
+	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+
+FAKEVERBS_LDFLAGS := $(LDFLAGS) -Wl,-z,defs -Wl,--version-script=$(FAKEVERBS_MAP) -lrt
+$(FAKEVERBS_SO): $(FAKEVERBS_OBJ) $(FAKEVERBS_MAP)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $(FAKEVERBS_OBJ) $(FAKEVERBS_LDFLAGS)
+
+$(FAKEVERBS_LIB1): $(FAKEVERBS_OBJ) $(FAKEVERBS_MAP)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libibverbs.so.1 -o $@ $(FAKEVERBS_OBJ) $(FAKEVERBS_LDFLAGS)
 
 # The fake CUDA runtime and driver (tests only): selected with FABRICLAB_CUDART_LIB.
 $(FAKECUDA_SO): $(FAKECUDA_SRC) $(wildcard tests/fakecuda/*.h)

@@ -52,3 +52,6 @@ echo "busbw hooks in, unset ${hooks[*]} GB/s; compiled out ${nohooks[*]} GB/s"
 awk -v a="$m_on" -v b="$m_off" 'BEGIN { printf "median unset %.3f / compiled out %.3f = %.4f (goal >= 0.999)\n", a, b, a / b }'
 echo
 bench/trace_bench.sh "$build" # LTTng: session vs no session vs compiled out, ns per event
+echo
+echo "== ib transport vs raw verbs on the fake: ib_write_bw -b vs fabriclab sendrecv, 2 processes"
+bench/ib_vs_perftest.sh "$build"

@@ -30,6 +30,10 @@
  * FABRICLAB_FAKEVERBS_VERBOSE  1: one stderr line per failure the fake detects (why a WR failed).
  * FABRICLAB_FAKEVERBS_DMABUF   1: ibv_reg_dmabuf_mr registers any mappable fd (a memfd standing in
  *     for a GPU dma-buf); default: EOPNOTSUPP, as on a kernel without dma-buf support.
+ * FABRICLAB_FAKEVERBS_MAX_SEND_WR  N: every QP's send queue holds at least N WRs, reported back in
+ *     ibv_create_qp's attr->cap as drivers that round up do (default: exactly what was asked).
+ * FABRICLAB_FAKEVERBS_SYSFS    where the devices' sysfs tree is published (default
+ *     <FABRICLAB_FAKEVERBS_DIR>/sysfs-node<NODE>).
  */
 #ifndef FABRICLAB_FAKEVERBS_H
 #define FABRICLAB_FAKEVERBS_H
@@ -47,5 +51,19 @@ int fakeverbs_set_port_state(const char *device, int port, int state);
 
 /* Send WRs this process has transmitted so far (the count the injection rules use). */
 uint64_t fakeverbs_op_count(void);
+
+/* The most send WRs any QP of this process has held at once (posted, their slots not yet freed
+ * by polling a completion at or after them) since the last call; the count restarts at 0. */
+uint64_t fakeverbs_sq_high_water(void);
+
+/* 1: this process's NIC stops executing the requests that arrive (they queue, as at an HCA
+ * that stalls while still acknowledging it is alive); 0: it resumes. Lets a test hold work
+ * requests in flight deterministically. */
+void fakeverbs_pause_nic(int paused);
+
+/* The access flags a live MR of this process was registered with (optional flags such as
+ * IBV_ACCESS_RELAXED_ORDERING included), or -1. */
+struct ibv_mr;
+int fakeverbs_mr_access(const struct ibv_mr *mr);
 
 #endif

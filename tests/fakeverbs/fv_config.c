@@ -171,10 +171,13 @@ int fv_config_parse_devices(struct fv_config *cfg, const char *spec)
 		d->ibdev.node_type = IBV_NODE_CA;
 		d->ibdev.transport_type = IBV_TRANSPORT_IB;
 		snprintf(d->ibdev.dev_name, sizeof(d->ibdev.dev_name), "uverbs%d", i);
+		/* the tree fv_sysfs_tree.c publishes (or /sys before the root is known) */
 		snprintf(d->ibdev.dev_path, sizeof(d->ibdev.dev_path),
-			 "/sys/class/infiniband_verbs/uverbs%d", i);
+			 "%.160s/class/infiniband_verbs/uverbs%d",
+			 cfg->sysfs_root[0] ? cfg->sysfs_root : "/sys", i);
 		snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path),
-			 "/sys/class/infiniband/%.60s", name);
+			 "%.160s/class/infiniband/%.60s",
+			 cfg->sysfs_root[0] ? cfg->sysfs_root : "/sys", name);
 		for (int p2 = 0; p2 < d->nports; p2++)
 			address_port(cfg, d, p2);
 	}
@@ -204,16 +207,24 @@ static void config_load(void)
 {
 	const char *spec = getenv("FABRICLAB_FAKEVERBS_DEVICES");
 	const char *dir = getenv("FABRICLAB_FAKEVERBS_DIR");
+	const char *sysfs = getenv("FABRICLAB_FAKEVERBS_SYSFS");
 
 	config.node = (int)env_long("FABRICLAB_FAKEVERBS_NODE", 0, 0, 1000);
 	config.retry_ms = env_long("FABRICLAB_FAKEVERBS_RETRY_MS", 0, 0, 3600000);
 	config.verbose = env_long("FABRICLAB_FAKEVERBS_VERBOSE", 0, 0, 1) != 0;
 	config.dmabuf = env_long("FABRICLAB_FAKEVERBS_DMABUF", 0, 0, 1) != 0;
+	config.sq_alloc = (uint32_t)env_long("FABRICLAB_FAKEVERBS_MAX_SEND_WR", 0, 0, FV_MAX_QP_WR);
 	if (dir && *dir)
 		snprintf(config.dir, sizeof(config.dir), "%s", dir);
 	else
 		snprintf(config.dir, sizeof(config.dir), "/dev/shm/fabriclab-fakeverbs-%u",
 			 (unsigned)getuid());
+	/* each "host" has its own /sys */
+	if (sysfs && *sysfs)
+		snprintf(config.sysfs_root, sizeof(config.sysfs_root), "%.150s", sysfs);
+	else
+		snprintf(config.sysfs_root, sizeof(config.sysfs_root), "%.130s/sysfs-node%d",
+			 config.dir, config.node);
 	if (!spec || !*spec)
 		spec = "mlx5_0=ib:4x:hdr,mlx5_1=eth:4x:25g";
 	if (fv_config_parse_devices(&config, spec)) {

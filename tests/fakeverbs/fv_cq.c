@@ -15,11 +15,6 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 		errno = EINVAL;
 		return NULL;
 	}
-	if (channel) {
-		/* completion channels are not emulated: callers poll */
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
 	cq = calloc(1, sizeof(*cq));
 	if (!cq) {
 		errno = ENOMEM;
@@ -39,6 +34,9 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 	cq->cq.context = context;
 	cq->cq.cq_context = cq_context;
 	cq->cq.cqe = cqe;
+	cq->cq.channel = channel;
+	if (channel)
+		fv_channel_attach(channel);
 	pthread_mutex_init(&cq->cq.mutex, NULL);
 	pthread_cond_init(&cq->cq.cond, NULL);
 	return &cq->cq;
@@ -50,6 +48,8 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 
 	if (atomic_load(&cq->users))
 		return EBUSY;
+	if (ibcq->channel)
+		fv_channel_detach(ibcq->channel);
 	pthread_mutex_destroy(&cq->lock);
 	pthread_mutex_destroy(&ibcq->mutex);
 	pthread_cond_destroy(&ibcq->cond);
@@ -86,6 +86,10 @@ bool fv_cq_push(struct fv_cq *cq, const struct ibv_wc *wc, struct fv_qp *qp, uin
 		cq->meta[i].sq_index = sq_index;
 		cq->count++;
 		ok = true;
+		if (cq->armed) {
+			cq->armed = false;
+			fv_channel_signal(cq->cq.channel, &cq->cq);
+		}
 	}
 	pthread_mutex_unlock(&cq->lock);
 	return ok;
@@ -103,6 +107,36 @@ void fv_cq_forget_qp(struct fv_cq *cq, struct fv_qp *qp)
 	pthread_mutex_unlock(&cq->lock);
 }
 
+/* Takes the oldest entry (cq locked). A polled send completion frees its SQ slot and those of
+ * the unsignalled WRs before it, which is when hardware lets them be reused. */
+static void pop_locked(struct fv_cq *cq, struct ibv_wc *wc)
+{
+	struct fv_cqe_meta *m = &cq->meta[cq->head];
+
+	*wc = cq->wc[cq->head];
+	if (m->qp) {
+		uint64_t freed = atomic_load(&m->qp->sq_freed);
+
+		if (m->sq_index + 1 > freed)
+			atomic_store(&m->qp->sq_freed, m->sq_index + 1);
+	}
+	cq->head = (cq->head + 1) % cq->cap;
+	cq->count--;
+}
+
+bool fv_cq_pop(struct fv_cq *cq, struct ibv_wc *wc)
+{
+	bool got = false;
+
+	pthread_mutex_lock(&cq->lock);
+	if (!cq->overrun && cq->count) {
+		pop_locked(cq, wc);
+		got = true;
+	}
+	pthread_mutex_unlock(&cq->lock);
+	return got;
+}
+
 int fv_op_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct fv_cq *cq = fv_cq_of(ibcq);
@@ -116,21 +150,47 @@ int fv_op_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		pthread_mutex_unlock(&cq->lock);
 		return -1;
 	}
-	while (got < n && cq->count) {
-		struct fv_cqe_meta *m = &cq->meta[cq->head];
-
-		wc[got++] = cq->wc[cq->head];
-		/* a polled send completion frees its SQ slot and those of the unsignalled WRs
-		 * before it, which is when hardware lets them be reused */
-		if (m->qp) {
-			uint64_t freed = atomic_load(&m->qp->sq_freed);
-
-			if (m->sq_index + 1 > freed)
-				atomic_store(&m->qp->sq_freed, m->sq_index + 1);
-		}
-		cq->head = (cq->head + 1) % cq->cap;
-		cq->count--;
-	}
+	while (got < n && cq->count)
+		pop_locked(cq, &wc[got++]);
 	pthread_mutex_unlock(&cq->lock);
 	return got;
+}
+
+/* A CQ grows or shrinks to cqe entries, keeping what it holds in order; fewer entries than it
+ * holds is refused, as drivers refuse it. */
+int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct fv_cq *cq = fv_cq_of(ibcq);
+	struct ibv_wc *wc;
+	struct fv_cqe_meta *meta;
+	int err = 0;
+
+	if (cqe < 1 || cqe > FV_MAX_CQE)
+		return EINVAL;
+	wc = calloc((size_t)cqe, sizeof(*wc));
+	meta = calloc((size_t)cqe, sizeof(*meta));
+	pthread_mutex_lock(&cq->lock);
+	if (!wc || !meta) {
+		err = ENOMEM;
+	} else if ((uint32_t)cqe < cq->count) {
+		err = EINVAL;
+	} else {
+		for (uint32_t n = 0; n < cq->count; n++) {
+			wc[n] = cq->wc[(cq->head + n) % cq->cap];
+			meta[n] = cq->meta[(cq->head + n) % cq->cap];
+		}
+		free(cq->wc);
+		free(cq->meta);
+		cq->wc = wc;
+		cq->meta = meta;
+		cq->head = 0;
+		cq->cap = (uint32_t)cqe;
+		ibcq->cqe = cqe;
+		wc = NULL;
+		meta = NULL;
+	}
+	pthread_mutex_unlock(&cq->lock);
+	free(wc);
+	free(meta);
+	return err;
 }

@@ -10,11 +10,21 @@
 
 #undef ibv_query_port
 
+static pthread_once_t sysfs_once = PTHREAD_ONCE_INIT;
+
+static void publish_sysfs(void)
+{
+	/* a failure is said on stderr; verbs work without the tree */
+	fv_sysfs_publish(fv_config_get());
+}
+
 struct ibv_device **ibv_get_device_list(int *num_devices)
 {
 	struct fv_config *cfg = fv_config_get();
 	struct ibv_device **list;
 
+	if (cfg)
+		pthread_once(&sysfs_once, publish_sysfs);
 	if (!cfg) {
 		if (num_devices)
 			*num_devices = 0;
@@ -122,8 +132,11 @@ int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *a)
 	a->max_qp_rd_atom = FV_MAX_RD_ATOM;
 	a->max_res_rd_atom = FV_MAX_RD_ATOM * 131072;
 	a->max_qp_init_rd_atom = FV_MAX_RD_ATOM;
-	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->atomic_cap = IBV_ATOMIC_NONE;	/* atomic opcodes are refused (EINVAL) */
 	a->max_pkeys = FV_PKEY_TBL_LEN;
+	a->max_srq = 65536;
+	a->max_srq_wr = FV_MAX_QP_WR;
+	a->max_srq_sge = FV_MAX_SGE;
 	a->local_ca_ack_delay = 16;
 	a->phys_port_cnt = (uint8_t)d->nports;
 	return 0;
@@ -176,11 +189,22 @@ int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index, __b
 	return 0;
 }
 
-static int no_notify(struct ibv_cq *cq, int solicited_only)
+/* verbs_context->query_device_ex: the classic attributes; every extended capability (ODP,
+ * timestamps, TSO, RSS, tag matching, packet pacing, device memory) is absent and reads 0. */
+static int query_device_ex(struct ibv_context *context,
+			   const struct ibv_query_device_ex_input *input,
+			   struct ibv_device_attr_ex *attr, size_t attr_size)
 {
-	(void)cq;
-	(void)solicited_only;
-	return EOPNOTSUPP;
+	struct ibv_device_attr_ex full;
+
+	if ((input && input->comp_mask) ||
+	    attr_size < offsetof(struct ibv_device_attr_ex, comp_mask) + sizeof(attr->comp_mask))
+		return EINVAL;
+	memset(&full, 0, sizeof(full));
+	ibv_query_device(context, &full.orig_attr);
+	full.phys_port_cnt_ex = full.orig_attr.phys_port_cnt;
+	memcpy(attr, &full, attr_size < sizeof(full) ? attr_size : sizeof(full));
+	return 0;
 }
 
 struct ibv_context *ibv_open_device(struct ibv_device *device)
@@ -215,6 +239,9 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	pthread_mutex_init(&c->ev_lock, NULL);
 	c->vctx.sz = sizeof(c->vctx);
 	c->vctx.query_port = query_port_full;
+	c->vctx.query_device_ex = query_device_ex;
+	c->vctx.create_qp_ex = fv_op_create_qp_ex;
+	c->vctx.create_cq_ex = fv_op_create_cq_ex;
 	c->vctx.context.device = device;
 	c->vctx.context.cmd_fd = -1;
 	c->vctx.context.async_fd = fds[0];
@@ -224,7 +251,8 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.context.ops.post_send = fv_op_post_send;
 	c->vctx.context.ops.post_recv = fv_op_post_recv;
 	c->vctx.context.ops.poll_cq = fv_op_poll_cq;
-	c->vctx.context.ops.req_notify_cq = no_notify;
+	c->vctx.context.ops.req_notify_cq = fv_op_req_notify_cq;
+	c->vctx.context.ops.post_srq_recv = fv_op_post_srq_recv;
 	fv_contexts_add(c);
 	return &c->vctx.context;
 }

@@ -13,6 +13,22 @@
 
 #include "fakeverbs.h"
 
+/* Exports rdma-core declares only in its private headers (driver.h, sa-kern-abi.h) or in none. */
+struct ib_uverbs_ah_attr;
+struct ib_uverbs_qp_attr;
+struct ib_user_path_rec;
+struct ibv_sa_path_rec;
+void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, struct ib_uverbs_ah_attr *src);
+void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_attr *src);
+void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_path_rec *src);
+void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *src);
+const char *ibv_get_sysfs_path(void);
+int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+		       unsigned int *type);
+int ibv_dontfork_range(void *base, size_t size);
+int ibv_dofork_range(void *base, size_t size);
+
 /* Everything declared from here on stays inside the .so; only the ibv_* names and the
  * fakeverbs_* control functions (declared above) are exported. */
 #pragma GCC visibility push(hidden)
@@ -55,15 +71,19 @@ struct fv_config {
 	struct fv_device dev[FV_MAX_DEVS];
 	int node;			/* FABRICLAB_FAKEVERBS_NODE: LIDs/GUIDs differ per "host" */
 	char dir[200];			/* FABRICLAB_FAKEVERBS_DIR */
+	char sysfs_root[160];		/* FABRICLAB_FAKEVERBS_SYSFS: the published tree */
 	long retry_ms;			/* FABRICLAB_FAKEVERBS_RETRY_MS, 0: from the QP's timeout */
 	bool verbose;
 	bool dmabuf;			/* FABRICLAB_FAKEVERBS_DMABUF */
+	uint32_t sq_alloc;		/* FABRICLAB_FAKEVERBS_MAX_SEND_WR: least SQ a QP gets */
 };
 
 /* Parses the environment once; NULL (errno set, reason on stderr) when it is malformed. */
 struct fv_config *fv_config_get(void);
 int fv_config_parse_devices(struct fv_config *cfg, const char *spec);
 struct fv_port *fv_port_of(struct ibv_context *ctx, uint8_t port_num);
+/* Writes the devices' sysfs tree under cfg->sysfs_root (fv_sysfs_tree.c): 0 or an errno. */
+int fv_sysfs_publish(struct fv_config *cfg);
 
 /* ---- verbs objects ---- */
 
@@ -100,12 +120,18 @@ struct fv_cqe_meta {
 };
 
 struct fv_cq {
-	struct ibv_cq cq;
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cqx;	/* its first fields are those of struct ibv_cq */
+	};
 	pthread_mutex_t lock;
 	struct ibv_wc *wc;
 	struct fv_cqe_meta *meta;
 	uint32_t cap, head, count;
 	bool overrun;
+	bool armed;			/* req_notify_cq: the next completion raises an event */
+	bool extended;			/* made by create_cq_ex */
+	struct ibv_wc cur;		/* extended polling: the entry the read_* calls see */
 	_Atomic int users;		/* QPs: destroy is refused while any remain */
 };
 
@@ -131,10 +157,27 @@ struct fv_rwr {
 	struct ibv_sge sge[FV_MAX_SGE];
 };
 
+struct fv_srq {
+	struct ibv_srq srq;
+	pthread_mutex_t lock;		/* posting against the NIC's consumption */
+	struct fv_rwr *rq;
+	uint32_t size, max_wr, max_sge, limit;
+	uint64_t head, tail;
+	_Atomic int users;		/* QPs: destroy is refused while any remain */
+};
+#define fv_srq_of(s) ((struct fv_srq *)(s))
+
+bool fv_srq_empty(struct fv_srq *s);
+void fv_srq_take(struct fv_srq *s, struct fv_rwr *out);
+int fv_op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
 struct fv_stash;
 
 struct fv_qp {
-	struct ibv_qp qp;
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qpx;	/* starts with the ibv_qp */
+	};
 	pthread_mutex_t lock;
 	_Atomic int refs;
 	struct fv_qp *next_local;
@@ -160,13 +203,21 @@ struct fv_qp {
 	uint64_t next_live_check_ns;
 	pid_t peer_pid;
 	uint64_t peer_pulse;
-	/* receive queue */
+	/* receive queue, or the shared one the QP was created with */
+	struct fv_srq *srq;
 	struct fv_rwr *rq;
 	uint32_t rq_size;
 	uint64_t rq_head, rq_tail;
 	/* responder: messages waiting for a receive WR or for this QP to reach RTR */
 	struct fv_stash *stash_head, *stash_tail;
 	uint32_t nakked_src;		/* requester refused once: its later requests are dropped */
+	/* extended posting (ibv_wr_*): between wr_start and wr_complete the QP stays locked */
+	bool extended;
+	bool wr_open;			/* wr_cur has its opcode, not yet its data */
+	int batch_err;			/* first error of this batch: none of it is posted */
+	uint64_t batch_head;		/* sq_head at wr_start */
+	struct ibv_send_wr wr_cur;
+	struct ibv_sge wr_sge[FV_MAX_SGE];
 };
 
 static inline struct fv_context *fv_ctx(struct ibv_context *c)
@@ -290,10 +341,30 @@ void fv_respond(const struct fv_msg *m, uint64_t now_ns);
 void fv_respond_stash_retry(struct fv_qp *qp, uint64_t now_ns);
 void fv_stash_free(struct fv_qp *qp);
 
+/* Posting (fv_post.c): checks one WR (0 or the errno post_send returns) and queues it; after a
+ * batch, sends what was queued and unlocks qp. */
+int fv_sq_check(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_t *len);
+void fv_sq_enqueue(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_t len);
+void fv_sq_post_done(struct fv_qp *qp);
+/* Extended verbs behind the verbs_context (fv_qp_ex.c, fv_cq_ex.c, fv_device.c) */
+struct ibv_qp *fv_op_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+struct ibv_cq_ex *fv_op_create_cq_ex(struct ibv_context *context,
+				     struct ibv_cq_init_attr_ex *attr);
+bool fv_cq_pop(struct fv_cq *cq, struct ibv_wc *wc);
+
+/* The deepest any send queue of this process has been (posted, not yet freed by a poll). */
+void fv_sq_note_depth(uint64_t used);
+
 /* The data path behind context->ops. */
 int fv_op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int fv_op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int fv_op_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+
+/* Completion channels (fv_channel.c) */
+int fv_op_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+void fv_channel_attach(struct ibv_comp_channel *channel);
+void fv_channel_detach(struct ibv_comp_channel *channel);
+void fv_channel_signal(struct ibv_comp_channel *channel, struct ibv_cq *cq);
 
 /* CQ: false when the CQ overran (it is then in error) */
 bool fv_cq_push(struct fv_cq *cq, const struct ibv_wc *wc, struct fv_qp *qp, uint64_t sq_index);

@@ -230,3 +230,12 @@ void fv_mr_release(void)
 {
 	pthread_rwlock_unlock(&mr_lock);
 }
+
+int fakeverbs_mr_access(const struct ibv_mr *mr)
+{
+	struct fv_mr m;
+
+	if (!mr || !fv_mr_lookup(mr->lkey, &m) || m.mr.addr != mr->addr)
+		return -1;
+	return (int)m.access;
+}

@@ -127,6 +127,15 @@ static long service_qps(uint64_t now)
 	return sleep_ns;
 }
 
+/* fakeverbs_pause_nic: arriving requests wait; the NIC still shows signs of life. */
+static _Atomic bool nic_paused;
+
+void fakeverbs_pause_nic(int paused)
+{
+	atomic_store(&nic_paused, paused != 0);
+	fv_nic_wake();
+}
+
 /* One pass of NIC work; returns how soon the next pass is due. */
 static long nic_pass(struct fv_ring *r)
 {
@@ -134,7 +143,8 @@ static long nic_pass(struct fv_ring *r)
 	long sleep_ns;
 
 	atomic_fetch_add(&r->pulse, 1);
-	drain_ring(r, fv_now_ns());
+	if (!atomic_load(&nic_paused))
+		drain_ring(r, fv_now_ns());
 	sleep_ns = service_qps(fv_now_ns());
 	atomic_store(&serviced_bell, bell);
 	return sleep_ns;

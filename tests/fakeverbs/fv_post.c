@@ -5,6 +5,23 @@
 
 #include "fv_internal.h"
 
+static _Atomic uint64_t sq_high_water;
+
+void fv_sq_note_depth(uint64_t used)
+{
+	uint64_t high = atomic_load_explicit(&sq_high_water, memory_order_relaxed);
+
+	while (used > high &&
+	       !atomic_compare_exchange_weak_explicit(&sq_high_water, &high, used,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+uint64_t fakeverbs_sq_high_water(void)
+{
+	return atomic_exchange(&sq_high_water, 0);
+}
+
 enum ibv_wc_opcode wc_opcode_of(uint8_t wr_opcode)
 {
 	switch (wr_opcode) {
@@ -53,7 +70,7 @@ bool fv_sq_busy(struct fv_qp *qp)
 	return qp->state == IBV_QPS_RTS && qp->sq_acked < qp->sq_head;
 }
 
-static int check_send_wr(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_t *len)
+int fv_sq_check(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_t *len)
 {
 	uint64_t total = 0;
 
@@ -83,11 +100,12 @@ static int check_send_wr(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_
 	}
 	if (qp->sq_head - atomic_load(&qp->sq_freed) >= qp->cap.max_send_wr)
 		return ENOMEM;
+	fv_sq_note_depth(qp->sq_head + 1 - atomic_load(&qp->sq_freed));
 	*len = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
 	return 0;
 }
 
-static void enqueue_send(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_t len)
+void fv_sq_enqueue(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_t len)
 {
 	struct fv_swr *w = &qp->sq[qp->sq_head % qp->sq_size];
 
@@ -119,7 +137,6 @@ static void enqueue_send(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_
 int fv_op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	struct fv_qp *qp = fv_qp_of(ibqp);
-	bool stuck;
 	int err = 0;
 
 	pthread_mutex_lock(&qp->lock);
@@ -130,14 +147,22 @@ int fv_op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 			err = EINVAL;
 			fv_log("post_send on QP %u in state %d", ibqp->qp_num, qp->state);
 		} else {
-			err = check_send_wr(qp, wr, &len);
+			err = fv_sq_check(qp, wr, &len);
 		}
 		if (err) {
 			*bad = wr;
 			break;
 		}
-		enqueue_send(qp, wr, len);
+		fv_sq_enqueue(qp, wr, len);
 	}
+	fv_sq_post_done(qp);
+	return err;
+}
+
+void fv_sq_post_done(struct fv_qp *qp)
+{
+	bool stuck;
+
 	if (qp->state == IBV_QPS_ERR)
 		fv_sq_flush(qp);
 	else
@@ -146,7 +171,6 @@ int fv_op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 	pthread_mutex_unlock(&qp->lock);
 	if (stuck)
 		fv_nic_wake();	/* the responder's ring was full: the NIC thread retries */
-	return err;
 }
 
 int fv_op_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
@@ -159,7 +183,7 @@ int fv_op_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 	for (; wr; wr = wr->next) {
 		struct fv_rwr *r;
 
-		if (qp->state == IBV_QPS_RESET || wr->num_sge < 0) {
+		if (qp->state == IBV_QPS_RESET || wr->num_sge < 0 || qp->srq) {
 			err = EINVAL;
 		} else if ((uint32_t)wr->num_sge > qp->cap.max_recv_sge ||
 			   qp->rq_head - qp->rq_tail >= qp->cap.max_recv_wr) {

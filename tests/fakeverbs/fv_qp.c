@@ -27,7 +27,8 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	struct fv_qp *qp;
 	int err;
 
-	if (!attr->send_cq || !attr->recv_cq || attr->srq || !caps_valid(&attr->cap) ||
+	if (!attr->send_cq || !attr->recv_cq || !caps_valid(&attr->cap) ||
+	    (attr->srq && attr->srq->context != pd->context) ||
 	    attr->send_cq->context != pd->context || attr->recv_cq->context != pd->context) {
 		errno = EINVAL;
 		return NULL;
@@ -42,7 +43,11 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 		return NULL;
 	}
 	qp->cap = attr->cap;
-	qp->sq_size = pow2_at_least(attr->cap.max_send_wr ? attr->cap.max_send_wr : 1);
+	/* drivers may allocate more than asked (a ConnectX rounds up) and say so in attr->cap */
+	if (fv_config_get() && fv_config_get()->sq_alloc > qp->cap.max_send_wr)
+		qp->cap.max_send_wr = fv_config_get()->sq_alloc;
+	attr->cap = qp->cap;
+	qp->sq_size = pow2_at_least(qp->cap.max_send_wr ? qp->cap.max_send_wr : 1);
 	qp->rq_size = pow2_at_least(attr->cap.max_recv_wr ? attr->cap.max_recv_wr : 1);
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
 	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
@@ -71,6 +76,11 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	atomic_fetch_add(&fv_pd_of(pd)->users, 1);
 	atomic_fetch_add(&fv_cq_of(attr->send_cq)->users, 1);
 	atomic_fetch_add(&fv_cq_of(attr->recv_cq)->users, 1);
+	if (attr->srq) {
+		qp->srq = fv_srq_of(attr->srq);
+		qp->qp.srq = attr->srq;
+		atomic_fetch_add(&qp->srq->users, 1);
+	}
 	fv_nic_register_qp(qp);
 	return &qp->qp;
 }
@@ -86,6 +96,8 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	atomic_fetch_sub(&fv_pd_of(ibqp->pd)->users, 1);
 	atomic_fetch_sub(&fv_cq_of(ibqp->send_cq)->users, 1);
 	atomic_fetch_sub(&fv_cq_of(ibqp->recv_cq)->users, 1);
+	if (qp->srq)
+		atomic_fetch_sub(&qp->srq->users, 1);
 	fv_stash_free(qp);
 	pthread_mutex_destroy(&qp->lock);
 	pthread_mutex_destroy(&ibqp->mutex);
@@ -312,6 +324,7 @@ int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask,
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
 	init->cap = qp->cap;
+	init->srq = ibqp->srq;
 	init->qp_type = IBV_QPT_RC;
 	init->sq_sig_all = qp->sq_sig_all;
 	return 0;

@@ -127,13 +127,28 @@ static bool copy_failed(struct fv_qp *qp, const struct fv_msg *m, int err)
 	return true;
 }
 
+/* The QP's receive queue or its shared one: only the NIC consumes (one thread at a time), so
+ * what recv_empty saw is still there for recv_take. */
+static bool recv_empty(struct fv_qp *qp)
+{
+	return qp->srq ? fv_srq_empty(qp->srq) : qp->rq_tail == qp->rq_head;
+}
+
+static void recv_take(struct fv_qp *qp, struct fv_rwr *out)
+{
+	if (qp->srq)
+		fv_srq_take(qp->srq, out);
+	else
+		*out = qp->rq[qp->rq_tail++ % qp->rq_size];
+}
+
 static enum outcome do_write(struct fv_qp *qp, const struct fv_msg *m)
 {
 	bool imm = m->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
 	struct iovec dst;
 	uint64_t local = 0;
 
-	if (imm && qp->rq_tail == qp->rq_head)
+	if (imm && recv_empty(qp))
 		return WAIT_RECV;
 	/* a zero-length write carries no address: its rkey is not checked (as the IB spec says) */
 	if (m->len && !remote_access_ok(qp, m, IBV_ACCESS_REMOTE_WRITE, &local)) {
@@ -145,13 +160,15 @@ static enum outcome do_write(struct fv_qp *qp, const struct fv_msg *m)
 	if (copy_failed(qp, m, pull_payload(m, &dst, 1)))
 		return DONE;
 	if (imm) {
-		struct fv_rwr *r = &qp->rq[qp->rq_tail++ % qp->rq_size];
-		struct ibv_wc wc = { .wr_id = r->wr_id, .status = IBV_WC_SUCCESS,
+		struct fv_rwr r;
+		struct ibv_wc wc = { .status = IBV_WC_SUCCESS,
 				     .opcode = IBV_WC_RECV_RDMA_WITH_IMM, .byte_len = m->len,
 				     .imm_data = m->imm, .qp_num = qp->qp.qp_num,
 				     .src_qp = m->src_qpn, .wc_flags = IBV_WC_WITH_IMM,
 				     .slid = m->src_lid };
 
+		recv_take(qp, &r);
+		wc.wr_id = r.wr_id;
 		push_recv_cqe(qp, &wc);
 	}
 	ack(m);
@@ -161,22 +178,24 @@ static enum outcome do_write(struct fv_qp *qp, const struct fv_msg *m)
 static enum outcome do_send(struct fv_qp *qp, const struct fv_msg *m)
 {
 	struct iovec dst[FV_MAX_SGE];
-	struct fv_rwr *r;
+	struct fv_rwr rw, *r = &rw;
 	uint64_t room = 0, left = m->len;
 	int n = 0;
 	struct ibv_wc wc = { .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV,
 			     .byte_len = m->len, .qp_num = qp->qp.qp_num, .src_qp = m->src_qpn,
 			     .slid = m->src_lid };
 
-	if (qp->rq_tail == qp->rq_head)
+	if (recv_empty(qp))
 		return WAIT_RECV;
-	r = &qp->rq[qp->rq_tail++ % qp->rq_size];
+	recv_take(qp, r);
 	wc.wr_id = r->wr_id;
 	for (int i = 0; i < r->nsge; i++) {
 		struct fv_mr mr;
 		const struct ibv_sge *s = &r->sge[i];
 
-		if (!fv_mr_find_held(s->lkey, &mr) || &mr.pd->pd != qp->qp.pd ||
+		/* a shared queue's buffers belong to its own protection domain */
+		if (!fv_mr_find_held(s->lkey, &mr) ||
+		    &mr.pd->pd != (qp->srq ? qp->srq->srq.pd : qp->qp.pd) ||
 		    !(mr.access & IBV_ACCESS_LOCAL_WRITE) || s->addr < mr.iova ||
 		    s->addr + s->length > mr.iova + mr.mr.length) {
 			wc.status = IBV_WC_LOC_PROT_ERR;

@@ -12,6 +12,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,8 @@ struct fvt_lib {
 	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
 			struct ibv_qp_init_attr *init);
 	int (*destroy_qp)(struct ibv_qp *qp);
+	struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+	int (*destroy_srq)(struct ibv_srq *srq);
 	int (*get_async_event)(struct ibv_context *ctx, struct ibv_async_event *ev);
 	void (*ack_async_event)(struct ibv_async_event *ev);
 	const char *(*wc_status_str)(enum ibv_wc_status s);
@@ -116,6 +119,8 @@ static inline int fvt_load(struct fvt_lib *l)
 	FVT_LOAD(l, modify_qp, "ibv_modify_qp");
 	FVT_LOAD(l, query_qp, "ibv_query_qp");
 	FVT_LOAD(l, destroy_qp, "ibv_destroy_qp");
+	FVT_LOAD(l, create_srq, "ibv_create_srq");
+	FVT_LOAD(l, destroy_srq, "ibv_destroy_srq");
 	FVT_LOAD(l, get_async_event, "ibv_get_async_event");
 	FVT_LOAD(l, ack_async_event, "ibv_ack_async_event");
 	FVT_LOAD(l, wc_status_str, "ibv_wc_status_str");
@@ -159,6 +164,7 @@ struct fvt_ep {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
+	struct ibv_srq *srq;
 	struct ibv_mr *mr;
 	char *buf;
 	size_t len;
@@ -183,6 +189,10 @@ struct fvt_opts {
 	unsigned int qp_access;
 	uint8_t rnr_retry, min_rnr_timer, timeout, retry_cnt;
 	uint8_t max_rd_atomic, max_dest_rd_atomic;
+	struct ibv_comp_channel *channel;	/* for the CQ, or NULL */
+	uint64_t send_ops;	/* nonzero: an extended QP (ibv_wr_*) with these send_ops_flags */
+	bool cq_ex;		/* an extended CQ (ibv_create_cq_ex) */
+	uint32_t srq_wr;	/* nonzero: the QP receives through a shared queue this deep */
 };
 
 static inline struct fvt_opts fvt_defaults(void)
@@ -225,7 +235,15 @@ static inline int fvt_ep_init(struct fvt_lib *l, struct fvt_ep *ep, const struct
 	if (!ep->ctx)
 		return -1;
 	ep->pd = l->alloc_pd(ep->ctx);
-	ep->cq = l->create_cq(ep->ctx, o->cqe, NULL, NULL, 0);
+	if (o->cq_ex) {
+		struct ibv_cq_init_attr_ex ca = { .cqe = (uint32_t)o->cqe, .channel = o->channel,
+						  .wc_flags = IBV_WC_STANDARD_FLAGS };
+		struct ibv_cq_ex *cqx = ibv_create_cq_ex(ep->ctx, &ca);
+
+		ep->cq = cqx ? ibv_cq_ex_to_cq(cqx) : NULL;
+	} else {
+		ep->cq = l->create_cq(ep->ctx, o->cqe, NULL, o->channel, 0);
+	}
 	ep->buf = calloc(1, len);
 	if (!ep->pd || !ep->cq || !ep->buf)
 		return -1;
@@ -239,7 +257,26 @@ static inline int fvt_ep_init(struct fvt_lib *l, struct fvt_ep *ep, const struct
 	qa.cap.max_send_sge = o->max_sge;
 	qa.cap.max_recv_sge = o->max_sge;
 	qa.cap.max_inline_data = o->max_inline;
-	ep->qp = l->create_qp(ep->pd, &qa);
+	if (o->srq_wr) {
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = o->srq_wr, .max_sge = 1 } };
+
+		ep->srq = l->create_srq(ep->pd, &sa);
+		if (!ep->srq)
+			return -1;
+		qa.srq = ep->srq;
+	}
+	if (o->send_ops) {
+		struct ibv_qp_init_attr_ex qx;
+
+		memset(&qx, 0, sizeof(qx));
+		memcpy(&qx, &qa, sizeof(qa));
+		qx.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		qx.pd = ep->pd;
+		qx.send_ops_flags = o->send_ops;
+		ep->qp = ibv_create_qp_ex(ep->ctx, &qx);
+	} else {
+		ep->qp = l->create_qp(ep->pd, &qa);
+	}
 	if (!ep->mr || !ep->qp || l->query_port(ep->ctx, ep->port, &pa))
 		return -1;
 	ep->gid_index = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? 3 : -1;
@@ -331,6 +368,8 @@ static inline void fvt_ep_fini(struct fvt_lib *l, struct fvt_ep *ep)
 {
 	if (ep->qp)
 		l->destroy_qp(ep->qp);
+	if (ep->srq)
+		l->destroy_srq(ep->srq);
 	if (ep->mr)
 		l->dereg_mr(ep->mr);
 	if (ep->cq)

@@ -4,7 +4,10 @@
  * 3 QPs, multi-receive matched by tag, clipping, back-pressure, iflush on
  * "GPU" memory (a fixture sysfs says nvidia-peermem is loaded), and every
  * error path: an unregistered buffer, a tag the receiver never posted, an
- * injected remote access error, a QP in error, a port going down. Every wait
+ * injected remote access error, a QP in error, a port going down. The fake's
+ * QPs hold 1024 send WRs where 256 are asked for (as drivers that round up do):
+ * the transport must still keep at most 255 in flight, the count its CQs are
+ * sized for; data buffers are registered with relaxed ordering. Every wait
  * is bounded: a hang fails the test instead.
  */
 #include <dlfcn.h>
@@ -25,6 +28,8 @@
 #include "plugin/base/clock.h"
 #include "plugin/base/error.h"
 #include "plugin/base/identity.h"
+#include "plugin/transport/ib/ib_comm.h"
+#include "plugin/transport/ib/ib_mr.h"
 #include "plugin/transport/pace.h"
 #include "plugin/transport/transport.h"
 #include "tests/skip.h"
@@ -119,6 +124,8 @@ static void setup_env(const char *argv0)
 	setenv("FABRICLAB_FAKEVERBS_DIR", fabric_dir, 1);
 	setenv("FABRICLAB_FAKEVERBS_RETRY_MS", "300", 1);
 	setenv("FABRICLAB_IB_QPS", "3", 1);
+	setenv("FABRICLAB_FAKEVERBS_MAX_SEND_WR", "1024", 1);
+	unsetenv("NCCL_IB_PCI_RELAXED_ORDERING");
 	setenv("FABRICLAB_SOCKET_IFNAME", "lo", 1);
 	unsetenv("NCCL_IB_HCA");
 	unsetenv("FABRICLAB_IB_HCA");
@@ -199,6 +206,91 @@ static void test_sizes_over_three_qps(void **state)
 		check_transfer(0, sizes[i]); /* InfiniBand: LIDs */
 		check_transfer(1, sizes[i]); /* RoCE: GRH with the chosen GID */
 	}
+}
+
+/* NCCL's rule: relaxed ordering whenever the library has ibv_reg_mr_iova2 (the fake has). */
+static void test_relaxed_ordering(void **state)
+{
+	int (*mr_access)(const struct ibv_mr *) = fake_symbol("fakeverbs_mr_access");
+	size_t size = 1 << 16;
+	uint8_t *buf = malloc(size);
+	struct pair p;
+	void *mh;
+	int access;
+
+	(void)state;
+	connect_pair(0, &p);
+	assert_int_equal(tp->reg_mr(p.send, buf, size, FL_PTR_HOST, &mh), FL_OK);
+	access = mr_access(((struct ib_mr *)mh)->mr);
+	assert_true(access > 0);
+	assert_true(access & IBV_ACCESS_RELAXED_ORDERING);
+	assert_true(access & IBV_ACCESS_REMOTE_WRITE);
+	tp->dereg_mr(p.send, mh);
+	close_pair(&p);
+	free(buf);
+}
+
+/* 64 messages of 16 MiB over 3 QPs want ~6 writes each per QP: far more than a send queue's
+ * 256, which the device (1024 slots) would take. The transport must stop at 255 in flight. */
+static void test_send_queue_deeper_than_asked(void **state)
+{
+	uint64_t (*high_water)(void) = fake_symbol("fakeverbs_sq_high_water");
+	void (*pause_nic)(int) = fake_symbol("fakeverbs_pause_nic");
+	enum { N = 64 };
+	const size_t size = 16u << 20;
+	uint8_t *src = malloc(size), *dst = malloc(size);
+	void *smr, *rmr, *reqs[2 * N];
+	int done[2 * N] = { 0 }, left = 2 * N, tag = 3, sizes[FL_MAX_RECVS];
+	uint64_t end = fl_clock_ns() + 4 * WAIT_NS, high;
+	struct pair p;
+
+	(void)state;
+	connect_pair(0, &p);
+	fill(src, size, 5);
+	assert_int_equal(tp->reg_mr(p.send, src, size, FL_PTR_HOST, &smr), FL_OK);
+	assert_int_equal(tp->reg_mr(p.recv, dst, size, FL_PTR_HOST, &rmr), FL_OK);
+	for (int i = 0; i < N; i++) {
+		size_t rsize = size;
+		void *d = dst;
+
+		assert_int_equal(tp->irecv(p.recv, 1, &d, &rsize, &tag, &rmr, &reqs[N + i]), FL_OK);
+	}
+	/* every CTS has landed, so the sender may post all 64 at once */
+	while (ib_fifo_arrived(&((struct ib_send_comm *)p.send)->fifo[ib_fifo_index(N - 1)],
+			       N - 1) <= 0) {
+		assert_true(fl_clock_ns() < end);
+		usleep(1000);
+	}
+	/* nothing completes while the sends are posted: the send queues fill to their limit */
+	pause_nic(1);
+	high_water();
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(tp->isend(p.send, src, size, 3, smr, &reqs[i]), FL_OK);
+		assert_non_null(reqs[i]);
+	}
+	high = high_water();
+	pause_nic(0);
+	while (left) {
+		for (int i = 0; i < 2 * N; i++) {
+			struct fl_xfer_times t;
+
+			if (!done[i]) {
+				assert_int_equal(tp->test(reqs[i], &done[i], sizes, &t), FL_OK);
+				left -= done[i];
+			}
+		}
+		if (fl_clock_ns() > end)
+			fail_msg("%d requests still pending after 40 s: a hang", left);
+	}
+	if (high != IB_SQ_DEPTH - 1)
+		fail_msg("%llu send WRs in flight on one QP: the transport counts on %d",
+			 (unsigned long long)high, IB_SQ_DEPTH - 1);
+	assert_memory_equal(src, dst, size);
+	tp->dereg_mr(p.send, smr);
+	tp->dereg_mr(p.recv, rmr);
+	close_pair(&p);
+	free(src);
+	free(dst);
 }
 
 static void test_multi_recv_by_tag(void **state)
@@ -505,6 +597,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_properties),
 		cmocka_unit_test(test_sizes_over_three_qps),
+		cmocka_unit_test(test_relaxed_ordering),
+		cmocka_unit_test(test_send_queue_deeper_than_asked),
 		cmocka_unit_test(test_multi_recv_by_tag),
 		cmocka_unit_test(test_sub_streams_out_of_step),
 		cmocka_unit_test(test_rx_pacer_charges_bytes_received),

@@ -12,6 +12,7 @@ struct ib_config {
 	int timeout;    /* NCCL_IB_TIMEOUT: ACK timeout exponent (4.096 us << n) */
 	int retry_cnt;  /* NCCL_IB_RETRY_CNT */
 	int disabled;   /* NCCL_IB_DISABLE=1 */
+	int relaxed_ordering; /* NCCL_IB_PCI_RELAXED_ORDERING: 0 off, 1 or 2 (default): if usable */
 	char sysfs_root[PATH_MAX]; /* FABRICLAB_SYSFS_ROOT, default /sys */
 };
 

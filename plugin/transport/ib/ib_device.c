@@ -2,6 +2,7 @@
 #include "ib_device.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +22,30 @@ const struct fl_verbs *ib_verbs;
 static struct ib_hca hcas[IB_MAX_HCAS];
 static int nhcas;
 
+/*
+ * PCI relaxed ordering for data buffers, decided as NCCL decides it: asked for
+ * (NCCL_IB_PCI_RELAXED_ORDERING 1, or 2 = the default) and the library has
+ * ibv_reg_mr_iova2 (IBVERBS_1.8), the call that carries optional access flags.
+ * The flag is an optional one: a device that cannot reorder ignores it, as
+ * rdma-core defines optional flags, so no device query is needed.
+ */
+static bool relaxed_ordering(void)
+{
+	return ib_cfg.relaxed_ordering && ib_verbs->reg_mr_iova2;
+}
+
+int ib_data_access(void)
+{
+	return IB_MR_ACCESS | (relaxed_ordering() ? IBV_ACCESS_RELAXED_ORDERING : 0);
+}
+
 static int mr_reg(void *ctx, uintptr_t addr, size_t len, struct ib_mr *out)
 {
 	struct ib_hca *hca = ctx;
-	struct ibv_mr *mr = ib_verbs->reg_mr(hca->pd, (void *)addr, len, IB_MR_ACCESS);
+	struct ibv_mr *mr = relaxed_ordering() ?
+		ib_verbs->reg_mr_iova2(hca->pd, (void *)addr, len, addr,
+				       (unsigned int)ib_data_access()) :
+		ib_verbs->reg_mr(hca->pd, (void *)addr, len, IB_MR_ACCESS);
 
 	if (!mr)
 		return fl_fail(FL_ERR_SYSTEM, "ibv_reg_mr of %zu bytes at %#lx on %s: %m", len,
@@ -212,6 +233,10 @@ int ib_devices_discover(const struct fl_verbs *v, struct ib_device *out, int max
 	v->free_device_list(list);
 	for (int i = 0; !rc && i < *count; i++)
 		log_device(i, &out[i]);
+	if (!rc && *count)
+		FL_INFO("ib: PCI relaxed ordering for data buffers %s", relaxed_ordering() ? "on" :
+			ib_cfg.relaxed_ordering ? "off (the library has no ibv_reg_mr_iova2)" :
+			"off (NCCL_IB_PCI_RELAXED_ORDERING=0)");
 	return rc;
 }
 

@@ -55,6 +55,9 @@ void ib_devices_release(struct ib_device *devs, int ndevs);
 /* Registration flags for everything the transport registers. */
 #define IB_MR_ACCESS                                                                     \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+/* What data buffers (NCCL's, dma-bufs) are registered with: IB_MR_ACCESS, plus relaxed
+ * ordering when it is asked for and the library can pass it (ib_device.c). */
+int ib_data_access(void);
 
 /* Prepares the HCA's async events for polling (once per HCA, at discovery). */
 void ib_async_watch(struct ib_hca *hca, struct ib_device *ports, int nports);

@@ -26,6 +26,17 @@ int ib_qp_create(const struct fl_verbs *v, struct ib_device *dev, struct ibv_cq 
 	if (!*out)
 		return fl_fail(FL_ERR_SYSTEM, "ibv_create_qp on %s (%d send, %d receive WRs): %m",
 			       dev->dev_name, max_send, max_recv);
+	/* Drivers report what they allocated: often more (rounded up), which is ignored: the
+	 * send-queue accounting and the CQ depth count max_send WRs, never more. Fewer would
+	 * break the full-queue checks. */
+	if (attr.cap.max_send_wr < (uint32_t)max_send ||
+	    attr.cap.max_recv_wr < (uint32_t)max_recv) {
+		v->destroy_qp(*out);
+		*out = NULL;
+		return fl_fail(FL_ERR_SYSTEM, "ibv_create_qp on %s gave %u send and %u receive "
+			       "WRs for %d and %d asked", dev->dev_name, attr.cap.max_send_wr,
+			       attr.cap.max_recv_wr, max_send, max_recv);
+	}
 	return FL_OK;
 }
 

@@ -186,7 +186,7 @@ static int ib_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint6
 	if (!m)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory for a registration");
 	mr = ib_verbs->reg_dmabuf_mr(l->dev->hca->pd, offset, size, (uintptr_t)data, fd,
-				     IB_MR_ACCESS);
+				     ib_data_access());
 	if (!mr) {
 		free(m);
 		return fl_fail(FL_ERR_SYSTEM, "ibv_reg_dmabuf_mr of %zu bytes (fd %d) on %s: %m",

@@ -36,6 +36,7 @@ static const struct symbol symbols[] = {
 	REQUIRED(alloc_pd, "ibv_alloc_pd"),
 	REQUIRED(dealloc_pd, "ibv_dealloc_pd"),
 	REQUIRED(reg_mr, "ibv_reg_mr"),
+	OPTIONAL(reg_mr_iova2, "ibv_reg_mr_iova2"),
 	OPTIONAL(reg_dmabuf_mr, "ibv_reg_dmabuf_mr"),
 	REQUIRED(dereg_mr, "ibv_dereg_mr"),
 	REQUIRED(create_cq, "ibv_create_cq"),

@@ -29,6 +29,10 @@ struct fl_verbs {
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *ctx);
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t len, int access);
+	/* Optional (rdma-core >= 28, IBVERBS_1.8): the call that takes optional access flags
+	 * such as IBV_ACCESS_RELAXED_ORDERING; NULL when absent. */
+	struct ibv_mr *(*reg_mr_iova2)(struct ibv_pd *pd, void *addr, size_t len, uint64_t iova,
+				       unsigned int access);
 	/* Optional: NULL when absent (no dma-buf registration). */
 	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset, size_t len,
 					uint64_t iova, int fd, int access);
