@@ -9,6 +9,7 @@
 #include "tools/doctor/doctor.h"
 #include "tools/lab/lab.h"
 #include "tools/report/report.h"
+#include "tools/sweep/sweep.h"
 #include "tools/trace/trace.h"
 
 struct command {
@@ -21,6 +22,8 @@ struct command {
 static const struct command commands[] = {
 	{ "bench", "nccl-tests-style all_reduce/sendrecv bandwidth through the net plugin",
 	  bench_main, bench_usage },
+	{ "sweep", "bandwidth of every node pair, both directions; baseline, rejoin gate",
+	  sweep_main, sweep_usage },
 	{ "report", "merge per-process reports: cluster verdict, hop table, --json/--svg/--prom",
 	  report_main, report_usage },
 	{ "trace", "read an LTTng trace: per-hop wire bandwidth over time, the same verdict",
