@@ -59,14 +59,17 @@ static void pair_test(struct sweep_commands *c, const struct sweep_node *src,
 	}
 }
 
+/* The gate on `node` against `first` (when >= 0) and healthy peers, three in all. */
 static void rerun(struct sweep_commands *c, const struct sweep_result *res,
-		  const struct sweep_opts *o, int node, int avoid)
+		  const struct sweep_opts *o, int node, int first)
 {
 	char peers[3 * SWEEP_NAME_LEN + 4] = "";
 	int k = 0;
 
+	if (first >= 0)
+		snprintf(peers, sizeof(peers), "%s", res->nodes[first].name), k++;
 	for (int i = 0; i < res->n && k < 3; i++) {
-		if (i == node || i == avoid)
+		if (i == node || i == first)
 			continue;
 		snprintf(peers + strlen(peers), sizeof(peers) - strlen(peers), "%s%s",
 			 k++ ? "," : "", res->nodes[i].name);
