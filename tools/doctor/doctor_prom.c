@@ -118,7 +118,8 @@ static void roce(FILE *out, const struct doctor *d)
 	       "interface (absent: not readable).");
 	for (int i = 0; i < d->nroce; i++) {
 		if (d->roce[i].have_pfc)
-			per_prio(out, &d->roce[i], "fabriclab_roce_pfc_enabled", d->roce[i].pfc, NULL);
+			per_prio(out, &d->roce[i], "fabriclab_roce_pfc_enabled", d->roce[i].pfc,
+				 NULL);
 	}
 	header(out, "fabriclab_roce_ecn_enabled", "gauge", "ECN per priority, notification "
 	       "point (np: sends CNPs) and reaction point (rp: slows down on CNPs).");

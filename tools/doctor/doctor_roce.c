@@ -129,7 +129,8 @@ static void prio_list(const bool bits[DOCTOR_PRIOS], char *buf, size_t len)
 	buf[0] = '\0';
 	for (int p = 0; p < DOCTOR_PRIOS; p++) {
 		if (bits[p] && used + 3 < len)
-			used += (size_t)snprintf(buf + used, len - used, "%s%d", used ? "," : "", p);
+			used += (size_t)snprintf(buf + used, len - used, "%s%d", used ? "," : "",
+						 p);
 	}
 	if (!used)
 		snprintf(buf, len, "none");
@@ -196,7 +197,8 @@ static void check_ecn(struct doctor *d, const struct doctor_roce *r)
 			   "(ecn/roce_np, ecn/roce_rp)");
 	} else if (r->ecn_np[p] && r->ecn_rp[p]) {
 		doctor_add(d, DOCTOR_PASS, "ecn", r->netdev, look, "ECN on priority %d at both "
-			   "points: notification (sends CNPs) and reaction (slows down on them)", p);
+			   "points: notification (sends CNPs) and reaction (slows down on them)",
+			   p);
 	} else {
 		doctor_add(d, DOCTOR_WARN, "ecn", r->netdev, look, "ECN on priority %d: "
 			   "notification point %s, reaction point %s: without both, congestion is "

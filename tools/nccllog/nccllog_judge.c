@@ -120,7 +120,8 @@ size_t nl_judge(struct nl_log *log)
 		if (r->version[0] && strcmp(r->version, version))
 			why(r, "NCCL %s, the others %s", r->version, version);
 		if (r->nib != nib && r->network[0] && strcmp(r->network, "Socket"))
-			why(r, "%d IB device%s, the others %d", r->nib, r->nib == 1 ? "" : "s", nib);
+			why(r, "%d IB device%s, the others %d", r->nib, r->nib == 1 ? "" : "s",
+			    nib);
 		flagged += r->why[0] != '\0';
 	}
 	return flagged;

@@ -198,7 +198,8 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 		}
 		if (c == '?' || c == ':') {
 			fprintf(stderr, "fabriclab sweep: %s %s (see `fabriclab sweep --help`)\n",
-				c == '?' ? "unknown option" : "missing value for", argv[optind - 1]);
+				c == '?' ? "unknown option" : "missing value for",
+				argv[optind - 1]);
 			return SWEEP_EXIT_USAGE;
 		}
 		if (parse_one(c, optarg, o))

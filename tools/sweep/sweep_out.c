@@ -101,8 +101,9 @@ static void slow_pairs(const struct sweep_result *res, const struct sweep_verdic
 
 		if (e->flag == SWEEP_FINE)
 			continue;
-		fprintf(out, "  %s -> %s: %.3f GB/s, %.0f%% of the reference", res->nodes[e->src].name,
-			res->nodes[e->dst].name, e->gbs, pct(e->gbs, v->reference_gbs));
+		fprintf(out, "  %s -> %s: %.3f GB/s, %.0f%% of the reference",
+			res->nodes[e->src].name, res->nodes[e->dst].name, e->gbs,
+			pct(e->gbs, v->reference_gbs));
 		if (e->base_gbs > 0)
 			fprintf(out, ", %.0f%% of its baseline %.3f GB/s", pct(e->gbs, e->base_gbs),
 				e->base_gbs);
@@ -180,11 +181,13 @@ static json_t *nodes_json(const struct sweep_result *res)
 {
 	json_t *a = json_array();
 
-	for (int i = 0; i < res->n; i++)
-		json_array_append_new(a, json_pack("{s:s, s:s, s:i, s:i}", "name",
-						   res->nodes[i].name, "device", res->nodes[i].dev,
-						   "dev_index", res->nodes[i].dev_index, "speed_mbps",
-						   res->nodes[i].speed_mbps));
+	for (int i = 0; i < res->n; i++) {
+		const struct sweep_node *n = &res->nodes[i];
+
+		json_array_append_new(a, json_pack("{s:s, s:s, s:i, s:i}", "name", n->name,
+						   "device", n->dev, "dev_index", n->dev_index,
+						   "speed_mbps", n->speed_mbps));
+	}
 	return a;
 }
 
