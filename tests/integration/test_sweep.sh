@@ -127,6 +127,14 @@ sweep gatepass 0 "${gate[@]}" --node node5 --peers node0,node1,node2 &&
 	else
 		not_ok "gatepass: exit 0 without the PASS line"
 	fi
+# Without a baseline the peers among themselves are the yardstick (measured too).
+sweep gatefleet 1 --ranks 5 -b 1M -e 1M -t 0.1 --gate --node node4 --peers node0,node1,node2 &&
+	if grep -q '^gate: FAIL: node4 must not rejoin' "$tmp/gatefleet.out" &&
+		grep -q 'the fleet: the peers among themselves' "$tmp/gatefleet.out"; then
+		ok "gatefleet: without a baseline, node4 fails against the peers' own pairs"
+	else
+		not_ok "gatefleet: no FAIL against the fleet"
+	fi
 unset FABRICLAB_FAULT
 sweep gateunknown 2 --ranks 3 -b 64K -e 64K -t 0.01 --gate --node node9 --peers node0 &&
 	if grep -q 'node9 is not one of the job' "$tmp/gateunknown.err"; then

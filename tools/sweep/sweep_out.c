@@ -12,8 +12,8 @@
 
 static const char *why(enum sweep_flag f)
 {
-	static const char *const names[] = { "fine", "below the median", "below its baseline",
-					     "below the median and its baseline" };
+	static const char *const names[] = { "fine", "below the reference", "below its baseline",
+					     "below the reference and its baseline" };
 
 	return names[f];
 }
