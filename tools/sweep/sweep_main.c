@@ -239,8 +239,9 @@ static int check_baseline(const struct sweep_opts *o)
 static int *local_status;
 
 /*
- * Local ranks exit 0 after a sweep that ran, whatever it found: the launcher
- * stops every rank as soon as one exits non-zero, and the verdict is no failure.
+ * Local ranks exit 0 whenever they agreed on a status (rank 0 leaves it in
+ * local_status): the launcher stops every rank as soon as one exits non-zero,
+ * which could stop rank 0 before it said what the job found.
  */
 static int run_local_rank(void *arg)
 {
@@ -249,7 +250,7 @@ static int run_local_rank(void *arg)
 
 	if (rank && !strcmp(rank, "0"))
 		*local_status = code;
-	return code == SWEEP_EXIT_OK || code == SWEEP_EXIT_SLOW ? 0 : code;
+	return code == SWEEP_EXIT_FAILED ? code : 0;
 }
 
 static int run_local(struct sweep_opts *o)
