@@ -210,12 +210,13 @@ static void explain(const struct sweep_result *res, struct sweep_verdict *v)
 			 "%.3f GB/s", v->reference_gbs);
 		break;
 	case SWEEP_LINK:
-		snprintf(v->reason, sizeof(v->reason), "only the pair %s <-> %s is slow (%.3f GB/s "
-			 "against %.3f): both nodes are fine with their other peers, so suspect "
+		snprintf(v->reason, sizeof(v->reason), "only the pair %s %s %s is slow (%.3f GB/s "
+			 "against %.3f%s): both nodes are fine with their other peers, so suspect "
 			 "the cable, the optics or the switch ports between %s/%s and %s/%s",
-			 nodes[v->node].name, nodes[v->other].name, mean_slow_gbs(v),
-			 v->reference_gbs, nodes[v->node].name, nodes[v->node].dev,
-			 nodes[v->other].name, nodes[v->other].dev);
+			 nodes[v->node].name, v->nslow == 1 ? "->" : "<->", nodes[v->other].name,
+			 mean_slow_gbs(v), v->reference_gbs, v->nslow == 1 ? ", one way only" : "",
+			 nodes[v->node].name, nodes[v->node].dev, nodes[v->other].name,
+			 nodes[v->other].dev);
 		break;
 	case SWEEP_NODE:
 		node_share(v, v->node, &slow, &all);
