@@ -40,9 +40,12 @@ ALLOWED.update({
     "tools/report": TOOL_COMMON,
     "tools/trace": ["tools/report"] + TOOL_COMMON,
     "tools/bench": TOOL_COMMON,
+    "tools/sweep": TOOL_COMMON,
+    "tools/nccllog": TOOL_COMMON,
     "tools/doctor": TOOL_COMMON,
     "tools/lab": ["tools/report", "tools/bench"] + TOOL_COMMON,
-    "tools": ["tools/report", "tools/trace", "tools/bench", "tools/doctor", "tools/lab"]
+    "tools": ["tools/report", "tools/trace", "tools/bench", "tools/doctor", "tools/lab",
+              "tools/sweep", "tools/nccllog"]
              + TOOL_COMMON,
 })
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

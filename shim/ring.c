@@ -15,9 +15,9 @@ static int fail_pending(const struct shim_world *w, const struct shim_link *link
 {
 	char what[96] = "";
 
-	if (!link->send_comm)
+	if (link->send_peer >= 0 && !link->send_comm)
 		snprintf(what, sizeof(what), "connect() to rank %d", link->send_peer);
-	if (!link->recv_comm)
+	if (link->recv_peer >= 0 && !link->recv_comm)
 		snprintf(what + strlen(what), sizeof(what) - strlen(what),
 			 "%saccept() from rank %d", what[0] ? " and " : "", link->recv_peer);
 	return shim_fail(FL_ERR_SYSTEM, "%s not done after %d s", what, w->timeout_ms / 1000);
@@ -35,16 +35,17 @@ static int connect_and_accept(struct shim_world *w, struct shim_link *link, void
 	uint64_t deadline = shim_deadline_ms(w->timeout_ms);
 	int rc;
 
-	while (!link->send_comm || !link->recv_comm) {
+	while ((link->send_peer >= 0 && !link->send_comm) ||
+	       (link->recv_peer >= 0 && !link->recv_comm)) {
 		void *before_send = link->send_comm, *before_recv = link->recv_comm;
 
-		if (!link->send_comm) {
+		if (link->send_peer >= 0 && !link->send_comm) {
 			rc = shim_net_connect(&w->net, w->dev, handle, &link->send_comm);
 			if (rc)
 				return shim_fail(rc, "connect() to rank %d failed: %s (%d)",
 						 link->send_peer, shim_result_name(rc), rc);
 		}
-		if (!link->recv_comm) {
+		if (link->recv_peer >= 0 && !link->recv_comm) {
 			rc = shim_net_accept(&w->net, listen_comm, &link->recv_comm);
 			if (rc)
 				return shim_fail(rc, "accept() from rank %d failed: %s (%d)",
@@ -84,9 +85,9 @@ static int exchange_and_connect(struct shim_world *w, struct shim_link *link, vo
 		return shim_fail(FL_ERR_SYSTEM, "out of memory");
 	rc = shim_boot_allgather(&w->boot, handle, handles, FL_HANDLE_SIZE);
 	/* connect() may keep its progress in the handle: pass the same buffer every time. */
-	if (!rc)
-		rc = connect_and_accept(w, link, handles + (size_t)link->send_peer * FL_HANDLE_SIZE,
-					listen_comm);
+	if (!rc && (link->send_peer >= 0 || link->recv_peer >= 0))
+		rc = connect_and_accept(w, link, handles + (size_t)(link->send_peer >= 0 ?
+					link->send_peer : 0) * FL_HANDLE_SIZE, listen_comm);
 	free(handles);
 	return rc;
 }
@@ -98,13 +99,15 @@ int shim_link_open(struct shim_world *w, int send_peer, int recv_peer, struct sh
 	int rc;
 
 	*link = (struct shim_link){ .send_peer = send_peer, .recv_peer = recv_peer };
-	rc = shim_net_listen(&w->net, w->dev, handle, &listen_comm);
+	/* A rank that sits the round out still takes part in the exchange. */
+	rc = recv_peer >= 0 ? shim_net_listen(&w->net, w->dev, handle, &listen_comm) : FL_OK;
 	if (rc)
 		return shim_fail(rc, "listen() on device %d failed: %s (%d)", w->dev,
 				 shim_result_name(rc), rc);
 	rc = exchange_and_connect(w, link, listen_comm, handle);
-	shim_net_close_listen(&w->net, listen_comm);
-	if (!rc)
+	if (listen_comm)
+		shim_net_close_listen(&w->net, listen_comm);
+	if (!rc && link->recv_comm)
 		rc = register_staging(w, link);
 	if (rc) {
 		shim_link_close(w, link);
@@ -129,19 +132,25 @@ void shim_link_close(struct shim_world *w, struct shim_link *link)
 
 int shim_buf_register(struct shim_world *w, struct shim_buf *buf, void *data, size_t size)
 {
-	struct shim_link *ring = &w->ring;
-	int rc;
+	return shim_buf_register_on(w, &w->ring, buf, data, size);
+}
 
-	*buf = (struct shim_buf){ .data = data, .size = size, .net = data };
+int shim_buf_register_on(struct shim_world *w, struct shim_link *link, struct shim_buf *buf,
+			 void *data, size_t size)
+{
+	int rc = FL_OK;
+
+	*buf = (struct shim_buf){ .data = data, .size = size, .net = data, .link = link };
 	/* No GPUDirect: NCCL moves GPU data through registered host memory, and so do we. */
 	if (shim_mem_staged(w)) {
 		rc = shim_mem_alloc_net(w, size, &buf->net);
 		if (rc)
 			return rc;
 	}
-	rc = shim_mem_register(w, ring->send_comm, buf->net, size, &buf->send_mh);
-	if (!rc)
-		rc = shim_mem_register(w, ring->recv_comm, buf->net, size, &buf->recv_mh);
+	if (link->send_comm)
+		rc = shim_mem_register(w, link->send_comm, buf->net, size, &buf->send_mh);
+	if (!rc && link->recv_comm)
+		rc = shim_mem_register(w, link->recv_comm, buf->net, size, &buf->recv_mh);
 	if (rc) {
 		shim_buf_deregister(w, buf);
 		return shim_fail(rc, "regMr() of %zu bytes failed: %s (%d)", size,
@@ -153,9 +162,9 @@ int shim_buf_register(struct shim_world *w, struct shim_buf *buf, void *data, si
 void shim_buf_deregister(struct shim_world *w, struct shim_buf *buf)
 {
 	if (buf->send_mh && !w->broken)
-		shim_net_dereg_mr(&w->net, w->ring.send_comm, buf->send_mh);
+		shim_net_dereg_mr(&w->net, buf->link->send_comm, buf->send_mh);
 	if (buf->recv_mh && !w->broken)
-		shim_net_dereg_mr(&w->net, w->ring.recv_comm, buf->recv_mh);
+		shim_net_dereg_mr(&w->net, buf->link->recv_comm, buf->recv_mh);
 	buf->send_mh = buf->recv_mh = NULL;
 	if (buf->net && buf->net != buf->data)
 		shim_mem_free_net(w, buf->net);

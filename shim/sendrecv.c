@@ -42,23 +42,30 @@ static int post(struct shim_world *w, struct sr_state *st, struct shim_fifo *f, 
 	return FL_OK;
 }
 
-static int ring_sendrecv(struct shim_world *w, const struct shim_buf *send,
-			 const struct shim_buf *recv, size_t bytes)
+/* Transfers still to post or complete; a direction without a buffer has none. */
+static int pending(const struct sr_state *st, const struct shim_fifo *f, const void *base)
+{
+	return base && f->done < transfers(st);
+}
+
+static int link_sendrecv(struct shim_world *w, struct shim_link *link,
+			 const struct shim_buf *send, const struct shim_buf *recv, size_t bytes)
 {
 	struct sr_state st = { .bytes = bytes, .step = w->step_bytes };
 	struct shim_watch watch;
 	int rc = FL_OK;
 
-	st.src = send->net;
-	st.dst = recv->net;
-	st.src_mh = send->send_mh;
-	st.dst_mh = recv->recv_mh;
-	shim_fifo_init(&st.sends, &w->ring, "sendrecv", 1);
-	shim_fifo_init(&st.recvs, &w->ring, "sendrecv", 0);
+	st.src = send ? send->net : NULL;
+	st.dst = recv ? recv->net : NULL;
+	st.src_mh = send ? send->send_mh : NULL;
+	st.dst_mh = recv ? recv->recv_mh : NULL;
+	shim_fifo_init(&st.sends, link, "sendrecv", 1);
+	shim_fifo_init(&st.recvs, link, "sendrecv", 0);
 	shim_watch_init(&watch);
-	while (!rc && (st.sends.done < transfers(&st) || st.recvs.done < transfers(&st))) {
-		rc = post(w, &st, &st.recvs, st.dst, st.dst_mh);
-		if (!rc)
+	while (!rc && (pending(&st, &st.sends, st.src) || pending(&st, &st.recvs, st.dst))) {
+		if (st.dst)
+			rc = post(w, &st, &st.recvs, st.dst, st.dst_mh);
+		if (!rc && st.src)
 			rc = post(w, &st, &st.sends, st.src, st.src_mh);
 		if (!rc && shim_fifo_busy(&st.sends))
 			rc = shim_fifo_test(w, &st.sends);
@@ -70,17 +77,27 @@ static int ring_sendrecv(struct shim_world *w, const struct shim_buf *send,
 	return rc;
 }
 
+int shim_sendrecv_on(struct shim_world *w, const struct shim_buf *send,
+		     const struct shim_buf *recv, size_t bytes)
+{
+	struct shim_link *link = send ? send->link : recv ? recv->link : NULL;
+	int staged = shim_mem_staged(w), rc;
+
+	if (!link || (send && bytes > send->size) || (recv && bytes > recv->size))
+		return shim_fail(FL_ERR_ARGUMENT, "sendrecv: %zu bytes exceed the buffers", bytes);
+	if (send && recv && send->link != recv->link)
+		return shim_fail(FL_ERR_ARGUMENT, "sendrecv: buffers of two different links");
+	/* Staged: the GPU's data goes to host memory the plugin can move, and back. */
+	rc = staged && send ? shim_mem_stage_in(w, send, bytes) : FL_OK;
+	if (!rc)
+		rc = link_sendrecv(w, link, send, recv, bytes);
+	if (!rc && staged && recv)
+		rc = shim_mem_stage_out(w, recv, bytes);
+	return rc;
+}
+
 int shim_sendrecv(struct shim_world *w, const struct shim_buf *send, const struct shim_buf *recv,
 		  size_t bytes)
 {
-	int rc;
-
-	if (bytes > send->size || bytes > recv->size)
-		return shim_fail(FL_ERR_ARGUMENT, "sendrecv: %zu bytes exceed the buffers", bytes);
-	rc = shim_mem_staged(w) ? shim_mem_stage_in(w, send, bytes) : FL_OK;
-	if (!rc)
-		rc = ring_sendrecv(w, send, recv, bytes);
-	if (!rc && shim_mem_staged(w))
-		rc = shim_mem_stage_out(w, recv, bytes);
-	return rc;
+	return shim_sendrecv_on(w, send, recv, bytes);
 }

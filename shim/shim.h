@@ -60,11 +60,12 @@ struct shim_world {
 	struct shim_link ring;
 };
 
-/* A buffer registered with both comms of the ring. */
+/* A buffer registered with both comms of a link (the ring unless said otherwise). */
 struct shim_buf {
 	void *data;  /* the caller's, in the world's memory */
 	size_t size;
 	void *net;   /* what the plugin moves: data, or a host bounce buffer when staged */
+	struct shim_link *link;
 	void *send_mh;
 	void *recv_mh;
 };
@@ -79,12 +80,17 @@ void shim_world_close(struct shim_world *w);
 
 /*
  * Collective: every rank calls it. Listens, exchanges handles through the
- * bootstrap, then connects to send_peer and accepts from recv_peer.
+ * bootstrap, then connects to send_peer and accepts from recv_peer. A peer
+ * of -1 is no connection that way: a rank that sits a round out passes -1
+ * for both and only takes part in the exchange.
  */
 int shim_link_open(struct shim_world *w, int send_peer, int recv_peer, struct shim_link *link);
 void shim_link_close(struct shim_world *w, struct shim_link *link);
 
 int shim_buf_register(struct shim_world *w, struct shim_buf *buf, void *data, size_t size);
+/* The same for the comms of another link, which must stay open until deregistered. */
+int shim_buf_register_on(struct shim_world *w, struct shim_link *link, struct shim_buf *buf,
+			 void *data, size_t size);
 void shim_buf_deregister(struct shim_world *w, struct shim_buf *buf);
 
 /* Ring all-reduce of floats, out of place (send == recv is in place). */
@@ -93,6 +99,12 @@ int shim_all_reduce_sum(struct shim_world *w, const struct shim_buf *send,
 /* Sends `bytes` of send to the next rank and receives as many from the previous one. */
 int shim_sendrecv(struct shim_world *w, const struct shim_buf *send, const struct shim_buf *recv,
 		  size_t bytes);
+/*
+ * The same on the buffers' own link (both registered on it); send or recv
+ * NULL moves bytes one way only, as a link with one peer of -1 can.
+ */
+int shim_sendrecv_on(struct shim_world *w, const struct shim_buf *send,
+		     const struct shim_buf *recv, size_t bytes);
 
 /*
  * Runs rank_main in nranks forked children (no exec), each with RANK,

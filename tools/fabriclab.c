@@ -9,7 +9,9 @@
 #include "tools/bench/bench.h"
 #include "tools/doctor/doctor.h"
 #include "tools/lab/lab.h"
+#include "tools/nccllog/nccllog.h"
 #include "tools/report/report.h"
+#include "tools/sweep/sweep.h"
 #include "tools/trace/trace.h"
 
 struct command {
@@ -22,12 +24,16 @@ struct command {
 static const struct command commands[] = {
 	{ "bench", "nccl-tests-style all_reduce/sendrecv bandwidth through the net plugin",
 	  bench_main, bench_usage },
+	{ "sweep", "bandwidth of every node pair, both directions; baseline, rejoin gate",
+	  sweep_main, sweep_usage },
 	{ "report", "merge per-process reports: cluster verdict, hop table, --json/--svg/--prom",
 	  report_main, report_usage },
 	{ "trace", "read an LTTng trace: per-hop wire bandwidth over time, the same verdict",
 	  trace_main, trace_usage },
 	{ "doctor", "check this node's fabric: ports, rates, counters, GPUDirect, PCI placement",
 	  doctor_main, doctor_usage },
+	{ "nccl-log", "NCCL_DEBUG=INFO logs of every rank: network, GPUDirect RDMA, versions",
+	  nccllog_main, nccllog_usage },
 	{ "lab", "a training-like job on local ranks with a fault from the field, and its report",
 	  lab_main, lab_usage },
 };
@@ -38,8 +44,8 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: fabriclab <command> [options]\n\ncommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "  %-8s %s\n", "help",
+		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "  %-9s %s\n", "help",
 		"this text; `fabriclab help <command>` for one command");
 	fprintf(out, "  %-8s %s\n", "version", "the version (also --version)");
 }

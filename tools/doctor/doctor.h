@@ -7,6 +7,7 @@
 #define FABRICLAB_DOCTOR_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "plugin/port/port_info.h"
@@ -31,6 +32,23 @@ struct doctor_check {
 	char command[320]; /* what a person runs to look deeper, "" if nothing */
 };
 
+#define DOCTOR_PRIOS 8
+
+/* One RoCE interface's lossless settings, as read (doctor_roce.c); `have_*` false = unknown. */
+struct doctor_roce {
+	char netdev[IFNAMSIZ];
+	char port[FL_PORT_NAME_LEN];
+	bool have_trust, have_pfc, have_ecn;
+	char trust[8];            /* "pcp" or "dscp" */
+	bool pfc[DOCTOR_PRIOS];
+	bool ecn_np[DOCTOR_PRIOS]; /* notification point: sends CNPs for marked packets */
+	bool ecn_rp[DOCTOR_PRIOS]; /* reaction point: slows down on CNPs (DCQCN) */
+	long tc, sl;              /* NCCL_IB_TC, NCCL_IB_SL (0 unset) */
+	int dscp;                 /* tc >> 2 */
+	int prio;                 /* the priority NCCL's RoCE packets travel on */
+	uint64_t rx_pause[DOCTOR_PRIOS], tx_pause[DOCTOR_PRIOS];
+};
+
 struct doctor {
 	const char *root; /* sysfs root */
 	double interval_s; /* 0: one sample, counters as absolute values */
@@ -42,6 +60,9 @@ struct doctor {
 	bool dmabuf_probed;
 	int nchecks, cap;
 	struct doctor_check *checks;
+	const char *prom; /* --prom FILE */
+	struct doctor_roce roce[FL_PORT_MAX];
+	int nroce;
 };
 
 void doctor_add(struct doctor *d, int level, const char *check, const char *subject,
@@ -57,6 +78,11 @@ void doctor_check_placement(struct doctor *d);
 /* GPUs and their GPUDirect attributes from the CUDA runtime, when it loads. */
 void doctor_check_cuda(struct doctor *d);
 void doctor_check_nccl_env(struct doctor *d);
+/* RoCE: PFC, ECN and trust per priority, NCCL's traffic class mapped to its priority. */
+void doctor_check_roce(struct doctor *d);
+
+/* --prom FILE: node_exporter textfile metrics (doctor_prom.c); 0, or -1 with errno. */
+int doctor_write_prom(const struct doctor *d, const char *path);
 
 /* Outputs (doctor_out.c). */
 void doctor_print_text(const struct doctor *d, FILE *out);

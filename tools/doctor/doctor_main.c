@@ -14,17 +14,21 @@
 void doctor_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: fabriclab doctor [--interval S] [--json] [--require-rdma] [--strict]\n"
+		"usage: fabriclab doctor [--interval S] [--json] [--prom FILE] [--require-rdma]\n"
+		"                        [--strict]\n"
 		"\n"
 		"Checks this node's fabric: RDMA devices through libibverbs and sysfs, each\n"
 		"port's state and rate against the highest rate it could run at, the counters\n"
 		"that find bad links, GPUDirect RDMA readiness (peer memory module, dma-buf),\n"
-		"the PCI placement of GPUs and NICs, and the NCCL_* variables in effect. Each\n"
+		"the PCI placement of GPUs and NICs, the NCCL_* variables in effect, and on\n"
+		"RoCE the lossless settings: PFC and ECN per priority, the trust mode, and the\n"
+		"priority NCCL_IB_TC / NCCL_IB_SL put NCCL's packets on. Each\n"
 		"line says PASS, INFO, WARN or FAIL and the command that looks deeper.\n"
 		"\n"
 		"  --interval S    read the counters twice, S seconds apart (decimal allowed),\n"
 		"                  and judge what rose in between\n"
 		"  --json          print the checks and the ports as JSON\n"
+		"  --prom FILE     also write node_exporter textfile metrics (docs/doctor.md)\n"
 		"  --require-rdma  a node without an active RDMA port fails\n"
 		"  --strict        exit 3 when there are warnings but no failure\n"
 		"  -h, --help      this text\n"
@@ -98,7 +102,8 @@ static int parse_opts(int argc, char **argv, struct doctor *d)
 	static const struct option longs[] = {
 		{ "interval", required_argument, NULL, 'i' }, { "json", no_argument, NULL, 'j' },
 		{ "require-rdma", no_argument, NULL, 'r' },   { "strict", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },	      { NULL, 0, NULL, 0 },
+		{ "prom", required_argument, NULL, 'p' },    { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
@@ -111,6 +116,7 @@ static int parse_opts(int argc, char **argv, struct doctor *d)
 				return DOCTOR_EXIT_USAGE;
 			break;
 		case 'j': d->json = true; break;
+		case 'p': d->prom = optarg; break;
 		case 'r': d->require_rdma = true; break;
 		case 's': d->strict = true; break;
 		case 'h': doctor_usage(stdout); return DOCTOR_EXIT_OK;
@@ -176,7 +182,12 @@ int doctor_main(int argc, char **argv)
 	doctor_check_placement(&d);
 	doctor_check_cuda(&d);
 	doctor_check_nccl_env(&d);
+	doctor_check_roce(&d);
 	rc = doctor_exit_status(&d);
+	if (d.prom && doctor_write_prom(&d, d.prom)) {
+		fprintf(stderr, "fabriclab doctor: --prom %s: %s\n", d.prom, strerror(errno));
+		rc = DOCTOR_EXIT_FAIL;
+	}
 	if (d.json) {
 		if (doctor_print_json(&d, stdout))
 			rc = DOCTOR_EXIT_FAIL;
