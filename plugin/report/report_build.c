@@ -154,6 +154,21 @@ static int judged_wire_view(const struct fl_report *r)
 	return best == FL_HOP_RECV ? FL_HOP_SEND : FL_HOP_RECV;
 }
 
+/* Like with like: hops of the two modes time different things, each is judged on its own. */
+static void judge(struct fl_report *r, const struct fl_verdict_params *params)
+{
+	int *group = calloc(r->nhops > 0 ? (size_t)r->nhops : 1, sizeof(*group));
+
+	if (!group) {
+		fl_verdict_compute(r->figs, (size_t)r->nhops, params, &r->verdict);
+		return;
+	}
+	for (int i = 0; i < r->nhops; i++)
+		group[i] = r->hops[i].key.mode;
+	fl_verdict_compute_groups(r->figs, group, (size_t)r->nhops, params, &r->verdict);
+	free(group);
+}
+
 int fl_report_fill(struct fl_report *r, struct fl_hop_snapshot *hops, int nhops,
 		   const struct fl_verdict_params *params)
 {
@@ -168,7 +183,7 @@ int fl_report_fill(struct fl_report *r, struct fl_hop_snapshot *hops, int nhops,
 	wire_view = judged_wire_view(r);
 	for (int i = 0; i < nhops; i++)
 		figures_of(r, &hops[i], wire_view, &r->figs[i]);
-	fl_verdict_compute(r->figs, (size_t)nhops, params, &r->verdict);
+	judge(r, params);
 	if (wire_view == FL_HOP_SEND && strcmp(r->transport, "ib"))
 		fl_verdict_note_sender_view(&r->verdict);
 	fl_verdict_commands(&r->verdict, r->figs, (size_t)nhops, r->commands,

@@ -42,20 +42,33 @@ static int teardown(void **state)
 	return system(cmd);
 }
 
-/* Plays s into a fresh folder and merges what the processes wrote. */
-static void play_and_merge(const struct player_scenario *s)
+/*
+ * Plays s into a fresh folder (next to the net-mode reports of `net_fixture`,
+ * when given) and merges what the processes wrote.
+ */
+static void play_and_merge_with(const struct player_scenario *s, const char *net_fixture)
 {
 	struct fl_verdict_params p;
-	char cmd[300];
+	char cmd[600];
 
 	snprintf(cmd, sizeof(cmd), "rm -f '%s'/*.json", dir);
 	assert_int_equal(system(cmd), 0);
+	if (net_fixture) {
+		snprintf(cmd, sizeof(cmd), "cp tests/fixtures/reports/%s/*.json '%s'/", net_fixture,
+			 dir);
+		assert_int_equal(system(cmd), 0);
+	}
 	report_free(&set);
 	memset(&set, 0, sizeof(set));
 	assert_int_equal(player_run(s, dir), 0);
 	fl_verdict_default_params(&p);
 	if (report_add_path(&set, dir) || report_merge(&set, &p))
 		fail_msg("merge: %s", fl_error_text());
+}
+
+static void play_and_merge(const struct player_scenario *s)
+{
+	play_and_merge_with(s, NULL);
 }
 
 static const struct report_hop *hop_of(const struct player_scenario *s, int src, int dst,
@@ -80,12 +93,21 @@ static const struct report_hop *hop_of(const struct player_scenario *s, int src,
 	return NULL;
 }
 
+static size_t count_profiler_hops(void)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < set.nhops; i++)
+		n += !strcmp(report_hop_mode(&set.hops[i]), "profiler");
+	return n;
+}
+
 /* Every ring hop has both views, named by node, with exactly the bytes moved. */
 static void check_ring(const struct player_scenario *s)
 {
 	uint64_t bytes = (uint64_t)s->ops * s->nsteps * s->nchannels * s->chunk;
 
-	if (set.nhops != (size_t)s->nranks * s->comms) {
+	if (count_profiler_hops() != (size_t)s->nranks * s->comms) {
 		for (size_t i = 0; i < set.nhops; i++)
 			print_message("hop %s/%s -> %s/%s %016llx send %d recv %d\n",
 				      set.hops[i].key.src_node, set.hops[i].key.src_dev,
@@ -211,6 +233,32 @@ static void test_two_comms(void **state)
 	assert_int_equal(set.verdict.kind, FL_VERDICT_NONE);
 }
 
+/*
+ * A mix: profiler-mode reports of one job next to net-mode reports of another
+ * (tests/fixtures/reports/healthy4, nodes n1..n4). Each kind is judged on its
+ * own: the profiler job's slow link is found, the net job's hops are kept.
+ */
+static void test_mixed_modes(void **state)
+{
+	int version = *(int *)*state;
+	struct player_scenario s;
+	size_t net = 0;
+
+	player_defaults(&s, version, 8);
+	play_and_merge_with(&s, "healthy4");
+	check_ring(&s);
+	for (size_t i = 0; i < set.nhops; i++)
+		net += !strcmp(report_hop_mode(&set.hops[i]), "net");
+	assert_int_equal(net, 4);
+	assert_int_equal(set.verdict.kind, FL_VERDICT_NONE);
+	s.slow_src = 5;
+	s.slow_dst = 6;
+	play_and_merge_with(&s, "healthy4");
+	assert_int_equal(set.verdict.kind, FL_VERDICT_LINK);
+	assert_string_equal(set.figures[set.verdict.hop].src_node, "node5");
+	assert_string_equal(set.figures[set.verdict.hop].dst_node, "node6");
+}
+
 static int versions[] = { 1, 2, 3, 4, 5, 6 };
 
 #define VERSION_TESTS(i)                                                                    \
@@ -220,7 +268,8 @@ static int versions[] = { 1, 2, 3, 4, 5, 6 };
 	cmocka_unit_test_prestate_setup_teardown(test_slow_nic, setup, teardown, &versions[i]), \
 	cmocka_unit_test_prestate_setup_teardown(test_straggler, setup, teardown,             \
 						 &versions[i]),                               \
-	cmocka_unit_test_prestate_setup_teardown(test_two_comms, setup, teardown, &versions[i])
+	cmocka_unit_test_prestate_setup_teardown(test_two_comms, setup, teardown, &versions[i]), \
+	cmocka_unit_test_prestate_setup_teardown(test_mixed_modes, setup, teardown, &versions[i])
 
 int main(void)
 {

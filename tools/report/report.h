@@ -175,6 +175,8 @@ bool report_has_wire(const struct report_view *v);
 /* The view whose wire timing is best for the hop's transport, else the one that has one. */
 const struct report_view *report_wire_view(const struct report_hop *h);
 const char *report_wire_view_name(const struct report_hop *h);
+/* What measured the hop: "net" (our transport), "profiler" (NCCL's events), or "net+profiler". */
+const char *report_hop_mode(const struct report_hop *h);
 /* The hop is one the verdict blames: its hop, every hop of its device, every hop without GDR... */
 bool report_is_culprit(const struct report_set *set, size_t i);
 

@@ -204,6 +204,14 @@ const struct report_view *report_wire_view(const struct report_hop *h)
 	return best->present ? best : other;
 }
 
+const char *report_hop_mode(const struct report_hop *h)
+{
+	bool prof = (h->send.present && h->send.profiler) || (h->recv.present && h->recv.profiler);
+	bool net = (h->send.present && !h->send.profiler) || (h->recv.present && !h->recv.profiler);
+
+	return prof && net ? "net+profiler" : prof ? "profiler" : "net";
+}
+
 const char *report_wire_view_name(const struct report_hop *h)
 {
 	return report_wire_view(h) == &h->send ? "send" : "recv";
@@ -294,6 +302,22 @@ static int count_nodes(struct report_set *set)
 	return 0;
 }
 
+/* Net-mode and profiler-mode hops time different things: each kind is judged on its own. */
+static int judge(struct report_set *set, const struct fl_verdict_params *params)
+{
+	int *group = calloc(set->nhops + 1, sizeof(*group));
+
+	if (!group)
+		return fl_fail(FL_ERR_SYSTEM, "out of memory");
+	for (size_t i = 0; i < set->nhops; i++) {
+		to_figures(&set->hops[i], &set->figures[i]);
+		group[i] = strcmp(report_hop_mode(&set->hops[i]), "net") != 0;
+	}
+	fl_verdict_compute_groups(set->figures, group, set->nhops, params, &set->verdict);
+	free(group);
+	return 0;
+}
+
 int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 {
 	int err = drop_duplicates(set);
@@ -307,9 +331,9 @@ int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 	set->figures = calloc(set->nhops + 1, sizeof(*set->figures));
 	if (!set->figures)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory");
-	for (size_t i = 0; i < set->nhops; i++)
-		to_figures(&set->hops[i], &set->figures[i]);
-	fl_verdict_compute(set->figures, set->nhops, params, &set->verdict);
+	err = judge(set, params);
+	if (err)
+		return err;
 	if (set->verdict.hop >= 0 && !strcmp(set->hops[set->verdict.hop].transport, "socket") &&
 	    report_wire_view(&set->hops[set->verdict.hop]) == &set->hops[set->verdict.hop].send)
 		fl_verdict_note_sender_view(&set->verdict);
