@@ -50,8 +50,11 @@ static const struct fl_report_hooks report_hooks = {
 
 static void tell_report(const struct fl_prof_ctx *c)
 {
-	if (c->comm_hash && c->rank >= 0)
-		fl_report_note_rank(c->comm_hash, c->rank, c->nranks, c->nnodes, c->comm_name);
+	uint64_t hash = __atomic_load_n(&c->comm_hash, __ATOMIC_RELAXED);
+	int rank = __atomic_load_n(&c->rank, __ATOMIC_RELAXED);
+
+	if (hash && rank >= 0)
+		fl_report_note_rank(hash, rank, c->nranks, c->nnodes, c->comm_name);
 }
 
 static struct fl_prof_ctx *ctx_new(const struct fl_prof_comm_info *info)
@@ -104,20 +107,22 @@ int fl_prof_init(void **ctx, const struct fl_prof_comm_info *info, fl_logger_fn 
 	return FL_OK;
 }
 
-/* v1..v3: the hash comes with the first Coll or P2p, the rank with any event. */
+/*
+ * v1..v3: the hash comes with the first Coll or P2p (on the application's
+ * thread), the rank with any event (the proxy thread's too): first one wins.
+ */
 void fl_prof_learn_comm(void *ctx, uint64_t comm_hash, int rank)
 {
 	struct fl_prof_ctx *c = ctx;
-	int changed = 0;
+	uint64_t no_hash = 0;
+	int no_rank = -1, changed = 0;
 
-	if (!c->comm_hash && comm_hash) {
-		c->comm_hash = comm_hash;
-		changed = 1;
-	}
-	if (c->rank < 0 && rank >= 0) {
-		c->rank = rank;
-		changed = 1;
-	}
+	if (comm_hash)
+		changed |= __atomic_compare_exchange_n(&c->comm_hash, &no_hash, comm_hash, 0,
+						       __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	if (rank >= 0)
+		changed |= __atomic_compare_exchange_n(&c->rank, &no_rank, rank, 0,
+						       __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	if (changed)
 		tell_report(c);
 }

@@ -59,7 +59,7 @@ int fl_prof_op_start(void *ctx, void **handle, const struct fl_prof_op_descr *d)
 	/* PXN: another process's op run here; its parentObj is not ours, its rank is. */
 	if (d->pid != c->pid)
 		c->counts.pxn_ops++;
-	if (c->rank < 0 && d->pid == c->pid)
+	if (d->pid == c->pid && __atomic_load_n(&c->rank, __ATOMIC_RELAXED) < 0)
 		fl_prof_learn_comm(c, 0, d->rank);
 	l = d->peer >= 0 ? fl_prof_link_get(c, d->rank, d->peer, d->is_send != 0, d->channel)
 			 : NULL;
@@ -157,9 +157,10 @@ int fl_prof_stop(void *handle)
 	return 0;
 }
 
+/* Group and Coll come on the application's thread, NetPlugin on the proxy's. */
 void fl_prof_note_other(void *ctx)
 {
-	((struct fl_prof_ctx *)ctx)->counts.other_events++;
+	__atomic_fetch_add(&((struct fl_prof_ctx *)ctx)->counts.other_events, 1, __ATOMIC_RELAXED);
 }
 
 void fl_prof_pool_free(struct fl_prof_ctx *c)

@@ -30,12 +30,13 @@ static void attach(struct fl_prof_ctx *c, struct fl_prof_link *l)
 	struct fl_endpoint self, peer;
 	struct fl_hop_key key;
 	enum fl_hop_view view = l->is_send ? FL_HOP_SEND : FL_HOP_RECV;
+	uint64_t hash = __atomic_load_n(&c->comm_hash, __ATOMIC_RELAXED);
 
-	rank_endpoint(&self, c->node, l->rank, c->comm_hash);
-	rank_endpoint(&peer, FL_PROF_UNKNOWN_NODE, l->peer, c->comm_hash);
+	rank_endpoint(&self, c->node, l->rank, hash);
+	rank_endpoint(&peer, FL_PROF_UNKNOWN_NODE, l->peer, hash);
 	fl_hop_key_make(&key, view, &self, &peer);
 	key.mode = FL_HOP_PROFILER;
-	key.comm_hash = c->comm_hash;
+	key.comm_hash = hash;
 	fl_hop_attach(&l->stats, &key, -1, l->is_send ? l->rank : l->peer,
 		      l->is_send ? l->peer : l->rank);
 }

@@ -186,6 +186,9 @@ static void test_slow_link(void **state)
 	assert_string_equal(f->src_node, "node5");
 	assert_string_equal(f->dst_node, "node6");
 	assert_true(set.verdict.ratio < 0.3 && set.verdict.ratio > 0.2);
+	/* Ranks are not devices: the first command finds the NIC behind the rank. */
+	assert_non_null(strstr(set.commands, "via NET/"));
+	assert_non_null(strstr(set.commands, "rank5 on node5"));
 }
 
 static void test_slow_nic(void **state)
@@ -219,6 +222,29 @@ static void test_straggler(void **state)
 	assert_string_equal(set.verdict.node, "node2");
 }
 
+/* Prometheus rejects two series with one label set: the communicator is a label. */
+static void prom_has_both_comms(const struct player_scenario *s)
+{
+	char path[300], line[512], want[2][40];
+	int seen[2] = { 0, 0 };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/out.prom", dir);
+	assert_int_equal(report_write_prom(&set, path), 0);
+	for (int c = 0; c < 2; c++)
+		snprintf(want[c], sizeof(want[c]), "comm=\"%016llx\"",
+			 (unsigned long long)(s->comm_hash + (uint64_t)c));
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		for (int c = 0; c < 2; c++)
+			seen[c] += strstr(line, "fabriclab_hop_bytes_total{") &&
+				   strstr(line, want[c]);
+	fclose(f);
+	assert_int_equal(seen[0], s->nranks);
+	assert_int_equal(seen[1], s->nranks);
+}
+
 /* Two communicators on the same ranks: their hops stay apart, bytes not doubled. */
 static void test_two_comms(void **state)
 {
@@ -231,6 +257,7 @@ static void test_two_comms(void **state)
 	play_and_merge(&s);
 	check_ring(&s);
 	assert_int_equal(set.verdict.kind, FL_VERDICT_NONE);
+	prom_has_both_comms(&s);
 }
 
 /*
