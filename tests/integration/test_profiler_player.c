@@ -71,13 +71,15 @@ static void play_and_merge(const struct player_scenario *s)
 	play_and_merge_with(s, NULL);
 }
 
+/* The hop between two ranks of communicator `comm`, on the nodes that hold them. */
 static const struct report_hop *hop_of(const struct player_scenario *s, int src, int dst,
-				       uint64_t comm_hash)
+				       int comm)
 {
 	char src_node[32], dst_node[32], src_dev[16], dst_dev[16];
+	uint64_t comm_hash = s->comm_hash + (uint64_t)comm;
 
-	player_node_name(s, src, src_node, sizeof(src_node));
-	player_node_name(s, dst, dst_node, sizeof(dst_node));
+	player_node_name(s, player_comm_rank(s, comm, src), src_node, sizeof(src_node));
+	player_node_name(s, player_comm_rank(s, comm, dst), dst_node, sizeof(dst_node));
 	snprintf(src_dev, sizeof(src_dev), "rank%d", src);
 	snprintf(dst_dev, sizeof(dst_dev), "rank%d", dst);
 	for (size_t i = 0; i < set.nhops; i++) {
@@ -118,8 +120,7 @@ static void check_ring(const struct player_scenario *s)
 	}
 	for (int c = 0; c < s->comms; c++) {
 		for (int r = 0; r < s->nranks; r++) {
-			const struct report_hop *h =
-				hop_of(s, r, (r + 1) % s->nranks, s->comm_hash + (uint64_t)c);
+			const struct report_hop *h = hop_of(s, r, (r + 1) % s->nranks, c);
 
 			assert_true(h->send.present && h->recv.present);
 			assert_true(h->send.profiler && h->recv.profiler);
@@ -286,6 +287,24 @@ static void test_mixed_modes(void **state)
 	assert_string_equal(set.figures[set.verdict.hop].dst_node, "node6");
 }
 
+/*
+ * A split: the second communicator numbers the same processes' ranks
+ * backwards. Each hop is named by the nodes that hold its ranks in its own
+ * communicator, never by the other's numbering.
+ */
+static void test_split_renumbered(void **state)
+{
+	int version = *(int *)*state;
+	struct player_scenario s;
+
+	player_defaults(&s, version, 4);
+	s.comms = 2;
+	s.split = 1;
+	play_and_merge(&s);
+	check_ring(&s);
+	assert_int_equal(set.verdict.kind, FL_VERDICT_NONE);
+}
+
 static int versions[] = { 1, 2, 3, 4, 5, 6 };
 
 #define VERSION_TESTS(i)                                                                    \
@@ -296,7 +315,10 @@ static int versions[] = { 1, 2, 3, 4, 5, 6 };
 	cmocka_unit_test_prestate_setup_teardown(test_straggler, setup, teardown,             \
 						 &versions[i]),                               \
 	cmocka_unit_test_prestate_setup_teardown(test_two_comms, setup, teardown, &versions[i]), \
-	cmocka_unit_test_prestate_setup_teardown(test_mixed_modes, setup, teardown, &versions[i])
+	cmocka_unit_test_prestate_setup_teardown(test_mixed_modes, setup, teardown,           \
+						 &versions[i]),                               \
+	cmocka_unit_test_prestate_setup_teardown(test_split_renumbered, setup, teardown,      \
+						 &versions[i])
 
 int main(void)
 {

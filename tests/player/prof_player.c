@@ -40,6 +40,11 @@ void player_defaults(struct player_scenario *s, int version, int nranks)
 	s->comms = 1;
 }
 
+int player_comm_rank(const struct player_scenario *s, int comm, int rank)
+{
+	return s->split && (comm & 1) ? s->nranks - 1 - rank : rank;
+}
+
 void player_node_name(const struct player_scenario *s, int rank, char *buf, unsigned len)
 {
 	snprintf(buf, len, "node%d", rank / s->ranks_per_node);
@@ -127,24 +132,27 @@ static void *rank_main(void *arg)
 	struct rank_job *job = arg;
 	const struct player_scenario *s = job->s;
 	const struct player_driver *d = player_driver(s->version);
-	struct player_thread th = { .rank = job->rank };
 	struct handles *h = malloc(sizeof(*h));
 	void *ctx[MAX_COMMS] = { NULL };
 	int comms = s->comms < MAX_COMMS ? s->comms : MAX_COMMS;
 
-	job->rc = !h || !d || player_generate(s, &th, job->t0);
+	job->rc = !h || !d;
 	for (int c = 0; !job->rc && c < comms; c++)
-		job->rc = d->init(&ctx[c], s, s->comm_hash + (uint64_t)c, job->rank);
+		job->rc = d->init(&ctx[c], s, s->comm_hash + (uint64_t)c,
+				  player_comm_rank(s, c, job->rank));
 	for (int c = 0; !job->rc && c < comms; c++) {
 		struct player_scenario one = *s;
+		struct player_thread th = { .rank = player_comm_rank(s, c, job->rank) };
 
 		one.comm_hash = s->comm_hash + (uint64_t)c;
-		job->rc = play_comm(&one, &th, ctx[c], h);
+		one.pxn = s->pxn && th.rank == job->rank; /* node-mates are neighbours only there */
+		job->rc = player_generate(&one, &th, job->t0);
+		job->rc = job->rc ? job->rc : play_comm(&one, &th, ctx[c], h);
+		player_thread_free(&th);
 	}
 	for (int c = 0; c < comms; c++)
 		if (ctx[c])
 			job->rc |= d->finalize(ctx[c]);
-	player_thread_free(&th);
 	free(h);
 	return NULL;
 }

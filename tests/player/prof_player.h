@@ -31,6 +31,7 @@ struct player_scenario {
 	double slow_factor;
 	int pxn;  /* odd ranks' channel-1 ops run by their node-mate's proxy (PXN) */
 	int comms; /* communicators per rank (each its own hash), 1 or more */
+	int split; /* odd communicators number their ranks backwards (a split, renumbered) */
 };
 
 void player_defaults(struct player_scenario *s, int version, int nranks);
@@ -41,5 +42,7 @@ void player_node_name(const struct player_scenario *s, int rank, char *buf, unsi
  * reports land in dir. Returns 0 when every process exited cleanly.
  */
 int player_run(const struct player_scenario *s, const char *dir);
+/* The rank a process's rank `rank` (of communicator 0) has in communicator `comm`; its own inverse. */
+int player_comm_rank(const struct player_scenario *s, int comm, int rank);
 
 #endif
