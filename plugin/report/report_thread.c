@@ -115,6 +115,9 @@ static int gather(struct fl_report *r, int final)
 		 rs.tp ? rs.tp->name : FL_REPORT_NCCL_TRANSPORT);
 	gather_devices(r);
 	r->nranks_held = fl_report_ranks(r->ranks, FL_REPORT_MAX_RANKS);
+	/* Profiler mode: a process holding one rank in one communicator is that rank. */
+	if (r->rank < 0 && r->nranks_held == 1)
+		r->rank = r->ranks[0].rank;
 	r->ninjected = fl_fault_injected_list(r->injected, FL_FAULT_MAX_INJECTED);
 	r->ports = fl_port_watch_now(&r->ports_seconds);
 	r->ports_base = fl_port_watch_base();
