@@ -98,7 +98,7 @@ static void test_traps_v5(void **state)
 	void *lib = dlopen(prof_path, RTLD_NOW | RTLD_LOCAL);
 	const struct fl_abi_profiler_v5 *t = lib ? dlsym(lib, "ncclProfiler_v5") : NULL;
 	fl_prof_abi_state_args_v5 args = { .proxy_step = { 4096 } };
-	void *ctx = NULL, *op, *step;
+	void *ctx = NULL, *op, *step, *net;
 	int mask = 0;
 
 	(void)state;
@@ -117,6 +117,11 @@ static void test_traps_v5(void **state)
 	step = start(t, ctx, FL_PROF_EV_PROXY_STEP, op, getpid() + 1);
 	assert_non_null(step);
 	assert_int_equal(t->record_event_state(step, FL_PROF_ST_STEP_SEND_WAIT, &args), 0);
+	/* A net plugin's event under the step: not measured, and NCCL stops it unguarded. */
+	net = start(t, ctx, FL_PROF_EV_NET_PLUGIN, step, getpid());
+	assert_null(net);
+	assert_int_equal(t->record_event_state(net, FL_PROF_ST_NET_PLUGIN_UPDATE, &args), 0);
+	assert_int_equal(t->stop_event(net), 0);
 	/* v4's adapter passes uninitialised args with state 19 on an op: never read. */
 	assert_int_equal(t->record_event_state(op, FL_PROF_ST_OP_IN_PROGRESS_V4, NULL), 0);
 	assert_int_equal(t->stop_event(step), 0);
