@@ -7,6 +7,7 @@
  */
 #include "profiler_abi.h"
 
+#include "base/fl_types.h"
 #include "profiler/profiler.h"
 
 #define FL_ABI_EXPORT __attribute__((visibility("default")))
@@ -24,7 +25,7 @@ static int init_common(void **ctx, int *mask, const struct fl_prof_comm_info *in
 	if (ctx)
 		*ctx = NULL;
 	if (!ctx || !mask)
-		return 3; /* ncclInternalError: NCCL always passes both */
+		return FL_ERR_INTERNAL; /* NCCL always passes both */
 	rc = fl_prof_init(ctx, info, logger);
 	/* A context of NULL means "measure nothing": ask for no events at all. */
 	*mask = rc == 0 && *ctx ? wanted : 0;
