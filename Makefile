@@ -11,6 +11,8 @@ CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -pthread -I. -Iplugin $(SAN)
 LDFLAGS := -pthread $(SAN)
 
 PLUGIN_SO   := $(BUILD)/libnccl-net-fabriclab.so
+# The same object under the name NCCL's profiler loader looks for (NCCL_PROFILER_PLUGIN=fabriclab).
+PROFILER_SO := $(BUILD)/libnccl-profiler-fabriclab.so
 PLUGIN_LIB  := $(BUILD)/libfabriclab-plugin.a
 SHIM_LIB    := $(BUILD)/libfabriclab-shim.a
 TOOL_LIB    := $(BUILD)/libfabriclab-tools.a
@@ -23,6 +25,9 @@ TOOL_SRC    := $(filter-out tools/fabriclab.c,$(sort $(shell find tools -name '*
 UNIT_SRC    := $(sort $(wildcard tests/unit/*.c))
 ITEST_SRC   := $(sort $(wildcard tests/integration/*.c))
 BENCH_SRC   := $(sort $(wildcard bench/*.c))
+# The profiler-event player the tests and benchmarks drive the ncclProfiler_vN tables with.
+PLAYER_SRC  := $(sort $(wildcard tests/player/*.c))
+PLAYER_LIB  := $(BUILD)/libfabriclab-player.a
 # Test infrastructure and the run-time-loaded tracepoint provider: shared objects of their own.
 FAKEVERBS_SRC := $(sort $(wildcard tests/fakeverbs/*.c))
 FAKEVERBS_SO  := $(BUILD)/libfabriclab-fakeverbs.so
@@ -39,13 +44,14 @@ PLUGIN_OBJ  := $(PLUGIN_SRC:%.c=$(BUILD)/obj/%.o)
 VARIANTS    := nocount nofault notrace
 VARIANT_SO  := $(VARIANTS:%=$(BUILD)/%/libnccl-net-fabriclab.so)
 SHIM_OBJ    := $(SHIM_SRC:%.c=$(BUILD)/obj/%.o)
+PLAYER_OBJ  := $(PLAYER_SRC:%.c=$(BUILD)/obj/%.o)
 TOOL_OBJ    := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 ITEST_BIN   := $(ITEST_SRC:tests/integration/%.c=$(BUILD)/tests/%)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all deps demo test unit integration bench sanitize clean install uninstall deb FORCE
-all: $(PLUGIN_SO) $(TOOL) $(UNIT_BIN) $(ITEST_BIN) $(BENCH_BIN) \
+all: $(PLUGIN_SO) $(PROFILER_SO) $(TOOL) $(UNIT_BIN) $(ITEST_BIN) $(BENCH_BIN) \
 	$(if $(FAKEVERBS_SRC),$(FAKEVERBS_SO) $(FAKEVERBS_LIB1)) $(if $(FAKECUDA_SRC),$(FAKECUDA_SO)) \
 	$(if $(LTTNG_SRC),$(LTTNG_SO))
 
@@ -81,6 +87,10 @@ $(VERSION_OBJ): CFLAGS += -DFABRICLAB_VERSION='"$(VERSION_STRING)"'
 # and Debian's tools expect it; NCCL and the plugin dlopen() them by that name or a path.
 $(PLUGIN_SO): $(PLUGIN_OBJ)
 	$(CC) -shared -o $@ $^ $(LDFLAGS) -Wl,-z,defs -Wl,--as-needed -Wl,-soname,$(notdir $@) -ldl
+
+# A symlink: one object, so both names dlopen to the same handle and share their state.
+$(PROFILER_SO): $(PLUGIN_SO)
+	ln -sf $(notdir $(PLUGIN_SO)) $@
 
 define variant_rules
 $(BUILD)/obj-$(1)/plugin/%.o: plugin/%.c $(PLUGIN_HDR)
@@ -135,6 +145,10 @@ $(TOOL_LIB): $(TOOL_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(PLAYER_LIB): $(PLAYER_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
 # The tools link the plugin's archive for the code they share with it (the verdict).
 LIBS := $(TOOL_LIB) $(SHIM_LIB) $(PLUGIN_LIB)
 SYSLIBS := -ljansson -lbabeltrace2 -lmicrohttpd -ldl -lm
@@ -146,13 +160,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBS) $(ALL_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBS) $(LDFLAGS) -lcmocka $(SYSLIBS)
 
-$(BUILD)/tests/%: tests/integration/%.c $(LIBS) $(ALL_HDR)
+$(BUILD)/tests/%: tests/integration/%.c $(PLAYER_LIB) $(LIBS) $(ALL_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(LIBS) $(LDFLAGS) -lcmocka $(SYSLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(PLAYER_LIB) $(LIBS) $(LDFLAGS) -lcmocka $(SYSLIBS)
 
-$(BUILD)/bench/%: bench/%.c $(LIBS) $(ALL_HDR)
+$(BUILD)/bench/%: bench/%.c $(PLAYER_LIB) $(LIBS) $(ALL_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(LIBS) $(LDFLAGS) $(SYSLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(PLAYER_LIB) $(LIBS) $(LDFLAGS) $(SYSLIBS)
 
 # Installed layout: PREFIX/bin/fabriclab; the plugin and the LTTng provider side by side in
 # PREFIX/lib (the plugin loads the provider from its own folder, the tool finds the plugin in

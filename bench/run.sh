@@ -12,6 +12,9 @@ for p in ${FABRICLAB_BENCH_PEERS:-}; do plugins+=("$(realpath "$p")"); done
 
 echo "== wrapper cost (null transport, isend+test pairs)"
 "$build/bench/wrap_cost"
+echo
+echo "== profiler role: ns per callback through ncclProfiler_v5 vs a no-op table"
+"$build/bench/profiler_cost"
 for so in "${plugins[@]}"; do
 	echo
 	echo "== $(basename "$so") vs raw TCP, same number of streams, loopback"

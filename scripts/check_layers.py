@@ -27,7 +27,10 @@ ALLOWED = {
                      "plugin/stats", "plugin/verdict", "plugin/transport", "plugin/base"],
     "plugin/wrap": ["plugin/trace", "plugin/trace/lttng", "plugin/report", "plugin/fault",
                     "plugin/stats", "plugin/transport", "plugin/base"],
-    "plugin/abi": ["plugin/wrap", "plugin/transport", "plugin/base"],
+    "plugin/profiler": ["plugin/report", "plugin/trace", "plugin/trace/lttng", "plugin/stats",
+                        "plugin/fault", "plugin/port", "plugin/verdict", "plugin/transport",
+                        "plugin/base"],
+    "plugin/abi": ["plugin/wrap", "plugin/profiler", "plugin/transport", "plugin/base"],
     "shim": ["plugin/abi", "plugin/base"],
 }
 # The tools use the plugin's layers below the wrap (never its objects) and the shim.

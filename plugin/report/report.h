@@ -42,10 +42,22 @@ struct fl_report_hooks {
 };
 
 /*
- * Once per process, at the first init: reads the configuration and starts the
- * background thread (which also keeps the connections' interval rings drained).
+ * Once per process, at the first init of either role: reads the configuration
+ * and starts the background thread (which also keeps the connections' interval
+ * rings drained). The net role passes its transport, whose devices the report
+ * lists; the profiler role passes NULL (NCCL's own transport: no devices
+ * known). A later call only adds the transport if the first had none.
  */
 int fl_report_start(const struct fl_transport *tp, const struct fl_report_hooks *hooks);
+/* The transport name reports give hops that NCCL's own transports carried. */
+#define FL_REPORT_NCCL_TRANSPORT "nccl"
+/*
+ * A rank this process holds in a communicator (profiler role, at its init);
+ * written into every report so that `fabriclab report` can join ranks to nodes.
+ */
+void fl_report_note_rank(uint64_t comm_hash, int rank, int nranks, int nnodes,
+			 const char *comm_name);
+
 /*
  * The final report; only the first call in the process that started it writes.
  * `why` names the trigger in the log ("last communicator finalized", ...).

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "report.h"
 #include "report_model.h"
 
 double fl_report_line_rate(int speed_mbps)
@@ -36,7 +37,19 @@ static void copy_name(char *dst, size_t len, const char *src)
  */
 int fl_report_best_view(const char *transport)
 {
+	/*
+	 * NCCL's own transports seen through profiler events: the sender's SendWait ->
+	 * stop is the transfer, the receiver's RecvWait -> RecvFlushWait also holds
+	 * the wait for the sender.
+	 */
+	if (!strcmp(transport, FL_REPORT_NCCL_TRANSPORT))
+		return FL_HOP_SEND;
 	return strcmp(transport, "ib") ? FL_HOP_RECV : FL_HOP_SEND;
+}
+
+const char *fl_report_hop_transport(const struct fl_report *r, const struct fl_hop_snapshot *h)
+{
+	return h->key.mode == FL_HOP_PROFILER ? FL_REPORT_NCCL_TRANSPORT : r->transport;
 }
 
 /* An active RDMA port on this node (sysfs), whatever transport carries the hop. */
@@ -65,10 +78,12 @@ static void figures_of(const struct fl_report *r, const struct fl_hop_snapshot *
 	copy_name(f->src_dev, sizeof(f->src_dev), h->key.src_dev);
 	copy_name(f->dst_node, sizeof(f->dst_node), h->key.dst_node);
 	copy_name(f->dst_dev, sizeof(f->dst_dev), h->key.dst_dev);
-	copy_name(f->transport, sizeof(f->transport), r->transport);
+	copy_name(f->transport, sizeof(f->transport), fl_report_hop_transport(r, h));
 	f->line_rate_gbs = d ? fl_report_line_rate(d->speed_mbps) : 0.0;
 	f->bytes = h->t.bytes;
 	f->messages = h->t.messages;
+	if (h->key.mode == FL_HOP_PROFILER)
+		wire_view = FL_HOP_SEND;
 	if (h->key.view == wire_view) {
 		f->wire_seconds = (double)h->wire_ns / 1e9;
 		f->wire_gbs = fl_report_wire_gbs(h);
@@ -99,16 +114,22 @@ static void fill_ranks(struct fl_report *r)
 }
 
 /* Among the hops timed from the better end, if any; else among all. */
+static int hop_best_view(const struct fl_report *r, const struct fl_hop_snapshot *h)
+{
+	return fl_report_best_view(fl_report_hop_transport(r, h));
+}
+
 static int slowest_hop(const struct fl_report *r)
 {
-	int best = -1, view = fl_report_best_view(r->transport), any_best = 0;
+	int best = -1, any_best = 0;
 
 	for (int i = 0; i < r->nhops; i++)
-		any_best |= r->hops[i].key.view == view && r->hops[i].wire_ns && r->hops[i].t.bytes;
+		any_best |= r->hops[i].key.view == hop_best_view(r, &r->hops[i]) &&
+			    r->hops[i].wire_ns && r->hops[i].t.bytes;
 	for (int i = 0; i < r->nhops; i++) {
 		if (!r->hops[i].wire_ns || !r->hops[i].t.bytes)
 			continue;
-		if (any_best && r->hops[i].key.view != view)
+		if (any_best && r->hops[i].key.view != hop_best_view(r, &r->hops[i]))
 			continue;
 		if (best < 0 ||
 		    fl_report_wire_gbs(&r->hops[i]) < fl_report_wire_gbs(&r->hops[best]))
@@ -127,9 +148,25 @@ static int judged_wire_view(const struct fl_report *r)
 	int best = fl_report_best_view(r->transport);
 
 	for (int i = 0; i < r->nhops; i++)
-		if (r->hops[i].key.view == best && r->hops[i].wire_ns)
+		if (r->hops[i].key.mode == FL_HOP_NET && r->hops[i].key.view == best &&
+		    r->hops[i].wire_ns)
 			return best;
 	return best == FL_HOP_RECV ? FL_HOP_SEND : FL_HOP_RECV;
+}
+
+/* Like with like: hops of the two modes time different things, each is judged on its own. */
+static void judge(struct fl_report *r, const struct fl_verdict_params *params)
+{
+	int *group = calloc(r->nhops > 0 ? (size_t)r->nhops : 1, sizeof(*group));
+
+	if (!group) {
+		fl_verdict_compute(r->figs, (size_t)r->nhops, params, &r->verdict);
+		return;
+	}
+	for (int i = 0; i < r->nhops; i++)
+		group[i] = r->hops[i].key.mode;
+	fl_verdict_compute_groups(r->figs, group, (size_t)r->nhops, params, &r->verdict);
+	free(group);
 }
 
 int fl_report_fill(struct fl_report *r, struct fl_hop_snapshot *hops, int nhops,
@@ -146,7 +183,7 @@ int fl_report_fill(struct fl_report *r, struct fl_hop_snapshot *hops, int nhops,
 	wire_view = judged_wire_view(r);
 	for (int i = 0; i < nhops; i++)
 		figures_of(r, &hops[i], wire_view, &r->figs[i]);
-	fl_verdict_compute(r->figs, (size_t)nhops, params, &r->verdict);
+	judge(r, params);
 	if (wire_view == FL_HOP_SEND && strcmp(r->transport, "ib"))
 		fl_verdict_note_sender_view(&r->verdict);
 	fl_verdict_commands(&r->verdict, r->figs, (size_t)nhops, r->commands,

@@ -1,4 +1,5 @@
 /* The report as JSON, field by field as docs/report-format.md lists them. */
+#include <stdio.h>
 #include <string.h>
 
 #include "base/json_out.h"
@@ -91,6 +92,35 @@ static void size_histogram(struct fl_json *j, const struct fl_hop_snapshot *h)
 	fl_json_end(j);
 }
 
+/* A communicator's hash as hex text: JSON numbers lose 64-bit integers. */
+static void comm_hash(struct fl_json *j, const char *key, int known, uint64_t hash)
+{
+	char text[24];
+
+	snprintf(text, sizeof(text), "%016llx", (unsigned long long)hash);
+	fl_json_string(j, key, known ? text : NULL);
+}
+
+/* Who this process is in each communicator: `fabriclab report` names peer ranks' nodes. */
+static void ranks(struct fl_json *j, const struct fl_report *r)
+{
+	fl_json_array(j, "ranks");
+	for (int i = 0; i < r->nranks_held; i++) {
+		const struct fl_report_rank *k = &r->ranks[i];
+
+		fl_json_object_inline(j, NULL);
+		comm_hash(j, "comm_hash", 1, k->comm_hash);
+		fl_json_int(j, "rank", k->rank);
+		fl_json_int(j, "nranks", k->nranks);
+		fl_json_int(j, "nnodes", k->nnodes);
+		fl_json_string(j, "comm_name", k->comm_name[0] ? k->comm_name : NULL);
+		fl_json_string(j, "node", r->node);
+		fl_json_int(j, "pid", r->pid);
+		fl_json_end(j);
+	}
+	fl_json_end(j);
+}
+
 static void hop(struct fl_json *j, const struct fl_report *r, int i)
 {
 	const struct fl_hop_snapshot *h = &r->hops[i];
@@ -106,6 +136,8 @@ static void hop(struct fl_json *j, const struct fl_report *r, int i)
 	fl_json_int(j, "src_rank", h->src_rank);
 	fl_json_int(j, "dst_rank", h->dst_rank);
 	fl_json_string(j, "view", h->key.view == FL_HOP_SEND ? "send" : "recv");
+	fl_json_string(j, "mode", h->key.mode == FL_HOP_PROFILER ? "profiler" : "net");
+	comm_hash(j, "comm_hash", h->key.mode == FL_HOP_PROFILER, h->key.comm_hash);
 	fl_json_string(j, "transport", f->transport);
 	fl_json_double(j, "line_rate_gbs", f->line_rate_gbs);
 	fl_json_int(j, "connections", h->connections);
@@ -119,6 +151,7 @@ static void hop(struct fl_json *j, const struct fl_report *r, int i)
 		       f->line_rate_gbs > 0 ? 100.0 * gbs / f->line_rate_gbs : 0.0);
 	fl_json_double(j, "active_seconds", (double)h->active_ns / 1e9);
 	fl_json_double(j, "peer_wait_seconds", (double)h->t.peer_wait_ns / 1e9);
+	fl_json_double(j, "gpu_wait_seconds", (double)h->t.gpu_wait_ns / 1e9);
 	wire_times(j, h);
 	size_histogram(j, h);
 	ptr_types(j, "memory", h->mem_types);
@@ -194,6 +227,7 @@ int fl_report_json(const struct fl_report *r, char **text, size_t *len)
 	fl_json_double(&j, "written_unix", r->written_unix);
 	fl_json_string(&j, "transport", r->transport);
 	devices(&j, r);
+	ranks(&j, r);
 	rdma_ports(&j, r);
 	injected(&j, r);
 	fl_json_array(&j, "hops");

@@ -16,6 +16,14 @@
 
 #define FL_REPORT_MAX_DEVS 32
 #define FL_REPORT_COMMANDS 4096
+#define FL_REPORT_MAX_RANKS 64
+
+/* A rank this process holds in one communicator (profiler mode names hops by rank). */
+struct fl_report_rank {
+	uint64_t comm_hash;
+	int rank, nranks, nnodes; /* -1 unknown */
+	char comm_name[64];
+};
 
 struct fl_report_device {
 	int dev;
@@ -43,6 +51,8 @@ struct fl_report {
 	struct fl_port_list *ports;            /* owned: the node's RDMA ports now; NULL unread */
 	const struct fl_port_list *ports_base; /* the same at the plugin's init, not owned */
 	double ports_seconds;                  /* from ports_base to ports */
+	int nranks_held;
+	struct fl_report_rank ranks[FL_REPORT_MAX_RANKS];
 	int ninjected; /* FABRICLAB_FAULT rules applied here: shown, never judged */
 	struct fl_fault_injected injected[FL_FAULT_MAX_INJECTED];
 };
@@ -54,6 +64,10 @@ const struct fl_report_device *fl_report_device(const struct fl_report *r, int d
 double fl_report_wire_gbs(const struct fl_hop_snapshot *h);
 /* FL_HOP_SEND or FL_HOP_RECV: the end whose wire timing the transport makes reliable. */
 int fl_report_best_view(const char *transport);
+/* The transport a hop's figures name: the process's own, or NCCL's for profiler hops. */
+const char *fl_report_hop_transport(const struct fl_report *r, const struct fl_hop_snapshot *h);
+/* The ranks this process holds, copied out (at most max); returns the count. */
+int fl_report_ranks(struct fl_report_rank *out, int max);
 
 /*
  * Takes ownership of hops[nhops] (malloc'd) and derives the rest: ranks where

@@ -83,7 +83,7 @@ static void hop_table(FILE *f, const struct fl_report *r)
 	}
 	fprintf(f, "  %-*s %-4s %-9s %5s %10s %9s %9s %6s %9s %9s %10s %9s %9s  %s\n", width,
 		"hop", "view", "ranks", "conns", "bytes", "messages", "wire GB/s", "%line",
-		"wire s", "active s", "peer wait", "p50 us", "p99 us", "memory");
+		"wire s", "active s", "peer wait", "p50 us", "p99 us", "memory (measured by)");
 	for (int i = 0; i < r->nhops; i++) {
 		const struct fl_hop_snapshot *h = &r->hops[i];
 		double line = r->figs[i].line_rate_gbs, gbs = fl_report_wire_gbs(h);
@@ -91,6 +91,9 @@ static void hop_table(FILE *f, const struct fl_report *r)
 		hop_name(h, name, sizeof(name));
 		bytes_text(h->t.bytes, bytes, sizeof(bytes));
 		memory_names(h->mem_types, mem, sizeof(mem));
+		/* Profiler mode sees no registrations: the column says what measured the hop. */
+		if (h->key.mode == FL_HOP_PROFILER)
+			snprintf(mem, sizeof(mem), "(profiler)");
 		snprintf(ranks, sizeof(ranks), "%d->%d", h->src_rank, h->dst_rank);
 		fprintf(f, "  %-*s %-4s %-9s %5d %10s %9llu %9.3f %6.1f %9.3f %9.3f %10.3f %9.1f "
 			   "%9.1f  %s\n",

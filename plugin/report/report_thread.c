@@ -81,7 +81,7 @@ static void gather_devices(struct fl_report *r)
 {
 	int ndev = 0;
 
-	if (rs.tp->devices(&ndev) != FL_OK)
+	if (!rs.tp || rs.tp->devices(&ndev) != FL_OK)
 		ndev = 0;
 	for (int i = 0; i < ndev && r->ndevs < FL_REPORT_MAX_DEVS; i++) {
 		struct fl_report_device *d = &r->devs[r->ndevs];
@@ -111,8 +111,13 @@ static int gather(struct fl_report *r, int final)
 	r->final = final;
 	r->started_unix = rs.started_unix;
 	r->written_unix = unix_now();
-	snprintf(r->transport, sizeof(r->transport), "%s", rs.tp->name);
+	snprintf(r->transport, sizeof(r->transport), "%s",
+		 rs.tp ? rs.tp->name : FL_REPORT_NCCL_TRANSPORT);
 	gather_devices(r);
+	r->nranks_held = fl_report_ranks(r->ranks, FL_REPORT_MAX_RANKS);
+	/* Profiler mode: a process holding one rank in one communicator is that rank. */
+	if (r->rank < 0 && r->nranks_held == 1)
+		r->rank = r->ranks[0].rank;
 	r->ninjected = fl_fault_injected_list(r->injected, FL_FAULT_MAX_INJECTED);
 	r->ports = fl_port_watch_now(&r->ports_seconds);
 	r->ports_base = fl_port_watch_base();
@@ -277,7 +282,18 @@ static void report_at_exit(void *arg)
 	fl_report_final("process exit");
 }
 
-int fl_report_start(const struct fl_transport *tp, const struct fl_report_hooks *hooks)
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The second role to start only brings its transport: the devices its hops use. */
+static void add_transport(const struct fl_transport *tp)
+{
+	pthread_mutex_lock(&rs.write_lock);
+	if (tp && !rs.tp)
+		rs.tp = tp;
+	pthread_mutex_unlock(&rs.write_lock);
+}
+
+static int start_once(const struct fl_transport *tp, const struct fl_report_hooks *hooks)
 {
 	int rc = fl_report_config_from_env(&rs.cfg);
 
@@ -304,6 +320,19 @@ int fl_report_start(const struct fl_transport *tp, const struct fl_report_hooks 
 										       : "full",
 		rs.cfg.dir, rs.cfg.interval_s);
 	return FL_OK;
+}
+
+int fl_report_start(const struct fl_transport *tp, const struct fl_report_hooks *hooks)
+{
+	int rc = FL_OK;
+
+	pthread_mutex_lock(&start_lock);
+	if (atomic_load_explicit(&rs.started, memory_order_acquire) && rs.pid == getpid())
+		add_transport(tp);
+	else
+		rc = start_once(tp, hooks);
+	pthread_mutex_unlock(&start_lock);
+	return rc;
 }
 
 void fl_report_final(const char *why)

@@ -19,12 +19,17 @@
 
 enum fl_hop_view { FL_HOP_SEND, FL_HOP_RECV };
 
+/* What measured a hop: our own transport (net mode) or NCCL's profiler events. */
+enum fl_hop_mode { FL_HOP_NET, FL_HOP_PROFILER };
+
 struct fl_hop_key {
 	char src_node[FL_NODE_NAME_LEN];
 	char src_dev[FL_DEV_NAME_LEN];
 	char dst_node[FL_NODE_NAME_LEN];
 	char dst_dev[FL_DEV_NAME_LEN];
 	int view;
+	int mode;           /* enum fl_hop_mode */
+	uint64_t comm_hash; /* profiler mode: ranks name hops only within a communicator */
 };
 
 /* What a report needs of one hop, copied out under the lock. */

@@ -31,6 +31,7 @@ void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
 	acc->messages += fl_stats_load(&s->messages);
 	acc->wire_bytes += fl_stats_load(&s->wire_bytes);
 	acc->peer_wait_ns += fl_stats_load(&s->peer_wait_ns);
+	acc->gpu_wait_ns += fl_stats_load(&s->gpu_wait_ns);
 	acc->wire_bridged_ns += fl_stats_load(&s->wire.bridged_ns);
 	acc->active_bridged_ns += fl_stats_load(&s->active.bridged_ns);
 	if (max > acc->wire_max_ns)
@@ -38,4 +39,3 @@ void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
 	fl_size_hist_sum(&s->sizes, acc->sizes);
 	fl_time_hist_sum(&s->wire_times, acc->wire_times);
 }
-

@@ -26,6 +26,7 @@ struct fl_conn_stats {
 	_Atomic uint64_t wire_bytes;   /* bytes of the requests whose wire time was seen */
 	_Atomic uint64_t peer_wait_ns; /* posted -> ready, summed */
 	_Atomic uint64_t wire_max_ns;  /* longest single wire time */
+	_Atomic uint64_t gpu_wait_ns;  /* profiler mode: the GPU filling or draining a step */
 	_Atomic int32_t tag_rank;      /* the rank NCCL's tags name, -1 until seen */
 	_Atomic int mem_types;         /* FL_PTR_* registered (setup paths) */
 	struct fl_runs wire;           /* union of wire intervals */
@@ -41,7 +42,7 @@ struct fl_conn_stats {
 
 /* Plain sums a reader builds from one or many connections. */
 struct fl_conn_totals {
-	uint64_t bytes, messages, wire_bytes, peer_wait_ns, wire_max_ns;
+	uint64_t bytes, messages, wire_bytes, peer_wait_ns, wire_max_ns, gpu_wait_ns;
 	uint64_t wire_bridged_ns, active_bridged_ns; /* see interval.h */
 	uint64_t sizes[FL_SIZE_BUCKETS];
 	uint64_t wire_times[FL_TIME_BUCKETS];
@@ -99,14 +100,12 @@ static inline void fl_stats_wire(struct fl_conn_stats *s, uint64_t post_ns, uint
 }
 
 /*
- * One request of `bytes` in `slot` completed at done_ns. The slot is freed
- * last (release): a reader that sees it free also sees its intervals.
+ * One request of `bytes`, posted at post_ns, completed at done_ns: its counts,
+ * wait and intervals. The caller frees the request's slot afterwards.
  */
-static inline void fl_stats_complete(struct fl_conn_stats *s, unsigned slot, uint64_t bytes,
-				     uint64_t done_ns, const struct fl_xfer_times *t)
+static inline void fl_stats_account(struct fl_conn_stats *s, uint64_t bytes, uint64_t post_ns,
+				    uint64_t done_ns, const struct fl_xfer_times *t)
 {
-	uint64_t post_ns = fl_stats_posted_at(s, slot);
-
 	fl_stats_add(&s->bytes, bytes);
 	fl_stats_add(&s->messages, 1);
 	fl_size_hist_add(&s->sizes, bytes);
@@ -115,7 +114,20 @@ static inline void fl_stats_complete(struct fl_conn_stats *s, unsigned slot, uin
 	if (t->wire_start_ns && t->wire_end_ns > t->wire_start_ns)
 		fl_stats_wire(s, post_ns, bytes, t);
 	fl_runs_add(&s->active, post_ns, done_ns);
+}
+
+/* Frees a slot last (release): a reader that sees it free also sees its intervals. */
+static inline void fl_stats_release(struct fl_conn_stats *s, unsigned slot)
+{
 	atomic_store_explicit(&s->posted[slot], FL_SLOT_FREE, memory_order_release);
+}
+
+/* One request of `bytes` in `slot` completed at done_ns. */
+static inline void fl_stats_complete(struct fl_conn_stats *s, unsigned slot, uint64_t bytes,
+				     uint64_t done_ns, const struct fl_xfer_times *t)
+{
+	fl_stats_account(s, bytes, fl_stats_posted_at(s, slot), done_ns, t);
+	fl_stats_release(s, slot);
 }
 
 /* The oldest post time of a request still outstanding, or `now` when none is. */

@@ -65,6 +65,14 @@ void fl_verdict_default_params(struct fl_verdict_params *p);
 int fl_verdict_params_from_env(struct fl_verdict_params *p);
 void fl_verdict_compute(const struct fl_hop_figures *hops, size_t nhops,
 			const struct fl_verdict_params *params, struct fl_verdict *out);
+/*
+ * The same, judging each group of hops (group[i] in 0..3: how hop i was
+ * measured) on its own; the first group with a finding gives the verdict,
+ * its hop index into the whole array.
+ */
+void fl_verdict_compute_groups(const struct fl_hop_figures *hops, const int *group,
+			       size_t nhops, const struct fl_verdict_params *params,
+			       struct fl_verdict *out);
 const char *fl_verdict_kind_name(enum fl_verdict_kind kind);
 /*
  * Says in the reason that a wire verdict rests on senders' timings, which

@@ -73,9 +73,37 @@ static void pair_test(struct lines *l, const struct fl_hop_figures *h)
 	    h->src_node, h->dst_node, var, devs, h->src_node, h->dst_node);
 }
 
+/*
+ * Profiler mode names ranks, not devices: first find the NIC NCCL gave the
+ * rank's channels (its channel lines), then check that device as usual.
+ */
+static void nccl_commands(struct lines *l, const struct fl_verdict *v,
+			  const struct fl_hop_figures *h)
+{
+	const char *node = v->kind == FL_VERDICT_DEVICE ? v->node : h->src_node;
+	const char *rank = v->kind == FL_VERDICT_DEVICE ? v->dev : h->src_dev;
+
+	add(l, "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET <your job> 2>&1 | grep 'via NET/'   "
+	       "# the NIC behind %s on %s: its channel lines read NET/IB/<n> or NET/Socket/<n>",
+	    rank, node);
+	add(l, "on %s: ibstat; perfquery -x   # that port: State Active, expected Rate, errors "
+	       "growing? (ethtool -S <if> for Socket)", node);
+	if (v->kind != FL_VERDICT_DEVICE)
+		add(l, "on %s: ibstat; perfquery -x   # the receiving end, %s", h->dst_node,
+		    h->dst_dev);
+	add(l, "ibdiagnet   # from any node: width, speed and errors of every fabric link");
+	add(l, "mpirun -np 2 -H %s,%s all_reduce_perf -b 1G -e 8G -f 2 -g 1   "
+	       "# nccl-tests on the suspect pair: busbw well below its peers confirms",
+	    h->src_node, h->dst_node);
+}
+
 static void wire_commands(struct lines *l, const struct fl_verdict *v,
 			  const struct fl_hop_figures *h)
 {
+	if (!strcmp(h->transport, "nccl")) {
+		nccl_commands(l, v, h);
+		return;
+	}
 	if (v->kind == FL_VERDICT_DEVICE) {
 		device_checks(l, h, v->node, v->dev);
 	} else {

@@ -378,7 +378,7 @@ static void test_load_errors_are_explained(void **state)
 static int is_nccl_entry_point(const char *name)
 {
 	static const char *const pattern =
-		"^(__odr_asan\\.)?(ncclNetPlugin_v([6-9]|1[0-2])|ncclProfiler_v[0-9]+)$";
+		"^(__odr_asan\\.)?(ncclNetPlugin_v([6-9]|1[0-2])|ncclProfiler_v[1-6])$";
 	regex_t re;
 	int match;
 
@@ -393,7 +393,7 @@ static int is_nccl_entry_point(const char *name)
 static void test_exports_only_nccl_entry_points(void **state)
 {
 	char cmd[PATH_MAX + 64], line[512], type[8], name[256];
-	int net_tables = 0, symbols = 0;
+	int net_tables = 0, profiler_tables = 0, symbols = 0;
 	FILE *nm;
 
 	(void)state;
@@ -407,19 +407,23 @@ static void test_exports_only_nccl_entry_points(void **state)
 		if (!is_nccl_entry_point(name))
 			fail_msg("%s exports %s", plugin_path, name);
 		net_tables += strncmp(name, "ncclNetPlugin_v", 15) == 0;
+		profiler_tables += strncmp(name, "ncclProfiler_v", 14) == 0;
 	}
 	assert_int_equal(pclose(nm), 0);
 	assert_true(symbols > 0);
 	assert_int_equal(net_tables, 7);
+	assert_int_equal(profiler_tables, 6); /* v1..v6: NCCL 2.23 .. 2.30 */
 }
 
 /* The same seen through the loader: internals resolve to nothing. */
 static void test_internals_are_hidden(void **state)
 {
 	static const char *const hidden[] = { "fl_wrap_init", "fl_wrap_isend", "fl_fail",
-					      "fl_socket_transport", "fl_log_emit" };
+					      "fl_socket_transport", "fl_log_emit",
+					      "fl_prof_init", "fl_prof_stop" };
 	static const char *const visible[] = { "ncclNetPlugin_v6", "ncclNetPlugin_v9",
-					       "ncclNetPlugin_v12" };
+					       "ncclNetPlugin_v12", "ncclProfiler_v1",
+					       "ncclProfiler_v5", "ncclProfiler_v6" };
 	void *lib = dlopen(plugin_path, RTLD_NOW | RTLD_LOCAL);
 
 	(void)state;

@@ -33,6 +33,8 @@ struct report_view {
 	double line_rate_gbs;
 	double wire_seconds, wire_gbs;
 	double active_seconds, peer_wait_seconds;
+	double gpu_wait_seconds; /* profiler mode: the GPU filling or draining steps */
+	bool profiler;           /* measured from NCCL's profiler events, not our transport */
 	double p50_us, p99_us, max_us;
 	uint64_t sizes[REPORT_SIZE_BUCKETS]; /* counts, bucket b holds [2^b, 2^(b+1)) */
 	int mem_types;                       /* FL_PTR_* */
@@ -47,6 +49,7 @@ struct report_hop_key {
 	char src_dev[FL_DEV_NAME_LEN];
 	char dst_node[FL_NODE_NAME_LEN];
 	char dst_dev[FL_DEV_NAME_LEN];
+	uint64_t comm_hash; /* profiler mode: hops are a communicator's rank pairs; 0 net mode */
 };
 
 /* One view as read from one file, before the join. */
@@ -81,6 +84,15 @@ struct report_injected {
 	long connections;
 };
 
+/* A rank the writer held in a communicator (`ranks`): how profiler hops get node names. */
+struct report_rank {
+	uint64_t comm_hash;
+	long rank;
+};
+
+/* The node name profiler-mode reports give a peer rank they cannot name themselves. */
+#define REPORT_UNKNOWN_NODE "?"
+
 /* One process's report. */
 struct report_file {
 	char *path;
@@ -96,6 +108,8 @@ struct report_file {
 	size_t nports;
 	struct report_injected *injected; /* faults applied on its node (`injected`) */
 	size_t ninjected;
+	struct report_rank *ranks; /* the ranks it held (`ranks`), profiler mode */
+	size_t nranks;
 };
 
 /* One directed hop with both ends' views. */
@@ -137,6 +151,17 @@ int report_read_injected(const char *path, json_t *root, struct report_file *f);
 void report_print_injected(const struct report_set *set, FILE *out);
 json_t *report_injected_json(const struct report_set *set);
 
+/* The `ranks` list and the hops' `mode`/`comm_hash` of one report (report_ranks.c). */
+int report_read_ranks(const char *path, json_t *root, struct report_file *f);
+struct report_reader;
+int report_read_hop_mode(const struct report_reader *r, json_t *hop,
+			 struct report_file_view *fv);
+/*
+ * Names the peers of profiler-mode hops: a rank's node is the node of the
+ * report that held that rank in that communicator. Unknown ones stay "?".
+ */
+void report_name_ranks(struct report_set *set);
+
 /* Joining and judging (report_merge.c). */
 int report_merge(struct report_set *set, const struct fl_verdict_params *params);
 void report_free(struct report_set *set);
@@ -146,6 +171,8 @@ bool report_has_wire(const struct report_view *v);
 /* The view whose wire timing is best for the hop's transport, else the one that has one. */
 const struct report_view *report_wire_view(const struct report_hop *h);
 const char *report_wire_view_name(const struct report_hop *h);
+/* What measured the hop: "net" (our transport), "profiler" (NCCL's events), or "net+profiler". */
+const char *report_hop_mode(const struct report_hop *h);
 /* The hop is one the verdict blames: its hop, every hop of its device, every hop without GDR... */
 bool report_is_culprit(const struct report_set *set, size_t i);
 

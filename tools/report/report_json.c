@@ -4,6 +4,7 @@
  * carries its commands, and the input files are listed.
  */
 #include <jansson.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "plugin/base/error.h"
@@ -42,9 +43,11 @@ static double pct(double part, double whole)
 
 static json_t *view_json(const struct report_set *set, const struct report_view *v)
 {
+	json_t *o;
+
 	if (!v->present)
 		return json_null();
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f,"
+	o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f,"
 			 " s:{s:f, s:f, s:f}, s:o, s:o, s:b}",
 			 "file", set->files[v->input].path, "processes", (json_int_t)v->processes,
 			 "src_rank", (json_int_t)v->src_rank, "dst_rank", (json_int_t)v->dst_rank,
@@ -55,6 +58,9 @@ static json_t *view_json(const struct report_set *set, const struct report_view 
 			 "peer_wait_seconds", v->peer_wait_seconds, "wire_time_us", "p50",
 			 v->p50_us, "p99", v->p99_us, "max", v->max_us, "size_histogram",
 			 size_histogram(v), "memory", memory_names(v->mem_types), "gdr", v->gdr);
+	if (o && v->profiler)
+		json_object_set_new(o, "gpu_wait_seconds", json_real(v->gpu_wait_seconds));
+	return o;
 }
 
 static long rank_of(const struct report_view *a, const struct report_view *b, bool src)
@@ -70,8 +76,9 @@ static json_t *hop_json(const struct report_set *set, size_t i)
 	const struct report_hop *h = &set->hops[i];
 	const struct fl_hop_figures *f = &set->figures[i];
 
-	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:s, s:f, s:I, s:I, s:f, s:f, s:s, s:f,"
-			 " s:f, s:f, s:o, s:b, s:b, s:o, s:o}",
+	char hash[24];
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:s, s:f, s:I, s:I, s:f, s:f, s:s,"
+			 " s:f, s:f, s:f, s:o, s:b, s:b, s:o, s:o}",
 			 "src_node", h->key.src_node, "src_dev", h->key.src_dev, "dst_node",
 			 h->key.dst_node, "dst_dev", h->key.dst_dev, "src_rank",
 			 (json_int_t)rank_of(&h->send, &h->recv, true), "dst_rank",
@@ -85,6 +92,13 @@ static json_t *hop_json(const struct report_set *set, size_t i)
 			 (f->mem_types & (FL_PTR_CUDA | FL_PTR_DMABUF)) != 0, "culprit",
 			 report_is_culprit(set, i), "send", view_json(set, &h->send), "recv",
 			 view_json(set, &h->recv));
+
+	if (!o)
+		return NULL;
+	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)h->key.comm_hash);
+	json_object_set_new(o, "mode", json_string(report_hop_mode(h)));
+	json_object_set_new(o, "comm_hash", h->key.comm_hash ? json_string(hash) : json_null());
+	return o;
 }
 
 static json_t *commands_json(const struct report_set *set)

@@ -188,6 +188,7 @@ static int read_view(const struct report_reader *r, json_t *hop, const char *fil
 		  : report_get_string(r, hop, "transport", !*file_transport, out->transport,
 				      sizeof(out->transport));
 	err = err ? err : get_figures(r, hop, v);
+	err = err ? err : report_read_hop_mode(r, hop, out);
 	if (err)
 		return err;
 	v->present = true;
@@ -336,6 +337,7 @@ static int parse(const char *path, struct report_file *f)
 	err = err ? err : read_hops(&r, root, f);
 	err = err ? err : report_read_ports(path, root, f);
 	err = err ? err : report_read_injected(path, root, f);
+	err = err ? err : report_read_ranks(path, root, f);
 	json_decref(root);
 	return err;
 }
@@ -369,6 +371,7 @@ int report_add_file(struct report_set *set, const char *path)
 		free(f->views);
 		free(f->ports);
 		free(f->injected);
+		free(f->ranks);
 		return err;
 	}
 	set->nfiles++;

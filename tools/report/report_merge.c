@@ -17,7 +17,7 @@ struct hop_index {
 static uint64_t hash_key(const struct report_hop_key *k)
 {
 	const char *parts[] = { k->src_node, k->src_dev, k->dst_node, k->dst_dev };
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	uint64_t h = 1469598103934665603ULL ^ k->comm_hash; /* FNV-1a */
 
 	for (size_t p = 0; p < 4; p++) {
 		for (const char *c = parts[p]; *c; c++)
@@ -30,7 +30,8 @@ static uint64_t hash_key(const struct report_hop_key *k)
 static bool same_key(const struct report_hop_key *a, const struct report_hop_key *b)
 {
 	return !strcmp(a->src_node, b->src_node) && !strcmp(a->src_dev, b->src_dev) &&
-	       !strcmp(a->dst_node, b->dst_node) && !strcmp(a->dst_dev, b->dst_dev);
+	       !strcmp(a->dst_node, b->dst_node) && !strcmp(a->dst_dev, b->dst_dev) &&
+	       a->comm_hash == b->comm_hash;
 }
 
 /* The hop with this key, added when new. */
@@ -76,6 +77,7 @@ static void combine(struct report_view *into, const struct report_view *v)
 	into->wire_gbs =
 		into->wire_seconds > 0 ? (double)into->bytes / into->wire_seconds / 1e9 : 0;
 	into->peer_wait_seconds += v->peer_wait_seconds;
+	into->gpu_wait_seconds += v->gpu_wait_seconds;
 	into->p50_us = max_of(into->p50_us, v->p50_us);
 	into->p99_us = max_of(into->p99_us, v->p99_us);
 	into->max_us = max_of(into->max_us, v->max_us);
@@ -177,7 +179,8 @@ static int cmp_hop(const void *pa, const void *pb)
 
 	c = c ? c : strverscmp(a->src_dev, b->src_dev);
 	c = c ? c : strverscmp(a->dst_node, b->dst_node);
-	return c ? c : strverscmp(a->dst_dev, b->dst_dev);
+	c = c ? c : strverscmp(a->dst_dev, b->dst_dev);
+	return c ? c : (a->comm_hash > b->comm_hash) - (a->comm_hash < b->comm_hash);
 }
 
 bool report_has_wire(const struct report_view *v)
@@ -187,7 +190,10 @@ bool report_has_wire(const struct report_view *v)
 
 const struct report_view *report_wire_view(const struct report_hop *h)
 {
-	/* Sockets: receiver's first byte -> last byte; verbs: sender's post -> completion. */
+	/*
+	 * Sockets: receiver's first byte -> last byte; verbs: sender's post -> completion;
+	 * NCCL's own transports (profiler mode): the sender's SendWait -> done.
+	 */
 	bool recv_first = !strcmp(h->transport, "socket");
 	const struct report_view *best = recv_first ? &h->recv : &h->send;
 	const struct report_view *other = recv_first ? &h->send : &h->recv;
@@ -196,6 +202,14 @@ const struct report_view *report_wire_view(const struct report_hop *h)
 	if (!report_has_wire(best) && report_has_wire(other))
 		return other;
 	return best->present ? best : other;
+}
+
+const char *report_hop_mode(const struct report_hop *h)
+{
+	bool prof = (h->send.present && h->send.profiler) || (h->recv.present && h->recv.profiler);
+	bool net = (h->send.present && !h->send.profiler) || (h->recv.present && !h->recv.profiler);
+
+	return prof && net ? "net+profiler" : prof ? "profiler" : "net";
 }
 
 const char *report_wire_view_name(const struct report_hop *h)
@@ -288,10 +302,28 @@ static int count_nodes(struct report_set *set)
 	return 0;
 }
 
+/* Net-mode and profiler-mode hops time different things: each kind is judged on its own. */
+static int judge(struct report_set *set, const struct fl_verdict_params *params)
+{
+	int *group = calloc(set->nhops + 1, sizeof(*group));
+
+	if (!group)
+		return fl_fail(FL_ERR_SYSTEM, "out of memory");
+	for (size_t i = 0; i < set->nhops; i++) {
+		to_figures(&set->hops[i], &set->figures[i]);
+		group[i] = strcmp(report_hop_mode(&set->hops[i]), "net") != 0;
+	}
+	fl_verdict_compute_groups(set->figures, group, set->nhops, params, &set->verdict);
+	free(group);
+	return 0;
+}
+
 int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 {
 	int err = drop_duplicates(set);
 
+	if (!err)
+		report_name_ranks(set);
 	err = err ? err : join_views(set);
 	if (err)
 		return err;
@@ -299,9 +331,9 @@ int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 	set->figures = calloc(set->nhops + 1, sizeof(*set->figures));
 	if (!set->figures)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory");
-	for (size_t i = 0; i < set->nhops; i++)
-		to_figures(&set->hops[i], &set->figures[i]);
-	fl_verdict_compute(set->figures, set->nhops, params, &set->verdict);
+	err = judge(set, params);
+	if (err)
+		return err;
 	if (set->verdict.hop >= 0 && !strcmp(set->hops[set->verdict.hop].transport, "socket") &&
 	    report_wire_view(&set->hops[set->verdict.hop]) == &set->hops[set->verdict.hop].send)
 		fl_verdict_note_sender_view(&set->verdict);
@@ -344,6 +376,7 @@ void report_free(struct report_set *set)
 		free(set->files[f].views);
 		free(set->files[f].ports);
 		free(set->files[f].injected);
+		free(set->files[f].ranks);
 	}
 	free(set->suspects);
 	free(set->files);

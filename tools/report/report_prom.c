@@ -21,12 +21,19 @@ static void label(FILE *out, const char *name, const char *value, bool last)
 	fputs(last ? "\"" : "\",", out);
 }
 
+/* Profiler-mode hops are rank pairs of one communicator: the same pair of two stays apart. */
 static void hop_labels(FILE *out, const struct report_hop_key *k, bool more)
 {
+	char comm[24];
+
 	label(out, "src_node", k->src_node, false);
 	label(out, "src_dev", k->src_dev, false);
 	label(out, "dst_node", k->dst_node, false);
-	label(out, "dst_dev", k->dst_dev, !more);
+	label(out, "dst_dev", k->dst_dev, !more && !k->comm_hash);
+	if (k->comm_hash) {
+		snprintf(comm, sizeof(comm), "%016llx", (unsigned long long)k->comm_hash);
+		label(out, "comm", comm, !more);
+	}
 }
 
 static void header(FILE *out, const char *name, const char *type, const char *help)

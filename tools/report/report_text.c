@@ -102,10 +102,10 @@ static void print_hop(const struct report_set *set, size_t i, int width, FILE *o
 			 f->peer_wait_seconds * 1e6 / (double)f->messages);
 	else
 		snprintf(wait, sizeof(wait), "-");
-	fprintf(out, "%c %-*.*s %9s %9s %7s %10s %9llu %11s %4s %8.1f %8.1f\n",
+	fprintf(out, "%c %-*.*s %9s %9s %7s %10s %9llu %11s %4s %8.1f %8.1f  %s\n",
 		report_is_culprit(set, i) ? '*' : ' ', width, width, name, recv, send, line, bytes,
 		(unsigned long long)f->messages, wait, gdr_word(f->mem_types), w->p50_us,
-		w->p99_us);
+		w->p99_us, report_hop_mode(h));
 }
 
 static void print_hops(const struct report_set *set, FILE *out)
@@ -116,12 +116,13 @@ static void print_hops(const struct report_set *set, FILE *out)
 	for (size_t f = 0; f < set->nfiles; f++)
 		used += set->files[f].superseded_by < 0;
 	fprintf(out,
-		"\nhops: %zu from %zu processes on %zu nodes, %d judged (wire rate from the receiver "
-		"for sockets when it timed any, else the sender; the sender for verbs; * = culprit)\n",
+		"\nhops: %zu from %zu processes on %zu nodes, %d judged (wire rate from the "
+		"receiver for sockets when it timed any, else the sender; the sender for verbs "
+		"and profiler mode; * = culprit)\n",
 		set->nhops, used, set->nodes, set->verdict.judged_hops);
-	fprintf(out, "  %-*s %9s %9s %7s %10s %9s %11s %4s %8s %8s\n", width, "src -> dst",
-		"recv GB/s", "send GB/s", "%line", "bytes", "messages", "wait/msg us", "GDR", "p50 us",
-		"p99 us");
+	fprintf(out, "  %-*s %9s %9s %7s %10s %9s %11s %4s %8s %8s  %s\n", width,
+		"src -> dst", "recv GB/s", "send GB/s", "%line", "bytes", "messages",
+		"wait/msg us", "GDR", "p50 us", "p99 us", "measured by");
 	for (size_t i = 0; i < set->nhops; i++)
 		print_hop(set, i, width, out);
 }

@@ -1,0 +1,373 @@
+/*
+ * NCCL's profiler-plugin ABI, versions v1..v6, in our own names: the event
+ * descriptors, state arguments, event type bits and states NCCL passes through
+ * ncclProfiler_vN. Written from the facts in reference/nccl-abi.md (sections
+ * 2.2-2.6 and the corrections in 2.10). We read only the ProxyOp, ProxyStep and
+ * (v1-v3) Coll/P2p members, but declare each union in full so that the
+ * descriptor sizes, and every offset we read, are asserted below: a wrong
+ * field fails the build instead of reading garbage on NCCL's proxy thread.
+ * Members we never read are opaque words of the right width.
+ */
+#ifndef FL_PROFILER_ABI_H
+#define FL_PROFILER_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "nccl_abi.h"
+
+/* Event type bits (ncclProfile*), the same values in every version that has them. */
+#define FL_PROF_EV_GROUP (1u << 0)
+#define FL_PROF_EV_COLL (1u << 1)
+#define FL_PROF_EV_P2P (1u << 2)
+#define FL_PROF_EV_PROXY_OP (1u << 3)
+#define FL_PROF_EV_PROXY_STEP (1u << 4)
+#define FL_PROF_EV_PROXY_CTRL (1u << 5)
+#define FL_PROF_EV_KERNEL_CH (1u << 6)   /* v3+ */
+#define FL_PROF_EV_NET_PLUGIN (1u << 7)  /* v3+ */
+#define FL_PROF_EV_GROUP_API (1u << 8)   /* v5+ */
+#define FL_PROF_EV_COLL_API (1u << 9)    /* v5+ */
+#define FL_PROF_EV_P2P_API (1u << 10)    /* v5+ */
+#define FL_PROF_EV_KERNEL_LAUNCH (1u << 11)
+#define FL_PROF_EV_CE_COLL (1u << 12)    /* v6+ */
+#define FL_PROF_EV_CE_SYNC (1u << 13)
+#define FL_PROF_EV_CE_BATCH (1u << 14)
+
+/* ncclProfilerEventState_t: one numeric space for all versions (an int-sized enum). */
+enum fl_prof_abi_state {
+	FL_PROF_ST_STEP_SEND_GPU_WAIT = 8,
+	FL_PROF_ST_STEP_SEND_WAIT = 9,   /* transSize fresh: bytes of this isend */
+	FL_PROF_ST_STEP_RECV_WAIT = 10,
+	FL_PROF_ST_STEP_RECV_FLUSH_WAIT = 11, /* transSize fresh: bytes received */
+	FL_PROF_ST_STEP_RECV_GPU_WAIT = 12,
+	FL_PROF_ST_OP_IN_PROGRESS_V4 = 19, /* v4's adapter passes uninitialised args */
+	FL_PROF_ST_STEP_SEND_PEER_WAIT_V4 = 20, /* recorded again on every isend retry */
+	FL_PROF_ST_NET_PLUGIN_UPDATE = 21,
+	FL_PROF_ST_KERNEL_CH_STOP = 22,
+};
+
+/* Opaque words: members of the unions we never read. */
+typedef const void *fl_prof_ptr;
+
+/* proxyOp, identical in every version (at descriptor offset 24). */
+struct fl_prof_abi_proxy_op {
+	pid_t pid;          /* the originating process: another one means PXN */
+	uint8_t channel_id;
+	int peer;           /* a rank of the communicator, not a top-parent rank */
+	int nsteps;
+	int chunk_size;
+	int is_send;
+};
+
+struct fl_prof_abi_proxy_step {
+	int step;
+};
+
+struct fl_prof_abi_net_plugin {
+	int64_t id;
+	fl_prof_ptr data;
+};
+
+/* ---- v1 (2.23): uint8 type, integer func/datatype/algo/proto in coll ---- */
+struct fl_prof_abi_descr_v1 {
+	uint8_t type;
+	void *parent_obj;
+	int rank; /* the originating rank */
+	union {
+		struct {
+			const char *name;
+			uint64_t comm_hash;
+			uint64_t seq_number;
+			uint8_t func;
+			fl_prof_ptr send_buff, recv_buff;
+			size_t count;
+			int root;
+			uint8_t datatype;
+			uint32_t op;
+			size_t traffic_bytes;
+			uint8_t n_max_channels, n_warps, algo, proto;
+			int is_collnet, is_nvls;
+		} coll;
+		struct {
+			const char *name;
+			uint64_t comm_hash;
+			uint8_t func;
+			fl_prof_ptr buff;
+			uint8_t datatype;
+			size_t count;
+			int peer;
+		} p2p;
+		struct fl_prof_abi_proxy_op proxy_op;
+		struct fl_prof_abi_proxy_step proxy_step;
+	};
+};
+
+/* ---- v2 (2.24): coll names become strings; op, isCollnet, isNvls gone ---- */
+struct fl_prof_abi_descr_v2 {
+	uint8_t type;
+	void *parent_obj;
+	int rank;
+	union {
+		struct {
+			const char *name;
+			uint64_t comm_hash;
+			uint64_t seq_number;
+			fl_prof_ptr func, send_buff, recv_buff;
+			size_t count;
+			int root;
+			fl_prof_ptr datatype;
+			size_t traffic_bytes;
+			uint8_t n_max_channels, n_warps;
+			fl_prof_ptr algo, proto;
+		} coll;
+		struct {
+			const char *name;
+			uint64_t comm_hash;
+			fl_prof_ptr func, buff, datatype;
+			size_t count;
+			int peer;
+		} p2p;
+		struct fl_prof_abi_proxy_op proxy_op;
+		struct fl_prof_abi_proxy_step proxy_step;
+	};
+};
+
+/* ---- v3 (2.26): trafficBytes gone; KernelCh and NetPlugin events ---- */
+struct fl_prof_abi_descr_v3 {
+	uint8_t type;
+	void *parent_obj;
+	int rank;
+	union {
+		struct {
+			const char *name;
+			uint64_t comm_hash;
+			uint64_t seq_number;
+			fl_prof_ptr func, send_buff, recv_buff;
+			size_t count;
+			int root;
+			fl_prof_ptr datatype;
+			uint8_t n_max_channels, n_warps;
+			fl_prof_ptr algo, proto;
+		} coll;
+		struct {
+			const char *name;
+			uint64_t comm_hash;
+			fl_prof_ptr func, buff, datatype;
+			size_t count;
+			int peer;
+		} p2p;
+		struct fl_prof_abi_proxy_op proxy_op;
+		struct fl_prof_abi_proxy_step proxy_step;
+		struct {
+			uint8_t channel_id;
+		} kernel_ch;
+		struct fl_prof_abi_net_plugin net_plugin;
+	};
+};
+
+/* v1..v3 state args: proxyOp {transSize, steps} | proxyCtrl {appendedProxyOps}. */
+union fl_prof_abi_state_args_v1 {
+	struct {
+		size_t trans_size;
+		int steps;
+	} proxy_op;
+	struct {
+		int appended_proxy_ops;
+	} proxy_ctrl;
+};
+
+/* ---- v4 (2.27): name and commHash move to init; kernelCh gains pTimer ---- */
+struct fl_prof_abi_descr_v4 {
+	uint8_t type;
+	void *parent_obj;
+	int rank;
+	union {
+		struct {
+			uint64_t seq_number;
+			fl_prof_ptr func, send_buff, recv_buff;
+			size_t count;
+			int root;
+			fl_prof_ptr datatype;
+			uint8_t n_channels, n_warps;
+			fl_prof_ptr algo, proto;
+		} coll;
+		struct {
+			fl_prof_ptr func, buff, datatype;
+			size_t count;
+			int peer;
+			uint8_t n_channels;
+		} p2p;
+		struct fl_prof_abi_proxy_op proxy_op;
+		struct fl_prof_abi_proxy_step proxy_step;
+		struct {
+			uint8_t channel_id;
+			uint64_t p_timer;
+		} kernel_ch;
+		struct fl_prof_abi_net_plugin net_plugin;
+	};
+};
+
+/* v4+ state args (8 bytes): proxyStep.transSize | appendedProxyOps | netPlugin.data | pTimer. */
+union fl_prof_abi_state_args_v4 {
+	struct {
+		size_t trans_size;
+	} proxy_step;
+	struct {
+		int appended_proxy_ops;
+	} proxy_ctrl;
+	struct {
+		fl_prof_ptr data;
+	} net_plugin;
+	struct {
+		uint64_t p_timer;
+	} kernel_ch;
+};
+
+/* ---- v5 (2.28) and v6 (2.29): uint64 type, API events, parentGroup ---- */
+struct fl_prof_abi_descr_v5 {
+	uint64_t type;
+	void *parent_obj; /* a Coll's parent is its CollApi event (NULL when not enabled) */
+	int rank;
+	union {
+		struct {
+			int graph_captured, group_depth;
+		} group_api;
+		struct {
+			fl_prof_ptr func;
+			size_t count;
+			fl_prof_ptr datatype;
+			int root;
+			fl_prof_ptr stream;
+			_Bool graph_captured;
+		} coll_api;
+		struct {
+			uint64_t seq_number;
+			fl_prof_ptr func, send_buff, recv_buff;
+			size_t count;
+			int root;
+			fl_prof_ptr datatype;
+			uint8_t n_channels, n_warps;
+			fl_prof_ptr algo, proto, parent_group;
+		} coll;
+		struct {
+			fl_prof_ptr func, buff, datatype;
+			size_t count;
+			int peer;
+			uint8_t n_channels;
+			fl_prof_ptr parent_group;
+		} p2p;
+		struct fl_prof_abi_proxy_op proxy_op;
+		struct fl_prof_abi_proxy_step proxy_step;
+		struct {
+			uint8_t channel_id;
+			uint64_t p_timer;
+		} kernel_ch;
+		struct fl_prof_abi_net_plugin net_plugin;
+	};
+};
+
+/* v6 keeps v5's prefix; its copy-engine descriptors fit in the same 88-byte union. */
+struct fl_prof_abi_descr_v6 {
+	uint64_t type;
+	void *parent_obj;
+	int rank;
+	union {
+		struct fl_prof_abi_proxy_op proxy_op;
+		struct fl_prof_abi_proxy_step proxy_step;
+		struct fl_prof_abi_net_plugin net_plugin;
+		uint64_t opaque[11]; /* the largest member (coll) is 88 bytes */
+	};
+};
+
+typedef union fl_prof_abi_state_args_v4 fl_prof_abi_state_args_v5;
+
+/* The function tables: the same six slots (48 bytes) in every version; init differs. */
+#define FL_PROF_TABLE(ver, init_args, descr, args)                                        \
+	struct fl_abi_profiler_##ver {                                                     \
+		const char *name;                                                          \
+		int (*init) init_args;                                                     \
+		int (*start_event)(void *context, void **handle, struct descr *d);        \
+		int (*stop_event)(void *handle);                                           \
+		int (*record_event_state)(void *handle, int state, args *a);               \
+		int (*finalize)(void *context);                                            \
+	}
+
+#define FL_PROF_INIT_V1 (void **context, int *activation_mask)
+#define FL_PROF_INIT_V4                                                                   \
+	(void **context, int *activation_mask, const char *comm_name, uint64_t comm_hash,  \
+	 int nnodes, int nranks, int rank, fl_abi_logger_fn logger)
+#define FL_PROF_INIT_V5                                                                   \
+	(void **context, uint64_t comm_id, int *activation_mask, const char *comm_name,    \
+	 int nnodes, int nranks, int rank, fl_abi_logger_fn logger)
+
+FL_PROF_TABLE(v1, FL_PROF_INIT_V1, fl_prof_abi_descr_v1, union fl_prof_abi_state_args_v1);
+FL_PROF_TABLE(v2, FL_PROF_INIT_V1, fl_prof_abi_descr_v2, union fl_prof_abi_state_args_v1);
+FL_PROF_TABLE(v3, FL_PROF_INIT_V1, fl_prof_abi_descr_v3, union fl_prof_abi_state_args_v1);
+FL_PROF_TABLE(v4, FL_PROF_INIT_V4, fl_prof_abi_descr_v4, union fl_prof_abi_state_args_v4);
+FL_PROF_TABLE(v5, FL_PROF_INIT_V5, fl_prof_abi_descr_v5, fl_prof_abi_state_args_v5);
+FL_PROF_TABLE(v6, FL_PROF_INIT_V5, fl_prof_abi_descr_v6, fl_prof_abi_state_args_v5);
+
+extern const struct fl_abi_profiler_v1 ncclProfiler_v1;
+extern const struct fl_abi_profiler_v2 ncclProfiler_v2;
+extern const struct fl_abi_profiler_v3 ncclProfiler_v3;
+extern const struct fl_abi_profiler_v4 ncclProfiler_v4;
+extern const struct fl_abi_profiler_v5 ncclProfiler_v5;
+extern const struct fl_abi_profiler_v6 ncclProfiler_v6;
+
+/* ---- the facts, checked: reference 2.2, 2.5, 2.10 (x86-64 / LP64) ---- */
+#define FL_PROF_CHECK_PREFIX(T, type_size)                                                \
+	_Static_assert(sizeof(((struct T *)0)->type) == (type_size), #T " type width");    \
+	_Static_assert(offsetof(struct T, parent_obj) == 8, #T " parentObj");              \
+	_Static_assert(offsetof(struct T, rank) == 16, #T " rank");                        \
+	_Static_assert(offsetof(struct T, proxy_op.pid) == 24, #T " proxyOp.pid");         \
+	_Static_assert(offsetof(struct T, proxy_op.channel_id) == 28, #T " channelId");    \
+	_Static_assert(offsetof(struct T, proxy_op.peer) == 32, #T " proxyOp.peer");       \
+	_Static_assert(offsetof(struct T, proxy_op.nsteps) == 36, #T " proxyOp.nSteps");   \
+	_Static_assert(offsetof(struct T, proxy_op.chunk_size) == 40, #T " chunkSize");    \
+	_Static_assert(offsetof(struct T, proxy_op.is_send) == 44, #T " proxyOp.isSend");  \
+	_Static_assert(offsetof(struct T, proxy_step.step) == 24, #T " proxyStep.step")
+
+FL_PROF_CHECK_PREFIX(fl_prof_abi_descr_v1, 1);
+FL_PROF_CHECK_PREFIX(fl_prof_abi_descr_v2, 1);
+FL_PROF_CHECK_PREFIX(fl_prof_abi_descr_v3, 1);
+FL_PROF_CHECK_PREFIX(fl_prof_abi_descr_v4, 1);
+FL_PROF_CHECK_PREFIX(fl_prof_abi_descr_v5, 8);
+FL_PROF_CHECK_PREFIX(fl_prof_abi_descr_v6, 8);
+
+/* Sizes: v1..v3 from their members' layout, v4 104, v5 and v6 112 (reference 2.10). */
+_Static_assert(sizeof(struct fl_prof_abi_descr_v1) == 120, "v1 descriptor size");
+_Static_assert(sizeof(struct fl_prof_abi_descr_v2) == 128, "v2 descriptor size");
+_Static_assert(sizeof(struct fl_prof_abi_descr_v3) == 120, "v3 descriptor size");
+_Static_assert(sizeof(struct fl_prof_abi_descr_v4) == 104, "v4 descriptor size");
+_Static_assert(sizeof(struct fl_prof_abi_descr_v5) == 112, "v5 descriptor size");
+_Static_assert(sizeof(struct fl_prof_abi_descr_v6) == 112, "v6 descriptor size");
+/* The members v1..v3 read to learn the communicator (init does not tell them). */
+_Static_assert(offsetof(struct fl_prof_abi_descr_v1, coll.comm_hash) == 32, "v1 coll.commHash");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v1, p2p.comm_hash) == 32, "v1 p2p.commHash");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v2, coll.comm_hash) == 32, "v2 coll.commHash");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v3, p2p.comm_hash) == 32, "v3 p2p.commHash");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v4, net_plugin.data) == 32, "v4 netPlugin");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v5, net_plugin.data) == 32, "v5 netPlugin");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v5, coll.parent_group) == 104, "v5 parentGroup");
+/* State args: transSize first in every version; 16 bytes in v1..v3, 8 from v4. */
+_Static_assert(offsetof(union fl_prof_abi_state_args_v1, proxy_op.trans_size) == 0, "v1 args");
+_Static_assert(sizeof(union fl_prof_abi_state_args_v1) == 16, "v1 state args size");
+_Static_assert(sizeof(union fl_prof_abi_state_args_v4) == 8, "v4 state args size");
+/* Function tables: 48 bytes, init @8, start @16, stop @24, record @32, finalize @40. */
+#define FL_PROF_CHECK_TABLE(ver)                                                          \
+	_Static_assert(sizeof(struct fl_abi_profiler_##ver) == 48, #ver " table size");      \
+	_Static_assert(offsetof(struct fl_abi_profiler_##ver, init) == 8, #ver " init");     \
+	_Static_assert(offsetof(struct fl_abi_profiler_##ver, start_event) == 16, #ver);     \
+	_Static_assert(offsetof(struct fl_abi_profiler_##ver, stop_event) == 24, #ver);      \
+	_Static_assert(offsetof(struct fl_abi_profiler_##ver, record_event_state) == 32, #ver); \
+	_Static_assert(offsetof(struct fl_abi_profiler_##ver, finalize) == 40, #ver)
+
+FL_PROF_CHECK_TABLE(v1);
+FL_PROF_CHECK_TABLE(v2);
+FL_PROF_CHECK_TABLE(v3);
+FL_PROF_CHECK_TABLE(v4);
+FL_PROF_CHECK_TABLE(v5);
+FL_PROF_CHECK_TABLE(v6);
+
+#endif

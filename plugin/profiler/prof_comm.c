@@ -1,0 +1,153 @@
+/*
+ * Contexts: one per communicator and rank (NCCL calls init per communicator,
+ * on the thread creating it). The first one starts the report machinery when
+ * the net role has not; each tells the report who it is ({commHash, rank,
+ * node, pid}) so `fabriclab report` can name the nodes behind peer ranks.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/config.h"
+#include "base/error.h"
+#include "base/identity.h"
+#include "prof_internal.h"
+#include "report/report.h"
+#include "trace/trace.h"
+
+static uint64_t real_clock(void)
+{
+	return fl_clock_ns();
+}
+
+uint64_t (*fl_prof_now)(void) = real_clock;
+static _Atomic int live_ctxs; /* for the log: communicators measured now */
+
+void fl_prof_set_clock(uint64_t (*now)(void))
+{
+	fl_prof_now = now ? now : real_clock;
+}
+
+/* FABRICLAB_PROFILER=off: the profiler role asks NCCL for no events at all. */
+static int profiler_wanted(int *on)
+{
+	static const char *const names[] = { "off", "on", NULL };
+
+	return fl_env_choice("FABRICLAB_PROFILER", names, 1, on);
+}
+
+static void trace_stop_hook(void)
+{
+	fl_trace_stop();
+}
+
+static const struct fl_report_hooks report_hooks = {
+	.built = fl_trace_report, .tick = fl_trace_tick, .stop = trace_stop_hook,
+};
+
+static void tell_report(const struct fl_prof_ctx *c)
+{
+	uint64_t hash = __atomic_load_n(&c->comm_hash, __ATOMIC_RELAXED);
+	int rank = __atomic_load_n(&c->rank, __ATOMIC_RELAXED);
+
+	if (hash && rank >= 0)
+		fl_report_note_rank(hash, rank, c->nranks, c->nnodes, c->comm_name);
+}
+
+static struct fl_prof_ctx *ctx_new(const struct fl_prof_comm_info *info)
+{
+	struct fl_prof_ctx *c = calloc(1, sizeof(*c));
+	struct fl_endpoint self;
+
+	if (!c)
+		return NULL;
+	c->magic = FL_PROF_CTX_MAGIC;
+	c->comm_hash = info->comm_hash;
+	c->rank = info->rank;
+	c->nranks = info->nranks;
+	c->nnodes = info->nnodes;
+	c->pid = getpid();
+	fl_identity_local(&self, 0, "", info->comm_hash);
+	snprintf(c->node, sizeof(c->node), "%s", self.node);
+	snprintf(c->comm_name, sizeof(c->comm_name), "%s", info->comm_name ? info->comm_name : "");
+	return c;
+}
+
+int fl_prof_init(void **ctx, const struct fl_prof_comm_info *info, fl_logger_fn logger)
+{
+	struct fl_prof_ctx *c;
+	int on = 1, rc;
+
+	*ctx = NULL;
+	if (logger)
+		fl_log_set_logger(logger);
+	rc = profiler_wanted(&on);
+	if (rc || !on) {
+		FL_INFO("profiler role %s", rc ? fl_error_text() : "off (FABRICLAB_PROFILER=off)");
+		return rc;
+	}
+	fl_clock_init();
+	fl_trace_start();
+	rc = fl_report_start(NULL, &report_hooks);
+	if (rc) {
+		FL_WARN("profiler init failed: %s", fl_error_text());
+		return rc;
+	}
+	c = ctx_new(info);
+	if (!c)
+		return FL_ERR_SYSTEM;
+	tell_report(c);
+	FL_INFO("profiler: comm %016llx rank %d of %d measured from ProxyOp/ProxyStep events "
+		"(%d communicator(s) in this process)", (unsigned long long)c->comm_hash, c->rank,
+		c->nranks, atomic_fetch_add(&live_ctxs, 1) + 1);
+	*ctx = c;
+	return FL_OK;
+}
+
+/*
+ * v1..v3: the hash comes with the first Coll or P2p (on the application's
+ * thread), the rank with any event (the proxy thread's too): first one wins.
+ */
+void fl_prof_learn_comm(void *ctx, uint64_t comm_hash, int rank)
+{
+	struct fl_prof_ctx *c = ctx;
+	uint64_t no_hash = 0;
+	int no_rank = -1, changed = 0;
+
+	if (comm_hash)
+		changed |= __atomic_compare_exchange_n(&c->comm_hash, &no_hash, comm_hash, 0,
+						       __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	if (rank >= 0)
+		changed |= __atomic_compare_exchange_n(&c->rank, &no_rank, rank, 0,
+						       __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	if (changed)
+		tell_report(c);
+}
+
+int fl_prof_finalize(void *ctx)
+{
+	struct fl_prof_ctx *c = ctx;
+
+	if (!c)
+		return FL_OK;
+	if (c->counts.dropped_ops || c->counts.abandoned_steps)
+		FL_INFO("profiler: comm %016llx rank %d: %llu ops not measured, %llu steps "
+			"never stopped", (unsigned long long)c->comm_hash, c->rank,
+			(unsigned long long)c->counts.dropped_ops,
+			(unsigned long long)c->counts.abandoned_steps);
+	fl_prof_links_close(c);
+	fl_prof_pool_free(c);
+	c->magic = 0;
+	free(c);
+	/*
+	 * No final report here: another communicator of this process may still
+	 * come (threads create theirs one by one). NCCL unloads a profiler-only
+	 * library after the last finalize, and the unload (or the process exit)
+	 * writes it; with the net role loaded too, its finalize does.
+	 */
+	atomic_fetch_sub(&live_ctxs, 1);
+	return FL_OK;
+}

@@ -1,0 +1,106 @@
+/*
+ * Links: one per (rank, peer, direction, channel) of a context, created at the
+ * first ProxyOp that uses it (warm-up) and attached to the hop of its rank pair.
+ * Hops are named by rank: the peer's node is not known here, `fabriclab report`
+ * names it from the peer's own report ({commHash, rank, node, pid}).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "prof_internal.h"
+#include "stats/hop.h"
+
+#define FL_PROF_UNKNOWN_NODE "?"
+
+static void rank_endpoint(struct fl_endpoint *ep, const char *node, int rank,
+			  uint64_t comm_hash)
+{
+	memset(ep, 0, sizeof(*ep));
+	snprintf(ep->node, sizeof(ep->node), "%s", node);
+	snprintf(ep->dev_name, sizeof(ep->dev_name), "rank%d", rank);
+	ep->dev = -1;
+	ep->rank = rank;
+	ep->comm_hash = comm_hash;
+}
+
+static void attach(struct fl_prof_ctx *c, struct fl_prof_link *l)
+{
+	struct fl_endpoint self, peer;
+	struct fl_hop_key key;
+	enum fl_hop_view view = l->is_send ? FL_HOP_SEND : FL_HOP_RECV;
+	uint64_t hash = __atomic_load_n(&c->comm_hash, __ATOMIC_RELAXED);
+
+	rank_endpoint(&self, c->node, l->rank, hash);
+	rank_endpoint(&peer, FL_PROF_UNKNOWN_NODE, l->peer, hash);
+	fl_hop_key_make(&key, view, &self, &peer);
+	key.mode = FL_HOP_PROFILER;
+	key.comm_hash = hash;
+	fl_hop_attach(&l->stats, &key, -1, l->is_send ? l->rank : l->peer,
+		      l->is_send ? l->peer : l->rank);
+}
+
+static struct fl_prof_link *link_new(struct fl_prof_ctx *c, int rank, int peer, int is_send,
+				     int channel)
+{
+	struct fl_prof_link *l;
+
+	if (c->nlinks == FL_PROF_MAX_LINKS)
+		return NULL;
+	l = malloc(sizeof(*l));
+	if (!l)
+		return NULL;
+	l->rank = rank;
+	l->peer = peer;
+	l->is_send = is_send;
+	l->channel = channel;
+	memset(l->free_slots, 0xff, sizeof(l->free_slots));
+	fl_stats_init(&l->stats);
+	attach(c, l);
+	c->links[c->nlinks++] = l;
+	return l;
+}
+
+struct fl_prof_link *fl_prof_link_get(struct fl_prof_ctx *c, int rank, int peer, int is_send,
+				      int channel)
+{
+	for (int i = 0; i < c->nlinks; i++) {
+		struct fl_prof_link *l = c->links[i];
+
+		if (l->peer == peer && l->channel == channel && l->is_send == is_send &&
+		    l->rank == rank)
+			return l;
+	}
+	return link_new(c, rank, peer, is_send, channel);
+}
+
+int fl_prof_slot_take(struct fl_prof_link *l)
+{
+	for (unsigned w = 0; w < FL_PROF_SLOT_WORDS; w++) {
+		if (l->free_slots[w]) {
+			unsigned bit = (unsigned)__builtin_ctzll(l->free_slots[w]);
+
+			l->free_slots[w] &= ~(1ULL << bit);
+			return (int)(w * 64 + bit);
+		}
+	}
+	return -1;
+}
+
+void fl_prof_slot_give(struct fl_prof_link *l, unsigned slot)
+{
+	fl_stats_release(&l->stats, slot);
+	l->free_slots[slot / 64] |= 1ULL << (slot % 64);
+}
+
+/* The figures stay in the hop table; the links go with their context. */
+void fl_prof_links_close(struct fl_prof_ctx *c)
+{
+	for (int i = 0; i < c->nlinks; i++) {
+		fl_hop_detach(&c->links[i]->stats);
+		free(c->links[i]);
+		c->links[i] = NULL;
+	}
+	c->nlinks = 0;
+}

@@ -1,0 +1,211 @@
+/*
+ * Running a scenario: one forked process per node, one thread per rank, each
+ * thread with its own communicator context(s) and its own virtual clock.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "player_internal.h"
+#include "plugin/base/clock.h"
+#include "plugin/profiler/profiler.h"
+
+#define MAX_COMMS 4
+#define MAX_OPS 64
+
+static _Thread_local uint64_t virtual_now;
+
+static uint64_t player_clock(void)
+{
+	return virtual_now;
+}
+
+void player_defaults(struct player_scenario *s, int version, int nranks)
+{
+	memset(s, 0, sizeof(*s));
+	s->version = version;
+	s->nranks = nranks;
+	s->ranks_per_node = 1;
+	s->nchannels = 2;
+	s->nsteps = 8;
+	s->ops = 4;
+	s->chunk = 512 * 1024;
+	s->wire_ns = 100000;
+	s->comm_hash = 0x5eed000000000000ULL | (uint64_t)nranks << 8 | (uint64_t)version;
+	s->slow_src = s->slow_dst = s->slow_nic_rank = s->straggler_rank = -1;
+	s->slow_factor = 4.0;
+	s->comms = 1;
+}
+
+int player_comm_rank(const struct player_scenario *s, int comm, int rank)
+{
+	return s->split && (comm & 1) ? s->nranks - 1 - rank : rank;
+}
+
+void player_node_name(const struct player_scenario *s, int rank, char *buf, unsigned len)
+{
+	snprintf(buf, len, "node%d", rank / s->ranks_per_node);
+}
+
+struct rank_job {
+	const struct player_scenario *s;
+	int rank;
+	uint64_t t0;
+	int rc;
+};
+
+/* Handles of one communicator: per link and op, the op and its steps. */
+struct handles {
+	void *op[PLAYER_MAX_LINKS][MAX_OPS];
+	void *step[PLAYER_MAX_LINKS][MAX_OPS][16];
+};
+
+static void *parent_of(const struct player_link *l, void *coll)
+{
+	/* A PXN op's parent lives in the other process: never ours to read. */
+	return l->pid != getpid() ? (void *)0xdeadbeefUL : coll;
+}
+
+static int play_event(const struct player_scenario *s, void *ctx,
+		      const struct player_thread *th, const struct player_event *e,
+		      struct handles *h, void *coll)
+{
+	const struct player_driver *d = player_driver(s->version);
+	const struct player_link *l = &th->links[e->link];
+	int fresh;
+
+	virtual_now = e->t;
+	switch (e->kind) {
+	case EV_START_OP:
+		return d->start_op(ctx, &h->op[e->link][e->op], parent_of(l, coll), l, s->nsteps,
+				   (int)s->chunk);
+	case EV_START_STEP:
+		return d->start_step(ctx, &h->step[e->link][e->op][e->step], h->op[e->link][e->op],
+				     l->rank, e->step);
+	case EV_STATE:
+		/* NCCL records step states only under a non-NULL op handle. */
+		if (!h->op[e->link][e->op])
+			return 0;
+		fresh = e->state == 9 || e->state == 11;
+		return d->record(h->step[e->link][e->op][e->step], e->state, e->size, fresh);
+	case EV_STOP_STEP:
+		return d->stop(h->step[e->link][e->op][e->step]);
+	case EV_STOP_OP:
+		return d->stop(h->op[e->link][e->op]);
+	}
+	return -1;
+}
+
+/* The odd calls NCCL makes too: a step under a NULL op, a stop of NULL. */
+static int odd_calls(const struct player_driver *d, void *ctx, int rank)
+{
+	void *step = (void *)1;
+	int rc = d->start_step(ctx, &step, NULL, rank, 0);
+
+	rc |= step != NULL;
+	rc |= d->stop(step);
+	rc |= d->stop(NULL);
+	return rc;
+}
+
+static int play_comm(const struct player_scenario *s, const struct player_thread *th,
+		     void *ctx, struct handles *h)
+{
+	const struct player_driver *d = player_driver(s->version);
+	void *coll = NULL;
+	int rc;
+
+	memset(h, 0, sizeof(*h));
+	rc = d->start_coll(ctx, &coll, s->comm_hash, th->rank);
+	rc |= d->stop(coll); /* NCCL stops the Coll before its ProxyOps start */
+	rc |= odd_calls(d, ctx, th->rank);
+	for (size_t i = 0; !rc && i < th->nev; i++)
+		rc = play_event(s, ctx, th, &th->ev[i], h, coll);
+	return rc;
+}
+
+static void *rank_main(void *arg)
+{
+	struct rank_job *job = arg;
+	const struct player_scenario *s = job->s;
+	const struct player_driver *d = player_driver(s->version);
+	struct handles *h = malloc(sizeof(*h));
+	void *ctx[MAX_COMMS] = { NULL };
+	int comms = s->comms < MAX_COMMS ? s->comms : MAX_COMMS;
+
+	job->rc = !h || !d;
+	for (int c = 0; !job->rc && c < comms; c++)
+		job->rc = d->init(&ctx[c], s, s->comm_hash + (uint64_t)c,
+				  player_comm_rank(s, c, job->rank));
+	for (int c = 0; !job->rc && c < comms; c++) {
+		struct player_scenario one = *s;
+		struct player_thread th = { .rank = player_comm_rank(s, c, job->rank) };
+
+		one.comm_hash = s->comm_hash + (uint64_t)c;
+		one.pxn = s->pxn && th.rank == job->rank; /* node-mates are neighbours only there */
+		job->rc = player_generate(&one, &th, job->t0);
+		job->rc = job->rc ? job->rc : play_comm(&one, &th, ctx[c], h);
+		player_thread_free(&th);
+	}
+	for (int c = 0; c < comms; c++)
+		if (ctx[c])
+			job->rc |= d->finalize(ctx[c]);
+	free(h);
+	return NULL;
+}
+
+static int node_main(const struct player_scenario *s, int node, const char *dir, uint64_t t0)
+{
+	struct rank_job jobs[64];
+	pthread_t threads[64];
+	char name[32];
+	int n = s->ranks_per_node, rc = 0;
+
+	player_node_name(s, node * s->ranks_per_node, name, sizeof(name));
+	setenv("FABRICLAB_NODE_NAME", name, 1);
+	setenv("FABRICLAB_REPORT_DIR", dir, 1);
+	setenv("FABRICLAB_REPORT", "brief", 1);
+	fl_prof_set_clock(player_clock);
+	for (int i = 0; i < n; i++) {
+		jobs[i] = (struct rank_job){ s, node * n + i, t0, 0 };
+		if (pthread_create(&threads[i], NULL, rank_main, &jobs[i]))
+			return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		pthread_join(threads[i], NULL);
+		rc |= jobs[i].rc;
+	}
+	return rc ? 1 : 0;
+}
+
+int player_run(const struct player_scenario *s, const char *dir)
+{
+	int nodes = s->nranks / s->ranks_per_node, failed = 0;
+	pid_t pids[64];
+	uint64_t t0;
+
+	if (nodes > 64 || s->ranks_per_node > 64 || s->ops > MAX_OPS || s->nsteps > 16)
+		return -1;
+	/* Far ahead of the real clock, so no watermark the report thread sets overtakes it. */
+	fl_clock_init();
+	t0 = fl_clock_ns() + 3600ULL * 1000000000ULL;
+	fflush(NULL);
+	for (int k = 0; k < nodes; k++) {
+		pids[k] = fork();
+		if (pids[k] < 0)
+			return -1;
+		if (pids[k] == 0)
+			exit(node_main(s, k, dir, t0));
+	}
+	for (int k = 0; k < nodes; k++) {
+		int status;
+
+		if (waitpid(pids[k], &status, 0) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			failed++;
+	}
+	return failed ? -1 : 0;
+}

@@ -1,0 +1,48 @@
+/*
+ * The profiler-event player: drives the exported ncclProfiler_vN tables the
+ * way NCCL does (init with the version's signature, Group/Coll events, ProxyOp
+ * and ProxyStep starts, state records with that version's state arguments,
+ * stops, finalize), from a ring all-reduce generated on a virtual clock with
+ * known answers: which link is slow, which NIC, which GPU straggles.
+ *
+ * Ranks are spread over processes (one per node, forked, FABRICLAB_NODE_NAME
+ * set) and threads (one per rank of the node); each process writes its final
+ * report when its last communicator finalizes.
+ */
+#ifndef PROF_PLAYER_H
+#define PROF_PLAYER_H
+
+#include <stdint.h>
+
+struct player_scenario {
+	int version;         /* ABI v1..v6 */
+	int nranks;
+	int ranks_per_node;
+	int nchannels;
+	int nsteps;          /* steps per ProxyOp */
+	int ops;             /* ProxyOps per channel and link */
+	uint64_t chunk;      /* bytes per step */
+	uint64_t wire_ns;    /* a healthy link's time per step */
+	uint64_t comm_hash;
+	/* Faults, -1 when absent. */
+	int slow_src, slow_dst; /* one slow link: its SendWait stretched */
+	int slow_nic_rank;      /* both directions of one node's NIC */
+	int straggler_rank;     /* a slow GPU: its SendGPUWait long */
+	double slow_factor;
+	int pxn;  /* odd ranks' channel-1 ops run by their node-mate's proxy (PXN) */
+	int comms; /* communicators per rank (each its own hash), 1 or more */
+	int split; /* odd communicators number their ranks backwards (a split, renumbered) */
+};
+
+void player_defaults(struct player_scenario *s, int version, int nranks);
+/* Node name of a rank: "node<k>" with k = rank / ranks_per_node. */
+void player_node_name(const struct player_scenario *s, int rank, char *buf, unsigned len);
+/*
+ * Plays the scenario: forks one process per node, waits for them; their
+ * reports land in dir. Returns 0 when every process exited cleanly.
+ */
+int player_run(const struct player_scenario *s, const char *dir);
+/* The rank a process's rank `rank` (of communicator 0) has in communicator `comm`; its own inverse. */
+int player_comm_rank(const struct player_scenario *s, int comm, int rank);
+
+#endif
