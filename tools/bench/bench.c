@@ -180,7 +180,7 @@ static int run_rank(void *arg)
 
 int bench_main(int argc, char **argv)
 {
-	static char dir[4096];
+	static char dir[PATH_MAX];
 	struct bench_opts o = { .min_bytes = 8, .max_bytes = 128 << 20, .factor = 2, .iters = 20,
 				.warmup = 5, .op = BENCH_ALL_REDUCE, .check = 1 };
 	int rc = parse_args(argc, argv, &o);

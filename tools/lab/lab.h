@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #define LAB_MAX_RANKS 16
+#define LAB_MAX_RANKS_TEXT "16" /* for messages, kept beside the number */
 #define LAB_SPEC_LEN 512
 #define LAB_ID_LEN 32
 

@@ -60,7 +60,8 @@ static int check_request(const struct lab_job_request *r, int *http, char *why, 
 	if (lab_fabric_parse(r->fabric, &fabric))
 		return refuse(http, 400, why, len, "fabric: expected tcp, roce or ib");
 	if (r->nodes < 1 || r->nodes > LAB_MAX_RANKS)
-		return refuse(http, 400, why, len, "nodes: expected an integer from 1 to 16");
+		return refuse(http, 400, why, len, "nodes: expected an integer from 1 to "
+			      LAB_MAX_RANKS_TEXT);
 	if (lab_scenario_parse(r->scenario, &scenario) || scenario == LAB_CUSTOM)
 		return refuse(http, 400, why, len, "scenario: expected healthy, halve-cable, "
 			      "slow-node, gdr-off or flaky-roce");

@@ -83,8 +83,11 @@ static int parse_target(const char *v, struct lab_opts *o)
 {
 	long k;
 
+	char expected[32];
+
+	snprintf(expected, sizeof(expected), "node0 to node%d", LAB_MAX_RANKS - 1);
 	if (strncmp(v, "node", 4) || shim_parse_long(v + 4, &k) || k < 0 || k >= LAB_MAX_RANKS)
-		return bad("--target", v, "node0 to node15");
+		return bad("--target", v, expected);
 	o->target = (int)k;
 	return 0;
 }
@@ -96,14 +99,15 @@ static int parse_scenario(const char *opt, const char *v, struct lab_opts *o)
 	return 0;
 }
 
-static int parse_number(const char *opt, const char *v, double max, double *out)
+static int parse_ms(const char *opt, const char *v, double max, double *out)
 {
-	char *end;
+	char expected[64], *end;
 
 	errno = 0;
 	*out = strtod(v, &end);
+	snprintf(expected, sizeof(expected), "a number of milliseconds from 0 to %.0f", max);
 	if (errno || end == v || *end || !(*out >= 0 && *out <= max))
-		return bad(opt, v, "a number of milliseconds from 0 to 60000");
+		return bad(opt, v, expected);
 	return 0;
 }
 
@@ -114,7 +118,7 @@ static int parse_one(int c, const char *v, struct lab_opts *o)
 	switch (c) {
 	case 'n':
 		if (shim_parse_long(v, &n) || n < 1 || n > LAB_MAX_RANKS)
-			return bad("--ranks", v, "an integer from 1 to 16");
+			return bad("--ranks", v, "an integer from 1 to " LAB_MAX_RANKS_TEXT);
 		o->ranks = (int)n;
 		return 0;
 	case 's':
@@ -126,7 +130,7 @@ static int parse_one(int c, const char *v, struct lab_opts *o)
 		    o->grad_bytes > MAX_GRAD)
 			return bad("--grad", v, "a byte count from 4 to 1G, like 64K or 16M");
 		return 0;
-	case 'c': return parse_number("--compute", v, 60000, &o->compute_ms);
+	case 'c': return parse_ms("--compute", v, 60000, &o->compute_ms);
 	case 'L':
 		o->link_rate = v;
 		if (lab_parse_rate(v, &o->link_rate_bytes) || o->link_rate_bytes < 1e6)
@@ -316,7 +320,7 @@ static void print_header(const struct lab_opts *o, FILE *out)
 	fprintf(out, "fabriclab lab: %d rank%s (node0..node%d), %ld steps: compute %.0f ms "
 		"(a sleep standing in for the GPU), then all-reduce of %zu bytes of gradients\n",
 		o->ranks, o->ranks == 1 ? "" : "s", o->ranks - 1, o->steps, o->compute_ms,
-		o->grad_bytes / 4 * 4);
+		o->grad_bytes / sizeof(float) * sizeof(float));
 	fprintf(out, "link rate: %s on every hop (%.1f MB/s), reported as each device's speed%s\n",
 		o->link_rate, o->link_rate_bytes / 1e6,
 		o->netns ? "; each rank in its own network namespace" : "");
@@ -390,6 +394,7 @@ static void show_log(const struct lab_opts *o)
 {
 	char path[PATH_MAX + 16], tail[2048];
 	size_t n = 0, start = 0;
+	struct stat st;
 	int lines = 0;
 	FILE *f;
 
@@ -397,8 +402,10 @@ static void show_log(const struct lab_opts *o)
 	f = fopen(path, "r");
 	if (!f)
 		return;
-	if (!fseek(f, -(long)(sizeof(tail) - 1), SEEK_END) || !fseek(f, 0, SEEK_SET))
-		n = fread(tail, 1, sizeof(tail) - 1, f);
+	/* The file's end: a short log is read whole. */
+	if (!fstat(fileno(f), &st) && st.st_size > (off_t)(sizeof(tail) - 1))
+		fseek(f, -(long)(sizeof(tail) - 1), SEEK_END);
+	n = fread(tail, 1, sizeof(tail) - 1, f);
 	fclose(f);
 	tail[n] = '\0';
 	for (size_t i = n; i-- > 0 && lines <= 12;) {
@@ -464,7 +471,7 @@ static bool wants_serve(int argc, char **argv)
 
 int lab_main(int argc, char **argv)
 {
-	static char dir[4096];
+	static char dir[PATH_MAX];
 	struct lab_opts o = { .ranks = 8, .steps = 8, .grad_bytes = 8 << 20, .compute_ms = 20,
 			      .link_rate = DEFAULT_LINK_RATE, .scenario = LAB_HEALTHY,
 			      .target = -1, .target_compute = 1.0, .dir = "fabriclab-lab" };

@@ -79,7 +79,7 @@ static int read_steps(const struct lab_opts *o, struct lab_figures *fig)
 /* A ring all-reduce moves 2(n-1)/n of the buffer over every hop. */
 static double ideal_reduce_ms(const struct lab_opts *o)
 {
-	double bytes = (double)(o->grad_bytes / 4 * 4);
+	double bytes = (double)(o->grad_bytes / sizeof(float) * sizeof(float));
 
 	if (o->ranks < 2 || o->link_rate_bytes <= 0)
 		return 0.0;

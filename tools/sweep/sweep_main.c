@@ -2,6 +2,7 @@
 #include "sweep.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,7 +284,7 @@ static int run_local(struct sweep_opts *o)
 
 int sweep_main(int argc, char **argv)
 {
-	static char dir[4096];
+	static char dir[PATH_MAX];
 	static struct sweep_opts o = { .min_bytes = 64 << 20, .max_bytes = 64 << 20,
 				       .factor = 2, .warmup = 1, .seconds = 1, .threshold = 0.8,
 				       .baseline_min = 0.9 };
