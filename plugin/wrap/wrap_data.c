@@ -115,7 +115,6 @@ int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhand
 	void *treq = NULL;
 	int rc;
 
-	(void)phandle;
 	*request = NULL;
 	if (!c)
 		return FL_ERR_INTERNAL;
@@ -127,7 +126,10 @@ int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhand
 	if (COUNTING)
 		fl_stats_note_tag(&c->stats, tag); /* NCCL's tag: this process's rank */
 	r = stamp(c, 1);
-	rc = c->tp->isend(c->tcomm, data, size, tag, mhandle, &treq);
+	if (c->tp->isend_ph)
+		rc = c->tp->isend_ph(c->tcomm, data, size, tag, mhandle, phandle, &treq);
+	else
+		rc = c->tp->isend(c->tcomm, data, size, tag, mhandle, &treq);
 	if (FL_FAULTS && c->fault && !rc && treq)
 		fl_fault_post_taken(c->fault);
 	if (!rc && treq)
@@ -152,7 +154,6 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 	void *treq = NULL;
 	int rc;
 
-	(void)phandles;
 	*request = NULL;
 	if (!c)
 		return FL_ERR_INTERNAL;
@@ -169,7 +170,10 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 	if (COUNTING && tags)
 		fl_stats_note_tag(&c->stats, tags[0]); /* NCCL's tags: the sender's rank */
 	r = stamp(c, n);
-	rc = c->tp->irecv(c->tcomm, n, data, sizes, tags, mhandles, &treq);
+	if (c->tp->irecv_ph)
+		rc = c->tp->irecv_ph(c->tcomm, n, data, sizes, tags, mhandles, phandles, &treq);
+	else
+		rc = c->tp->irecv(c->tcomm, n, data, sizes, tags, mhandles, &treq);
 	if (FL_FAULTS && c->fault && !rc && treq)
 		fl_fault_post_taken(c->fault);
 	if (!rc && treq)
