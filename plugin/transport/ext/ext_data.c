@@ -4,6 +4,7 @@
  * request NCCL retries) while the pacer says no, and completion times from the
  * only calls the inner shows: accepted -> done.
  */
+#include <limits.h>
 #include <string.h>
 
 #include "base/clock.h"
@@ -89,7 +90,7 @@ int ext_isend_ph(void *send_comm, void *data, size_t size, int tag, void *mhandl
 	rc = ext_inner_isend(&ext_plugin, c->inner, data, size, tag, mhandle, phandle, &r->inner);
 	if (!rc && r->inner) {
 		r->accepted_ns = now;
-		r->size = size;
+		r->sizes[0] = size > INT_MAX ? INT_MAX : (int)size;
 		r->n = 1;
 		if (FL_PACING && c->pacer)
 			fl_pace_take(c->pacer, now, size);
@@ -121,8 +122,9 @@ int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, 
 	rc = ext_inner_irecv(&ext_plugin, c->inner, n, data, sizes, tags, mhandles,
 			     phandles, &r->inner);
 	r->accepted_ns = now;
-	r->size = 0;
 	r->n = n;
+	for (int i = 0; i < n; i++)
+		r->sizes[i] = sizes[i] > INT_MAX ? INT_MAX : (int)sizes[i];
 	return accepted(c, r, rc, request, "irecv");
 }
 
@@ -147,10 +149,16 @@ int ext_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
 	r->inner = NULL;
 	rc = ext_plugin.iflush(c->inner, n, data, sizes, mhandles, &r->inner);
 	r->accepted_ns = fl_clock_ns();
-	r->size = 0;
 	r->n = 0;
 	return accepted(c, r, rc, request, "iflush");
 }
+
+/*
+ * Some inners (fastsocket) never write sizes; NCCL zero-fills them. We report
+ * the posted sizes instead, which NCCL accepts (a receive may be larger than
+ * its send) and which keeps the byte counts of such hops right.
+ */
+#define UNWRITTEN (-1)
 
 /*
  * The inner shows only accepted -> done: that is the wire interval reported
@@ -162,8 +170,11 @@ int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times)
 	struct ext_req *r = request;
 	struct ext_comm *c = r->comm;
 	uint64_t now, bytes = 0;
-	int rc = ext_plugin.test(r->inner, done, sizes);
+	int rc;
 
+	for (int i = 0; i < r->n; i++)
+		sizes[i] = UNWRITTEN;
+	rc = ext_plugin.test(r->inner, done, sizes);
 	if (rc)
 		return fl_fail(rc, "ext: %s test failed (error %d) on ext connection %u",
 			       ext_plugin.name, rc, c->id);
@@ -172,14 +183,13 @@ int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times)
 	now = fl_clock_ns();
 	times->wire_start_ns = r->accepted_ns;
 	times->wire_end_ns = now;
-	/* NCCL zero-fills sizes and so do we (the wrap): a send left at 0 moved what it posted */
-	if (c->send && r->n && sizes && !sizes[0])
-		sizes[0] = (int)r->size;
-	if (FL_PACING && c->pacer && !c->send && sizes) {
-		for (int i = 0; i < r->n; i++)
-			bytes += (uint64_t)sizes[i];
-		fl_pace_take(c->pacer, now, bytes);
+	for (int i = 0; i < r->n; i++) {
+		if (sizes[i] == UNWRITTEN)
+			sizes[i] = r->sizes[i];
+		bytes += (uint64_t)sizes[i];
 	}
+	if (FL_PACING && c->pacer && !c->send)
+		fl_pace_take(c->pacer, now, bytes);
 	req_put(c, r);
 	return FL_OK;
 }

@@ -18,8 +18,9 @@ struct ext_req {
 	struct ext_comm *comm;
 	void *inner;
 	uint64_t accepted_ns; /* the inner took it (after any throttle hold) */
-	size_t size;          /* a send's bytes, for an inner test that leaves sizes unwritten */
 	int n;                /* buffers; 0 for a flush */
+	/* posted bytes per buffer, for an inner test that leaves sizes unwritten */
+	int sizes[FL_MAX_RECVS];
 	int next_free;
 };
 
