@@ -32,11 +32,13 @@ static void copy_name(char *dst, size_t len, const char *src)
 
 /*
  * The end that times a transport's wire best: for sockets the receiver (first
- * byte read -> last byte read), for verbs the sender (post -> completion).
+ * byte read -> last byte read), for verbs the sender (post -> completion), for
+ * ext the sender (accepted -> done: a receive's posted -> done also holds the
+ * wait for its sender), as `fabriclab report` merges them.
  */
 int fl_report_best_view(const char *transport)
 {
-	return strcmp(transport, "ib") ? FL_HOP_RECV : FL_HOP_SEND;
+	return strcmp(transport, "ib") && strcmp(transport, "ext") ? FL_HOP_RECV : FL_HOP_SEND;
 }
 
 /* An active RDMA port on this node (sysfs), whatever transport carries the hop. */

@@ -1,8 +1,9 @@
 /*
  * The data path over the inner plugin: one pooled request per inner request
- * (for the times and the send size), the throttle as a hold ("not now", a NULL
- * request NCCL retries) while the pacer says no, and completion times from the
- * only calls the inner shows: accepted -> done.
+ * (for the times and the sizes), the throttle as a hold of sends ("not now", a
+ * NULL request NCCL retries) while the pacer says no plus a completion no
+ * earlier than the paced bytes drain, and completion times from the only
+ * calls the inner shows: accepted -> done.
  */
 #include <limits.h>
 #include <string.h>
@@ -72,6 +73,27 @@ static int accepted(struct ext_comm *c, struct ext_req *r, int rc, void **reques
 	return FL_OK;
 }
 
+/* The bytes were taken from the pacer: they have drained when it would allow the next. */
+static uint64_t paced_release(struct fl_pacer *p, uint64_t now, size_t bytes)
+{
+	fl_pace_take(p, now, bytes);
+	return now + fl_pace_wait_ns(p, now);
+}
+
+static struct ext_req *fresh_req(struct ext_comm *c, int n, uint64_t now)
+{
+	struct ext_req *r = req_get(c);
+
+	if (!r)
+		return NULL;
+	r->inner = NULL;
+	r->n = n;
+	r->accepted_ns = now;
+	r->release_ns = 0;
+	r->inner_done = 0;
+	return r;
+}
+
 int ext_isend_ph(void *send_comm, void *data, size_t size, int tag, void *mhandle,
 		 void *phandle, void **request)
 {
@@ -83,17 +105,14 @@ int ext_isend_ph(void *send_comm, void *data, size_t size, int tag, void *mhandl
 	*request = NULL;
 	if (FL_PACING && c->pacer && !fl_pace_try(c->pacer, now))
 		return FL_OK;
-	r = req_get(c);
+	r = fresh_req(c, 1, now);
 	if (!r)
 		return FL_OK;
-	r->inner = NULL;
 	rc = ext_inner_isend(&ext_plugin, c->inner, data, size, tag, mhandle, phandle, &r->inner);
 	if (!rc && r->inner) {
-		r->accepted_ns = now;
 		r->sizes[0] = size > INT_MAX ? INT_MAX : (int)size;
-		r->n = 1;
 		if (FL_PACING && c->pacer)
-			fl_pace_take(c->pacer, now, size);
+			r->release_ns = paced_release(c->pacer, now, size);
 	}
 	return accepted(c, r, rc, request, "isend");
 }
@@ -103,7 +122,11 @@ int ext_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle, 
 	return ext_isend_ph(send_comm, data, size, tag, mhandle, NULL, request);
 }
 
-/* A receive is charged on completion, for the bytes that arrived. */
+/*
+ * A posted buffer moves no bytes, so a receive is never held: it is charged on
+ * completion, for the bytes that arrived, and completes when they have drained.
+ * Holding posts too would leave one receive outstanding at a time.
+ */
 int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
 		 void **phandles, void **request)
 {
@@ -113,16 +136,11 @@ int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, 
 	int rc;
 
 	*request = NULL;
-	if (FL_PACING && c->pacer && !fl_pace_try(c->pacer, now))
-		return FL_OK;
-	r = req_get(c);
+	r = fresh_req(c, n, now);
 	if (!r)
 		return FL_OK;
-	r->inner = NULL;
 	rc = ext_inner_irecv(&ext_plugin, c->inner, n, data, sizes, tags, mhandles,
 			     phandles, &r->inner);
-	r->accepted_ns = now;
-	r->n = n;
 	for (int i = 0; i < n; i++)
 		r->sizes[i] = sizes[i] > INT_MAX ? INT_MAX : (int)sizes[i];
 	return accepted(c, r, rc, request, "irecv");
@@ -143,13 +161,10 @@ int ext_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
 	*request = NULL;
 	if (!ext_plugin.iflush)
 		return fl_fail(FL_ERR_INTERNAL, "ext: %s has no iflush", ext_plugin.name);
-	r = req_get(c);
+	r = fresh_req(c, 0, fl_clock_ns());
 	if (!r)
 		return FL_OK;
-	r->inner = NULL;
 	rc = ext_plugin.iflush(c->inner, n, data, sizes, mhandles, &r->inner);
-	r->accepted_ns = fl_clock_ns();
-	r->n = 0;
 	return accepted(c, r, rc, request, "iflush");
 }
 
@@ -160,36 +175,57 @@ int ext_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
  */
 #define UNWRITTEN (-1)
 
+/* The inner said done: keep what moved; a paced receive is charged what arrived. */
+static void inner_done(struct ext_comm *c, struct ext_req *r, const int *sizes, uint64_t now)
+{
+	uint64_t bytes = 0;
+
+	r->inner_done = 1;
+	for (int i = 0; i < r->n; i++) {
+		if (sizes[i] != UNWRITTEN)
+			r->sizes[i] = sizes[i];
+		bytes += (uint64_t)r->sizes[i];
+	}
+	if (FL_PACING && c->pacer && !c->send)
+		r->release_ns = paced_release(c->pacer, now, bytes);
+}
+
 /*
  * The inner shows only accepted -> done: that is the wire interval reported
  * (the best estimate these calls allow; docs/report-format.md says which view
- * is judged), and no ready time, so peer wait is not separated from it.
+ * is judged), with no ready time, so peer wait is not separated from it. A
+ * paced request completes no earlier than its bytes drain at the pacer's rate,
+ * as on a slower cable, so its wire interval shows the throttle.
  */
 int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times)
 {
 	struct ext_req *r = request;
 	struct ext_comm *c = r->comm;
-	uint64_t now, bytes = 0;
+	uint64_t now;
 	int rc;
 
-	for (int i = 0; i < r->n; i++)
-		sizes[i] = UNWRITTEN;
-	rc = ext_plugin.test(r->inner, done, sizes);
-	if (rc)
-		return fl_fail(rc, "ext: %s test failed (error %d) on ext connection %u",
-			       ext_plugin.name, rc, c->id);
-	if (!*done)
+	if (!r->inner_done) {
+		for (int i = 0; i < r->n; i++)
+			sizes[i] = UNWRITTEN;
+		rc = ext_plugin.test(r->inner, done, sizes);
+		if (rc)
+			return fl_fail(rc, "ext: %s test failed (error %d) on ext connection %u",
+				       ext_plugin.name, rc, c->id);
+		if (!*done)
+			return FL_OK;
+		now = fl_clock_ns();
+		inner_done(c, r, sizes, now);
+	} else {
+		now = fl_clock_ns();
+	}
+	if (FL_PACING && now < r->release_ns) {
+		*done = 0;
 		return FL_OK;
-	now = fl_clock_ns();
+	}
+	*done = 1;
+	memcpy(sizes, r->sizes, (size_t)r->n * sizeof(*sizes));
 	times->wire_start_ns = r->accepted_ns;
 	times->wire_end_ns = now;
-	for (int i = 0; i < r->n; i++) {
-		if (sizes[i] == UNWRITTEN)
-			sizes[i] = r->sizes[i];
-		bytes += (uint64_t)sizes[i];
-	}
-	if (FL_PACING && c->pacer && !c->send)
-		fl_pace_take(c->pacer, now, bytes);
 	req_put(c, r);
 	return FL_OK;
 }

@@ -18,8 +18,10 @@ struct ext_req {
 	struct ext_comm *comm;
 	void *inner;
 	uint64_t accepted_ns; /* the inner took it (after any throttle hold) */
+	uint64_t release_ns;  /* paced: not done before its bytes drained at the pacer's rate */
+	int inner_done;       /* the inner said done; the pacer may still hold the completion */
 	int n;                /* buffers; 0 for a flush */
-	/* posted bytes per buffer, for an inner test that leaves sizes unwritten */
+	/* posted bytes per buffer (for an inner test that leaves sizes unwritten), then moved */
 	int sizes[FL_MAX_RECVS];
 	int next_free;
 };
