@@ -54,6 +54,8 @@ void lab_usage(FILE *out)
 		"      --tc halve-cable with --netns: the kernel's tc (tbf on both ends of the\n"
 		"                       target's veth) halves its cable instead of the plugin\n"
 		"      --dir DIR        where run folders go (default ./fabriclab-lab)\n"
+		"      --transport T    FABRICLAB_TRANSPORT for every rank: socket, ib, auto, or\n"
+		"                       ext:<plugin> to run the scenario over another net plugin\n"
 		"  -h, --help           this text\n"
 		"\n"
 		"A run folder holds the ranks' reports (reports/), the merged report\n"
@@ -137,6 +139,12 @@ static int parse_one(int c, const char *v, struct lab_opts *o)
 		o->scenario = LAB_HALVE_CABLE;
 		return 0;
 	case 'D': o->dir = v; return 0;
+	case 'P':
+		if (strcmp(v, "socket") && strcmp(v, "ib") && strcmp(v, "auto") &&
+		    (strncmp(v, "ext:", 4) || !v[4]))
+			return bad("--transport", v, "socket, ib, auto or ext:<plugin>");
+		o->transport = v;
+		return 0;
 	default: return EXIT_USAGE;
 	}
 }
@@ -184,6 +192,7 @@ static int parse_args(int argc, char **argv, struct lab_opts *o)
 		{ "netns", no_argument, NULL, 'N' },
 		{ "tc", required_argument, NULL, 'C' },
 		{ "dir", required_argument, NULL, 'D' },
+		{ "transport", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -270,6 +279,8 @@ static void rank_env(const struct lab_opts *o)
 	 * 512 KiB step takes 10 ms at 400 mbit/s: the added latency is 1%).
 	 */
 	setenv("FABRICLAB_SHIM_IDLE_US", "100", 0);
+	if (o->transport)
+		setenv("FABRICLAB_TRANSPORT", o->transport, 1);
 	if (o->spec[0])
 		setenv("FABRICLAB_FAULT", o->spec, 1);
 	else
@@ -287,6 +298,8 @@ static void print_header(const struct lab_opts *o, FILE *out)
 		"(a sleep standing in for the GPU), then all-reduce of %zu bytes of gradients\n",
 		o->ranks, o->ranks == 1 ? "" : "s", o->ranks - 1, o->steps, o->compute_ms,
 		o->grad_bytes / 4 * 4);
+	if (o->transport)
+		fprintf(out, "transport: FABRICLAB_TRANSPORT=%s\n", o->transport);
 	fprintf(out, "link rate: %s on every hop (%.1f MB/s), reported as each device's speed%s\n",
 		o->link_rate, o->link_rate_bytes / 1e6,
 		o->netns ? "; each rank in its own network namespace" : "");

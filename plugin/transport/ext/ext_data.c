@@ -122,10 +122,19 @@ int ext_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle, 
 	return ext_isend_ph(send_comm, data, size, tag, mhandle, NULL, request);
 }
 
+static size_t total(int n, const size_t *sizes)
+{
+	size_t sum = 0;
+
+	for (int i = 0; i < n; i++)
+		sum += sizes[i];
+	return sum;
+}
+
 /*
- * A posted buffer moves no bytes, so a receive is never held: it is charged on
- * completion, for the bytes that arrived, and completes when they have drained.
- * Holding posts too would leave one receive outstanding at a time.
+ * A receive-side throttle holds the posting of buffers ("not now") until the
+ * pacer allows their size: the sender can fill them only at that rate, as
+ * behind a slower cable, and a receiver-driven inner makes the sender wait.
  */
 int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
 		 void **phandles, void **request)
@@ -136,11 +145,15 @@ int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, 
 	int rc;
 
 	*request = NULL;
+	if (FL_PACING && c->pacer && !fl_pace_try(c->pacer, now))
+		return FL_OK;
 	r = fresh_req(c, n, now);
 	if (!r)
 		return FL_OK;
 	rc = ext_inner_irecv(&ext_plugin, c->inner, n, data, sizes, tags, mhandles,
 			     phandles, &r->inner);
+	if (!rc && r->inner && FL_PACING && c->pacer)
+		fl_pace_take(c->pacer, now, total(n, sizes));
 	for (int i = 0; i < n; i++)
 		r->sizes[i] = sizes[i] > INT_MAX ? INT_MAX : (int)sizes[i];
 	return accepted(c, r, rc, request, "irecv");
@@ -175,19 +188,13 @@ int ext_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
  */
 #define UNWRITTEN (-1)
 
-/* The inner said done: keep what moved; a paced receive is charged what arrived. */
-static void inner_done(struct ext_comm *c, struct ext_req *r, const int *sizes, uint64_t now)
+/* The inner said done: keep what moved. */
+static void inner_done(struct ext_req *r, const int *sizes)
 {
-	uint64_t bytes = 0;
-
 	r->inner_done = 1;
-	for (int i = 0; i < r->n; i++) {
+	for (int i = 0; i < r->n; i++)
 		if (sizes[i] != UNWRITTEN)
 			r->sizes[i] = sizes[i];
-		bytes += (uint64_t)r->sizes[i];
-	}
-	if (FL_PACING && c->pacer && !c->send)
-		r->release_ns = paced_release(c->pacer, now, bytes);
 }
 
 /*
@@ -213,11 +220,9 @@ int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times)
 				       ext_plugin.name, rc, c->id);
 		if (!*done)
 			return FL_OK;
-		now = fl_clock_ns();
-		inner_done(c, r, sizes, now);
-	} else {
-		now = fl_clock_ns();
+		inner_done(r, sizes);
 	}
+	now = fl_clock_ns();
 	if (FL_PACING && now < r->release_ns) {
 		*done = 0;
 		return FL_OK;
