@@ -37,7 +37,7 @@ INNER_VERS  := 6 8 10 11 12
 INNER_ODD   := nosizes:NO_SIZES nullreq:NULL_REQUESTS initfail:INIT_FAILS
 INNER_SO    := $(INNER_VERS:%=$(INNER_DIR)/libnccl-net-flsock-v%.so) \
 	$(foreach o,$(INNER_ODD),$(INNER_DIR)/libnccl-net-flsock-$(word 1,$(subst :, ,$(o))).so) \
-	$(INNER_DIR)/libnccl-net-nonet.so
+	$(INNER_DIR)/libnccl-net-nonet.so $(INNER_DIR)/libnccl-net-null.so
 INNER_OBJ   := $(filter $(BUILD)/obj/plugin/base/% $(BUILD)/obj/plugin/transport/socket/% \
 	$(BUILD)/obj/plugin/transport/pace.o,$(PLUGIN_OBJ))
 # Plugins with one hook compiled out (-DFABRICLAB_NO_<X>): only `make bench` uses them, to measure
@@ -102,6 +102,9 @@ $(foreach o,$(INNER_ODD),$(eval $(call inner_odd_rule,$(word 1,$(subst :, ,$(o))
 $(INNER_DIR)/libnccl-net-nonet.so: tests/inner/nonet.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -o $@ $<
+$(INNER_DIR)/libnccl-net-null.so: tests/inner/null_net.c $(PLUGIN_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -shared -o $@ $<
 
 # The fake libibverbs (tests only, never part of the plugin): selected with FABRICLAB_IBVERBS_LIB.
 $(FAKEVERBS_SO): $(FAKEVERBS_SRC) $(wildcard tests/fakeverbs/*.h)
