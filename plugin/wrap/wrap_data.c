@@ -206,13 +206,15 @@ int fl_wrap_test(void *request, int *done, int *sizes)
 	struct fl_xfer_times times = { 0 };
 	int got[FL_MAX_RECVS] = { 0 };
 	struct fl_wcomm *c;
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, done_ns = 0;
+	unsigned slot;
 	int rc;
 
 	*done = 0;
 	if (!r || !r->comm)
 		return FL_ERR_INTERNAL;
 	c = r->comm;
+	slot = (unsigned)(r - c->reqs);
 	if (FL_FAULTS && c->fault) {
 		rc = fl_fault_check_fail(c->fault, fl_clock_ns());
 		if (rc)
@@ -228,10 +230,17 @@ int fl_wrap_test(void *request, int *done, int *sizes)
 		if (sizes)
 			sizes[i] = got[i];
 	}
+	if (COUNTING && r->n) {
+		done_ns = fl_clock_ns();
+		if (times.whole_request) {
+			times.wire_start_ns = fl_stats_posted_at(&c->stats, slot);
+			times.wire_end_ns = done_ns;
+		}
+	}
 	if (r->n) /* before the stats free the slot: the event reads its post time */
-		fl_trace_done(&c->trace, (unsigned)(r - c->reqs), bytes, &times);
+		fl_trace_done(&c->trace, slot, bytes, &times);
 	if (COUNTING && r->n)
-		fl_stats_complete(&c->stats, (unsigned)(r - c->reqs), bytes, fl_clock_ns(), &times);
+		fl_stats_complete(&c->stats, slot, bytes, done_ns, &times);
 	if (FL_FAULTS && c->fault)
 		fl_fault_moved(c->fault, bytes);
 	req_put(c, r);

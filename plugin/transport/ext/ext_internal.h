@@ -17,7 +17,6 @@ struct ext_comm;
 struct ext_req {
 	struct ext_comm *comm;
 	void *inner;
-	uint64_t accepted_ns; /* the inner took it (after any throttle hold) */
 	uint64_t release_ns;  /* paced: not done before its bytes drained at the pacer's rate */
 	int inner_done;       /* the inner said done; the pacer may still hold the completion */
 	int n;                /* buffers; 0 for a flush */
