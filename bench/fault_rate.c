@@ -96,7 +96,8 @@ static int drive(struct flow *f, unsigned char *bufs, uint64_t now, uint64_t sto
 			die("test send");
 		if (done) {
 			f->sreq[i] = NULL;
-			f->t1 = fl_clock_ns(); /* over ext, a paced send completes after its receive */
+			/* over ext, a paced send completes after its receive */
+			f->t1 = fl_clock_ns();
 		}
 		done = 0;
 		if (f->rreq[i] && tp->test(f->rreq[i], &done, sizes, NULL))

@@ -138,7 +138,9 @@ static int reg_mr_int(void *comm, void *data, int size, int type, void **mhandle
 #if V < 9
 static int isend_int(void *comm, void *data, int size, int tag, void *mh, void **request)
 {
-	return size < 0 ? FL_ERR_INTERNAL : flsock_isend(comm, data, (size_t)size, tag, mh, request);
+	if (size < 0)
+		return FL_ERR_INTERNAL;
+	return flsock_isend(comm, data, (size_t)size, tag, mh, request);
 }
 
 static int irecv_int(void *comm, int n, void **data, int *sizes, int *tags, void **mhs,
