@@ -73,6 +73,22 @@ static int accepted(struct ext_comm *c, struct ext_req *r, int rc, void **reques
 	return FL_OK;
 }
 
+/*
+ * How far ahead of the pacer a request may be handed to the inner: its
+ * completion still waits for the rate, but the inner, which has its own
+ * latency, keeps a few messages in flight instead of one.
+ */
+#define EXT_PACE_AHEAD_NS 10000000u
+
+/* "not now": the pacer is more than EXT_PACE_AHEAD_NS behind (or in a stall window). */
+static int pace_holds(struct fl_pacer *p, uint64_t now)
+{
+	if (fl_pace_wait_ns(p, now) <= EXT_PACE_AHEAD_NS)
+		return 0;
+	fl_pace_backlog(p, now);
+	return 1;
+}
+
 /* The bytes were taken from the pacer: they have drained when it would allow the next. */
 static uint64_t paced_release(struct fl_pacer *p, uint64_t now, size_t bytes)
 {
@@ -102,7 +118,7 @@ int ext_isend_ph(void *send_comm, void *data, size_t size, int tag, void *mhandl
 	int rc;
 
 	*request = NULL;
-	if (FL_PACING && c->pacer && !fl_pace_try(c->pacer, now))
+	if (FL_PACING && c->pacer && pace_holds(c->pacer, now))
 		return FL_OK;
 	r = fresh_req(c, 1);
 	if (!r)
@@ -144,7 +160,7 @@ int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, 
 	int rc;
 
 	*request = NULL;
-	if (FL_PACING && c->pacer && !fl_pace_try(c->pacer, now))
+	if (FL_PACING && c->pacer && pace_holds(c->pacer, now))
 		return FL_OK;
 	r = fresh_req(c, n);
 	if (!r)
