@@ -134,6 +134,11 @@ int ext_connect_ctx(void *tctx, int dev, const struct fl_endpoint *self, void *h
 	int rc, done = 0;
 
 	*send_comm = NULL;
+	/* NCCL gave up on a connect and reused its handle's memory for another communicator */
+	if (p && p->self.comm_hash != self->comm_hash) {
+		drop_pending(p, 1);
+		p = NULL;
+	}
 	if (!p && !(p = new_pending(handle, self)))
 		return fl_fail(FL_ERR_SYSTEM, "ext: out of memory for a connect");
 	if (!p->inner) {
