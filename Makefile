@@ -39,6 +39,16 @@ LTTNG_SRC     := $(sort $(wildcard $(LTTNG_DIR)/*.c))
 LTTNG_SO      := $(BUILD)/libfabriclab-lttng.so
 
 PLUGIN_OBJ  := $(PLUGIN_SRC:%.c=$(BUILD)/obj/%.o)
+# Test artifacts, never installed: the socket transport as standalone NCCL net plugins that the
+# ext transport wraps like third-party ones, each exporting one ABI version, and misbehaving ones.
+INNER_DIR   := $(BUILD)/inner
+INNER_VERS  := 6 8 10 11 12
+INNER_ODD   := nosizes:NO_SIZES nullreq:NULL_REQUESTS initfail:INIT_FAILS
+INNER_SO    := $(INNER_VERS:%=$(INNER_DIR)/libnccl-net-flsock-v%.so) \
+	$(foreach o,$(INNER_ODD),$(INNER_DIR)/libnccl-net-flsock-$(word 1,$(subst :, ,$(o))).so) \
+	$(INNER_DIR)/libnccl-net-nonet.so $(INNER_DIR)/libnccl-net-null.so
+INNER_OBJ   := $(filter $(BUILD)/obj/plugin/base/% $(BUILD)/obj/plugin/transport/socket/% \
+	$(BUILD)/obj/plugin/transport/pace.o,$(PLUGIN_OBJ))
 # Plugins with one hook compiled out (-DFABRICLAB_NO_<X>): only `make bench` uses them, to measure
 # what counting, fault hooks and tracepoints cost when unused.
 VARIANTS    := nocount nofault notrace
@@ -51,7 +61,7 @@ ITEST_BIN   := $(ITEST_SRC:tests/integration/%.c=$(BUILD)/tests/%)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all deps demo test unit integration bench sanitize clean install uninstall deb FORCE
-all: $(PLUGIN_SO) $(PROFILER_SO) $(TOOL) $(UNIT_BIN) $(ITEST_BIN) $(BENCH_BIN) \
+all: $(PLUGIN_SO) $(PROFILER_SO) $(TOOL) $(UNIT_BIN) $(ITEST_BIN) $(BENCH_BIN) $(INNER_SO) \
 	$(if $(FAKEVERBS_SRC),$(FAKEVERBS_SO) $(FAKEVERBS_LIB1)) $(if $(FAKECUDA_SRC),$(FAKECUDA_SO)) \
 	$(if $(LTTNG_SRC),$(LTTNG_SO))
 
@@ -104,6 +114,26 @@ endef
 $(eval $(call variant_rules,nocount,NO_COUNTING))
 $(eval $(call variant_rules,nofault,NO_FAULTS))
 $(eval $(call variant_rules,notrace,NO_TRACING))
+
+INNER_LINK = $(CC) $(CFLAGS) -fPIC -fvisibility=hidden -shared -o $@ $(1) $< $(INNER_OBJ) \
+	$(LDFLAGS) -Wl,-z,defs -ldl
+$(INNER_DIR)/libnccl-net-flsock-v%.so: tests/inner/flsock_net.c tests/inner/flsock_abi.h \
+		$(INNER_OBJ) $(PLUGIN_HDR)
+	@mkdir -p $(dir $@)
+	$(call INNER_LINK,-DFLSOCK_VERSION=$*)
+define inner_odd_rule
+$(INNER_DIR)/libnccl-net-flsock-$(1).so: tests/inner/flsock_net.c tests/inner/flsock_abi.h \
+		$(INNER_OBJ) $(PLUGIN_HDR)
+	@mkdir -p $$(dir $$@)
+	$$(call INNER_LINK,-DFLSOCK_VERSION=12 -DFLSOCK_$(2))
+endef
+$(foreach o,$(INNER_ODD),$(eval $(call inner_odd_rule,$(word 1,$(subst :, ,$(o))),$(word 2,$(subst :, ,$(o))))))
+$(INNER_DIR)/libnccl-net-nonet.so: tests/inner/nonet.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -o $@ $<
+$(INNER_DIR)/libnccl-net-null.so: tests/inner/null_net.c $(PLUGIN_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -shared -o $@ $<
 
 # The fake libibverbs (tests only, never part of the plugin): selected with FABRICLAB_IBVERBS_LIB,
 # or found as libibverbs.so.1 by programs linked against rdma-core's when LD_LIBRARY_PATH names

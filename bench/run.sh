@@ -54,6 +54,23 @@ m_on=$(median "${hooks[@]}") m_off=$(median "${nohooks[@]}")
 echo "busbw hooks in, unset ${hooks[*]} GB/s; compiled out ${nohooks[*]} GB/s"
 awk -v a="$m_on" -v b="$m_off" 'BEGIN { printf "median unset %.3f / compiled out %.3f = %.4f (goal >= 0.999)\n", a, b, a / b }'
 echo
+echo "== ext transport cost (a null NCCL net plugin underneath, isend+test pairs)"
+"$build/bench/ext_cost" "$(pwd)/$build/inner/libnccl-net-null.so"
+echo
+echo "== fabriclab(ext:flsock-v12) vs flsock-v12 loaded directly: all_reduce, 4 ranks, 64 MiB, alternating"
+inner=$(pwd)/$build/inner/libnccl-net-flsock-v12.so
+direct=() wrapped=()
+for round in 1 2 3 4 5; do
+	direct+=("$(busbw "$inner")")
+	wrapped+=("$(FABRICLAB_TRANSPORT="ext:$inner" busbw "$(pwd)/$build/libnccl-net-fabriclab.so")")
+done
+m_on=$(median "${wrapped[@]}") m_off=$(median "${direct[@]}")
+echo "busbw through fabriclab ${wrapped[*]} GB/s; inner directly ${direct[*]} GB/s"
+awk -v a="$m_on" -v b="$m_off" 'BEGIN { printf "median wrapped %.3f / direct %.3f = %.4f (goal >= 0.99)\n", a, b, a / b }'
+echo
+echo "== fault injection over ext: throttle accuracy, 10% to 90% of an 800 Mbit/s link (median of 3)"
+FABRICLAB_TRANSPORT="ext:$inner" "$build/bench/fault_rate" 800mbit 0.5
+echo
 bench/trace_bench.sh "$build" # LTTng: session vs no session vs compiled out, ns per event
 echo
 echo "== ib transport vs raw verbs on the fake: ib_write_bw -b vs fabriclab sendrecv, 2 processes"

@@ -7,6 +7,7 @@
 #include "nccl_abi.h"
 
 #include "base/error.h"
+#include "base/log.h"
 #include "wrap/wrap.h"
 
 #define FL_ABI_EXPORT __attribute__((visibility("default")))
@@ -22,10 +23,10 @@ static int init_v6(fl_abi_logger_fn logger)
 	return fl_wrap_init_process(&process_ctx, logger);
 }
 
-/* The wrap layer emits no profiler events yet, so the callback is not kept. */
+/* The wrap layer emits no profiler events; the callback is kept for a wrapped plugin (ext). */
 static int init_v10(fl_abi_logger_fn logger, fl_abi_prof_callback_fn prof)
 {
-	(void)prof;
+	fl_log_set_profiler(prof);
 	return fl_wrap_init_process(&process_ctx, logger);
 }
 
@@ -34,7 +35,7 @@ static int init_v11(void **ctx, uint64_t comm_id, struct fl_abi_comm_config *con
 {
 	int traffic_class = config ? config->traffic_class : FL_ABI_TRAFFIC_CLASS_UNDEF;
 
-	(void)prof;
+	fl_log_set_profiler(prof);
 	if (!ctx)
 		return fl_fail(FL_ERR_INTERNAL, "init: NULL ctx pointer");
 	/* Some NCCL releases call finalize(ctx) even after a failed init. */

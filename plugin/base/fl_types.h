@@ -69,6 +69,11 @@ struct fl_xfer_times {
 	uint64_t wire_start_ns; /* first payload byte moved */
 	uint64_t wire_end_ns;   /* last payload byte moved */
 	uint64_t wire_bytes;    /* bytes the wire interval covers; 0 = all of them */
+	/*
+	 * The transport sees only posted -> done (ext): the wrap dates the wire with
+	 * its own post and done times, so the transport reads no clock of its own.
+	 */
+	int whole_request;
 };
 
 #endif

@@ -5,11 +5,28 @@
 #include <stdio.h>
 
 static _Atomic(fl_logger_fn) current_logger;
+static _Atomic(fl_prof_fn) current_profiler;
 
 void fl_log_set_logger(fl_logger_fn logger)
 {
 	if (logger)
 		atomic_store_explicit(&current_logger, logger, memory_order_release);
+}
+
+fl_logger_fn fl_log_logger(void)
+{
+	return atomic_load_explicit(&current_logger, memory_order_acquire);
+}
+
+void fl_log_set_profiler(fl_prof_fn prof)
+{
+	if (prof)
+		atomic_store_explicit(&current_profiler, prof, memory_order_release);
+}
+
+fl_prof_fn fl_log_profiler(void)
+{
+	return atomic_load_explicit(&current_profiler, memory_order_acquire);
 }
 
 void fl_log_emit(int level, const char *file, int line, const char *fmt, ...)

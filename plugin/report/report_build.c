@@ -33,7 +33,9 @@ static void copy_name(char *dst, size_t len, const char *src)
 
 /*
  * The end that times a transport's wire best: for sockets the receiver (first
- * byte read -> last byte read), for verbs the sender (post -> completion).
+ * byte read -> last byte read), for verbs the sender (post -> completion), for
+ * ext the sender (accepted -> done: a receive's posted -> done also holds the
+ * wait for its sender), as `fabriclab report` merges them.
  */
 int fl_report_best_view(const char *transport)
 {
@@ -44,7 +46,7 @@ int fl_report_best_view(const char *transport)
 	 */
 	if (!strcmp(transport, FL_REPORT_NCCL_TRANSPORT))
 		return FL_HOP_SEND;
-	return strcmp(transport, "ib") ? FL_HOP_RECV : FL_HOP_SEND;
+	return strcmp(transport, "ib") && strcmp(transport, "ext") ? FL_HOP_RECV : FL_HOP_SEND;
 }
 
 const char *fl_report_hop_transport(const struct fl_report *r, const struct fl_hop_snapshot *h)

@@ -1,5 +1,5 @@
 /*
- * The interface every transport implements (sockets and verbs; ext later).
+ * The interface every transport implements (sockets, verbs, and ext: another NCCL plugin).
  * A transport moves bytes and nothing else: it never counts or traces. Fault
  * injection reaches it only as a pacer (pace.h) it consults before putting
  * bytes on the wire, so a throttled hop is slow on the wire itself. Errors are
@@ -45,9 +45,26 @@ struct fl_transport {
 	int (*close_send)(void *send_comm);
 	int (*close_recv)(void *recv_comm);
 	int (*close_listen)(void *listen_comm);
+	/*
+	 * Optional, for a transport that forwards to another NCCL net plugin (ext): what NCCL
+	 * hands a call beyond the transport's own arguments, passed on unchanged. The wrap
+	 * calls these instead of listen/connect/isend/irecv when they are set. tctx is the
+	 * per-communicator state open_ctx made (v11+ NCCL), or NULL for the process-wide one.
+	 */
+	int (*open_ctx)(uint64_t comm_id, int traffic_class, void **tctx);
+	int (*close_ctx)(void *tctx);
+	int (*listen_ctx)(void *tctx, int dev, const struct fl_endpoint *self, void *handle,
+			  void **listen_comm);
+	int (*connect_ctx)(void *tctx, int dev, const struct fl_endpoint *self, void *handle,
+			   void **send_comm);
+	int (*isend_ph)(void *send_comm, void *data, size_t size, int tag, void *mhandle,
+			void *phandle, void **request);
+	int (*irecv_ph)(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
+			void **mhandles, void **phandles, void **request);
 };
 
 extern const struct fl_transport fl_socket_transport;
 extern const struct fl_transport fl_ib_transport; /* verbs: InfiniBand and RoCE */
+extern const struct fl_transport fl_ext_transport; /* FABRICLAB_TRANSPORT=ext:<plugin> */
 
 #endif

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/clock.h"
 #include "base/config.h"
@@ -38,8 +39,15 @@ static int choose_transport(void)
 {
 	static const char *const names[] = { "auto", "socket", "ib", NULL };
 	int which, ndev = 0;
-	int rc = fl_env_choice("FABRICLAB_TRANSPORT", names, TRANSPORT_AUTO, &which);
+	const char *env = getenv("FABRICLAB_TRANSPORT");
+	int rc;
 
+	/* ext:<plugin> names another NCCL net plugin; the ext transport reads the rest. */
+	if (!override && env && !strncmp(env, "ext:", 4)) {
+		chosen = &fl_ext_transport;
+		return FL_OK;
+	}
+	rc = fl_env_choice("FABRICLAB_TRANSPORT", names, TRANSPORT_AUTO, &which);
 	if (rc || override || which == TRANSPORT_SOCKET) {
 		chosen = override ? override : &fl_socket_transport;
 		return rc;
@@ -118,6 +126,13 @@ int fl_wrap_init(void **ctx, uint64_t comm_id, int traffic_class, fl_logger_fn l
 		return FL_ERR_SYSTEM;
 	c->comm_id = comm_id;
 	c->traffic_class = traffic_class;
+	rc = chosen->open_ctx ? chosen->open_ctx(comm_id, traffic_class, &c->tctx) : FL_OK;
+	if (rc) {
+		FL_WARN("init of communicator %016llx failed: %s", (unsigned long long)comm_id,
+			fl_error_text());
+		free(c);
+		return rc;
+	}
 	atomic_fetch_add(&live_ctxs, 1);
 	*ctx = c;
 	return FL_OK;
@@ -138,6 +153,9 @@ int fl_wrap_finalize(void *ctx)
 
 	if (!c || c->process_wide)
 		return FL_OK;
+	if (chosen->close_ctx && chosen->close_ctx(c->tctx))
+		FL_WARN("finalize of communicator %016llx: %s", (unsigned long long)c->comm_id,
+			fl_error_text());
 	free(c);
 	if (atomic_fetch_sub(&live_ctxs, 1) == 1)
 		fl_report_final("the last communicator's finalize");

@@ -43,6 +43,14 @@ static void local_endpoint(const struct fl_transport *tp, void *ctx, int dev,
 	fl_identity_local(self, dev, props.name, c ? c->comm_id : 0);
 }
 
+/* The process-wide ctx (v6-v10 NCCL) has no transport state of its own. */
+static void *transport_ctx(void *ctx)
+{
+	const struct fl_wrap_ctx *c = ctx;
+
+	return c ? c->tctx : NULL;
+}
+
 int fl_wrap_listen(void *ctx, int dev, void *handle, void **listen_comm)
 {
 	const struct fl_transport *tp = fl_wrap_transport();
@@ -57,7 +65,10 @@ int fl_wrap_listen(void *ctx, int dev, void *handle, void **listen_comm)
 		return FL_ERR_SYSTEM;
 	l->tp = tp;
 	local_endpoint(tp, ctx, dev, &l->self);
-	rc = tp->listen(dev, &l->self, handle, &l->tcomm);
+	if (tp->listen_ctx)
+		rc = tp->listen_ctx(transport_ctx(ctx), dev, &l->self, handle, &l->tcomm);
+	else
+		rc = tp->listen(dev, &l->self, handle, &l->tcomm);
 	if (rc) {
 		free(l);
 		return fl_wrap_report_error(NULL, "listen", rc);
@@ -140,7 +151,10 @@ int fl_wrap_connect(void *ctx, int dev, void *handle, void **send_comm)
 	if (!tp)
 		return FL_ERR_INTERNAL;
 	local_endpoint(tp, ctx, dev, &self);
-	rc = tp->connect(dev, &self, handle, &tcomm);
+	if (tp->connect_ctx)
+		rc = tp->connect_ctx(transport_ctx(ctx), dev, &self, handle, &tcomm);
+	else
+		rc = tp->connect(dev, &self, handle, &tcomm);
 	if (!rc && tcomm)
 		rc = wrap_established(tp, tcomm, FL_COMM_SEND, &self, send_comm);
 	return rc ? fl_wrap_report_error(NULL, "connect", rc) : FL_OK;

@@ -115,7 +115,6 @@ int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhand
 	void *treq = NULL;
 	int rc;
 
-	(void)phandle;
 	*request = NULL;
 	if (!c)
 		return FL_ERR_INTERNAL;
@@ -127,7 +126,10 @@ int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhand
 	if (COUNTING)
 		fl_stats_note_tag(&c->stats, tag); /* NCCL's tag: this process's rank */
 	r = stamp(c, 1);
-	rc = c->tp->isend(c->tcomm, data, size, tag, mhandle, &treq);
+	if (c->tp->isend_ph)
+		rc = c->tp->isend_ph(c->tcomm, data, size, tag, mhandle, phandle, &treq);
+	else
+		rc = c->tp->isend(c->tcomm, data, size, tag, mhandle, &treq);
 	if (FL_FAULTS && c->fault && !rc && treq)
 		fl_fault_post_taken(c->fault);
 	if (!rc && treq)
@@ -152,7 +154,6 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 	void *treq = NULL;
 	int rc;
 
-	(void)phandles;
 	*request = NULL;
 	if (!c)
 		return FL_ERR_INTERNAL;
@@ -169,7 +170,10 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 	if (COUNTING && tags)
 		fl_stats_note_tag(&c->stats, tags[0]); /* NCCL's tags: the sender's rank */
 	r = stamp(c, n);
-	rc = c->tp->irecv(c->tcomm, n, data, sizes, tags, mhandles, &treq);
+	if (c->tp->irecv_ph)
+		rc = c->tp->irecv_ph(c->tcomm, n, data, sizes, tags, mhandles, phandles, &treq);
+	else
+		rc = c->tp->irecv(c->tcomm, n, data, sizes, tags, mhandles, &treq);
 	if (FL_FAULTS && c->fault && !rc && treq)
 		fl_fault_post_taken(c->fault);
 	if (!rc && treq)
@@ -202,13 +206,15 @@ int fl_wrap_test(void *request, int *done, int *sizes)
 	struct fl_xfer_times times = { 0 };
 	int got[FL_MAX_RECVS] = { 0 };
 	struct fl_wcomm *c;
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, done_ns = 0;
+	unsigned slot;
 	int rc;
 
 	*done = 0;
 	if (!r || !r->comm)
 		return FL_ERR_INTERNAL;
 	c = r->comm;
+	slot = (unsigned)(r - c->reqs);
 	if (FL_FAULTS && c->fault) {
 		rc = fl_fault_check_fail(c->fault, fl_clock_ns());
 		if (rc)
@@ -224,10 +230,17 @@ int fl_wrap_test(void *request, int *done, int *sizes)
 		if (sizes)
 			sizes[i] = got[i];
 	}
+	if (COUNTING && r->n) {
+		done_ns = fl_clock_ns();
+		if (times.whole_request) {
+			times.wire_start_ns = fl_stats_posted_at(&c->stats, slot);
+			times.wire_end_ns = done_ns;
+		}
+	}
 	if (r->n) /* before the stats free the slot: the event reads its post time */
-		fl_trace_done(&c->trace, (unsigned)(r - c->reqs), bytes, &times);
+		fl_trace_done(&c->trace, slot, bytes, &times);
 	if (COUNTING && r->n)
-		fl_stats_complete(&c->stats, (unsigned)(r - c->reqs), bytes, fl_clock_ns(), &times);
+		fl_stats_complete(&c->stats, slot, bytes, done_ns, &times);
 	if (FL_FAULTS && c->fault)
 		fl_fault_moved(c->fault, bytes);
 	req_put(c, r);

@@ -17,6 +17,7 @@ struct fl_wrap_ctx {
 	uint64_t comm_id;
 	int traffic_class;
 	int process_wide; /* the v6-v10 ctx: never freed by finalize */
+	void *tctx;       /* the transport's per-communicator state (open_ctx), else NULL */
 };
 
 struct fl_wlisten {

@@ -437,7 +437,7 @@ static void send_timed(struct fl_wcomm *c, int bytes, uint64_t ready, uint64_t s
 {
 	void *req = NULL;
 
-	fake.next_times = (struct fl_xfer_times){ ready, start, end, 0 };
+	fake.next_times = (struct fl_xfer_times){ ready, start, end, 0, 0 };
 	assert_int_equal(fl_wrap_isend(c, NULL, (size_t)bytes, 0, NULL, NULL, &req), FL_OK);
 	wait_done(req, NULL);
 }
@@ -498,7 +498,7 @@ static void test_partly_timed_requests_rate_only_the_timed_bytes(void **state)
 	void *req = NULL;
 
 	(void)state;
-	fake.next_times = (struct fl_xfer_times){ T, T, T + 100, 250 };
+	fake.next_times = (struct fl_xfer_times){ T, T, T + 100, 250, 0 };
 	assert_int_equal(fl_wrap_isend(a, NULL, 1000, 0, NULL, NULL, &req), FL_OK);
 	wait_done(req, NULL);
 	send_timed(a, 1000, T + 200, T + 200, T + 300); /* 0 = every byte timed */

@@ -46,6 +46,7 @@ struct lab_opts {
 	bool netns;
 	bool tc;                   /* the cable is cut by the kernel's tc, not the plugin */
 	const char *dir;           /* where run folders go */
+	const char *transport;     /* FABRICLAB_TRANSPORT for the ranks; NULL = as inherited */
 	const char *tool_dir;      /* where the plugin is looked for */
 	char run_id[LAB_ID_LEN];
 	char run_dir[PATH_MAX];

@@ -64,6 +64,8 @@ void lab_usage(FILE *out)
 		"                       nodes, scenario and target, with live step times and\n"
 		"                       the report (one run at a time)\n"
 		"      --listen A:P     with --serve: where (default 127.0.0.1:8080, loopback)\n"
+		"      --transport T    FABRICLAB_TRANSPORT for every rank: socket, ib, auto, or\n"
+		"                       ext:<plugin> to run the scenario over another net plugin\n"
 		"  -h, --help           this text\n"
 		"\n"
 		"A run folder holds the ranks' reports (reports/), the merged report\n"
@@ -159,6 +161,12 @@ static int parse_one(int c, const char *v, struct lab_opts *o)
 		if (lab_parse_rate(v, &o->copy_rate_bytes) || o->copy_rate_bytes < 1e6)
 			return bad("--copy-rate", v, "a rate of at least 8mbit, like 2gbyte");
 		return 0;
+	case 'X':
+		if (strcmp(v, "socket") && strcmp(v, "ib") && strcmp(v, "auto") &&
+		    (strncmp(v, "ext:", 4) || !v[4]))
+			return bad("--transport", v, "socket, ib, auto or ext:<plugin>");
+		o->transport = v;
+		return 0;
 	default: return EXIT_USAGE;
 	}
 }
@@ -218,6 +226,7 @@ static int parse_args(int argc, char **argv, struct lab_opts *o)
 		{ "dir", required_argument, NULL, 'D' },
 		{ "fabric", required_argument, NULL, 'B' },
 		{ "copy-rate", required_argument, NULL, 'P' },
+		{ "transport", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -304,6 +313,8 @@ static void rank_env(const struct lab_opts *o)
 	 * 512 KiB step takes 10 ms at 400 mbit/s: the added latency is 1%).
 	 */
 	setenv("FABRICLAB_SHIM_IDLE_US", "100", 0);
+	if (o->transport)
+		setenv("FABRICLAB_TRANSPORT", o->transport, 1);
 	if (o->spec[0])
 		setenv("FABRICLAB_FAULT", o->spec, 1);
 	else
@@ -321,6 +332,8 @@ static void print_header(const struct lab_opts *o, FILE *out)
 		"(a sleep standing in for the GPU), then all-reduce of %zu bytes of gradients\n",
 		o->ranks, o->ranks == 1 ? "" : "s", o->ranks - 1, o->steps, o->compute_ms,
 		o->grad_bytes / sizeof(float) * sizeof(float));
+	if (o->transport)
+		fprintf(out, "transport: FABRICLAB_TRANSPORT=%s\n", o->transport);
 	fprintf(out, "link rate: %s on every hop (%.1f MB/s), reported as each device's speed%s\n",
 		o->link_rate, o->link_rate_bytes / 1e6,
 		o->netns ? "; each rank in its own network namespace" : "");

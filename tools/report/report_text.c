@@ -117,8 +117,8 @@ static void print_hops(const struct report_set *set, FILE *out)
 		used += set->files[f].superseded_by < 0;
 	fprintf(out,
 		"\nhops: %zu from %zu processes on %zu nodes, %d judged (wire rate from the "
-		"receiver for sockets when it timed any, else the sender; the sender for verbs "
-		"and profiler mode; * = culprit)\n",
+		"receiver for sockets when it timed any, else the sender; the sender for verbs, "
+		"ext and profiler mode; * = culprit)\n",
 		set->nhops, used, set->nodes, set->verdict.judged_hops);
 	fprintf(out, "  %-*s %9s %9s %7s %10s %9s %11s %4s %8s %8s  %s\n", width,
 		"src -> dst", "recv GB/s", "send GB/s", "%line", "bytes", "messages",

@@ -1,0 +1,264 @@
+/*
+ * Connection setup over the inner plugin. connect and accept stay
+ * non-blocking: the inner may need many calls, and the hidden hello (ext_hello.c)
+ * needs the other end to progress too, so a connection is handed to NCCL only
+ * once its hello has moved. A pending connect is found again by its handle
+ * (NCCL calls again with the same buffer); a pending accept lives in its listener.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "ext_internal.h"
+
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ext_pending_send *pending; /* setup only: never touched by the data path */
+static _Atomic uint32_t conn_ids;
+
+uint32_t ext_next_conn_id(void)
+{
+	return atomic_fetch_add(&conn_ids, 1) + 1;
+}
+
+struct ext_comm *ext_comm_new(void *inner, int send, uint32_t id, const struct fl_endpoint *peer)
+{
+	struct ext_comm *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->inner = inner;
+	c->send = send;
+	c->id = id;
+	c->peer = *peer;
+	for (int i = 0; i < EXT_POOL; i++) {
+		c->reqs[i].comm = c;
+		c->reqs[i].next_free = i + 1 < EXT_POOL ? i + 1 : -1;
+	}
+	return c;
+}
+
+static struct ext_ctx *ctx_or_process(void *tctx)
+{
+	return tctx ? tctx : &ext_process_ctx;
+}
+
+int ext_listen_ctx(void *tctx, int dev, const struct fl_endpoint *self, void *handle,
+		   void **listen_comm)
+{
+	struct ext_listen *l = calloc(1, sizeof(*l));
+	int rc;
+
+	*listen_comm = NULL;
+	if (!l)
+		return fl_fail(FL_ERR_SYSTEM, "ext: out of memory for a listener");
+	memset(handle, 0, FL_HANDLE_SIZE);
+	rc = ext_inner_listen(&ext_plugin, ctx_or_process(tctx), dev, handle, &l->inner);
+	if (rc || !l->inner) {
+		free(l);
+		return fl_fail(rc ? rc : FL_ERR_INTERNAL, "ext: %s listen on device %d failed "
+			       "(error %d)", ext_plugin.name, dev, rc);
+	}
+	l->self = *self;
+	ext_trailer_put(handle, self);
+	*listen_comm = l;
+	return FL_OK;
+}
+
+/* ---- send side ---- */
+
+static struct ext_pending_send *find_pending(const void *handle, int unlink)
+{
+	struct ext_pending_send **pp, *p;
+
+	pthread_mutex_lock(&pending_lock);
+	for (pp = &pending; (p = *pp) && p->handle != handle; pp = &p->next)
+		;
+	if (p && unlink)
+		*pp = p->next;
+	pthread_mutex_unlock(&pending_lock);
+	return p;
+}
+
+static struct ext_pending_send *new_pending(void *handle, const struct fl_endpoint *self)
+{
+	struct ext_pending_send *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->handle = handle;
+	p->self = *self;
+	p->id = ext_next_conn_id();
+	p->peer.rank = -1;
+	ext_trailer_take(handle, &p->peer);
+	p->peer.comm_hash = self->comm_hash;
+	pthread_mutex_lock(&pending_lock);
+	p->next = pending;
+	pending = p;
+	pthread_mutex_unlock(&pending_lock);
+	return p;
+}
+
+static void drop_pending(struct ext_pending_send *p, int close_inner)
+{
+	find_pending(p->handle, 1);
+	ext_hello_release(p->inner, &p->hello);
+	if (close_inner && p->inner)
+		ext_plugin.close_send(p->inner);
+	free(p);
+}
+
+static int connect_done(struct ext_pending_send *p, void **send_comm)
+{
+	struct ext_comm *c = ext_comm_new(p->inner, 1, p->id, &p->peer);
+
+	if (!c) {
+		drop_pending(p, 1);
+		return fl_fail(FL_ERR_SYSTEM, "ext: out of memory for a connection");
+	}
+	FL_INFO("ext connection %u send %s/%s -> %s/%s (rank %d)%s", c->id, p->self.node,
+		p->self.dev_name, p->peer.node[0] ? p->peer.node : "?",
+		p->peer.dev_name[0] ? p->peer.dev_name : "?", p->peer.rank,
+		p->peer.node[0] ? "" : ": the inner's handle had no room for the receiver's name");
+	drop_pending(p, 0);
+	*send_comm = c;
+	return FL_OK;
+}
+
+int ext_connect_ctx(void *tctx, int dev, const struct fl_endpoint *self, void *handle,
+		    void **send_comm)
+{
+	struct ext_pending_send *p = find_pending(handle, 0);
+	int rc, done = 0;
+
+	*send_comm = NULL;
+	/* NCCL gave up on a connect and reused its handle's memory for another communicator */
+	if (p && p->self.comm_hash != self->comm_hash) {
+		drop_pending(p, 1);
+		p = NULL;
+	}
+	if (!p && !(p = new_pending(handle, self)))
+		return fl_fail(FL_ERR_SYSTEM, "ext: out of memory for a connect");
+	if (!p->inner) {
+		rc = ext_inner_connect(&ext_plugin, ctx_or_process(tctx), dev, handle, &p->inner);
+		if (rc) {
+			drop_pending(p, 0);
+			return fl_fail(rc, "ext: %s connect on device %d failed (error %d)",
+				       ext_plugin.name, dev, rc);
+		}
+		if (!p->inner)
+			return FL_OK;
+		if (ext_hello_on && !(p->hello.buf = aligned_alloc(64, EXT_HELLO_SIZE))) {
+			drop_pending(p, 1);
+			return fl_fail(FL_ERR_SYSTEM, "ext: out of memory for the hello");
+		}
+		if (ext_hello_on)
+			ext_hello_encode(p->hello.buf, &p->self, p->id);
+	}
+	if (!ext_hello_on)
+		return connect_done(p, send_comm);
+	rc = ext_hello_step(p->inner, 1, &p->hello, &done);
+	if (rc) {
+		drop_pending(p, 1);
+		return rc;
+	}
+	return done ? connect_done(p, send_comm) : FL_OK;
+}
+
+/* ---- receive side ---- */
+
+static int accept_done(struct ext_listen *l, void **recv_comm)
+{
+	struct fl_endpoint peer = { .rank = -1 };
+	uint32_t pid = 0, id = 0;
+	struct ext_comm *c;
+	int rc = FL_OK;
+
+	if (ext_hello_on)
+		rc = ext_hello_decode(l->hello.buf, &peer, &pid, &id);
+	ext_hello_release(l->accepted, &l->hello);
+	c = rc ? NULL : ext_comm_new(l->accepted, 0, ext_next_conn_id(), &peer);
+	if (!c) {
+		ext_plugin.close_recv(l->accepted);
+		l->accepted = NULL;
+		return rc ? rc : fl_fail(FL_ERR_SYSTEM, "ext: out of memory for a connection");
+	}
+	FL_INFO("ext connection %u recv %s/%s <- %s/%s (rank %d, pid %u, its connection %u)",
+		c->id, l->self.node, l->self.dev_name, peer.node[0] ? peer.node : "?",
+		peer.dev_name[0] ? peer.dev_name : "?", peer.rank, pid, id);
+	l->accepted = NULL;
+	*recv_comm = c;
+	return FL_OK;
+}
+
+int ext_accept(void *listen_comm, void **recv_comm)
+{
+	struct ext_listen *l = listen_comm;
+	int rc, done = 0;
+
+	*recv_comm = NULL;
+	if (!l->accepted) {
+		rc = ext_inner_accept(&ext_plugin, l->inner, &l->accepted);
+		if (rc)
+			return fl_fail(rc, "ext: %s accept failed (error %d)", ext_plugin.name, rc);
+		if (!l->accepted)
+			return FL_OK;
+	}
+	if (!ext_hello_on)
+		return accept_done(l, recv_comm);
+	rc = ext_hello_step(l->accepted, 0, &l->hello, &done);
+	if (rc) {
+		ext_hello_release(l->accepted, &l->hello);
+		ext_plugin.close_recv(l->accepted);
+		l->accepted = NULL;
+		return rc;
+	}
+	return done ? accept_done(l, recv_comm) : FL_OK;
+}
+
+int ext_peer(void *comm, struct fl_endpoint *peer)
+{
+	const struct ext_comm *c = comm;
+
+	if (!c->peer.node[0])
+		return FL_ERR_INTERNAL; /* unknown: the wrap names it from NCCL's tags */
+	*peer = c->peer;
+	return FL_OK;
+}
+
+static int close_comm(struct ext_comm *c, int (*close_inner)(void *))
+{
+	int rc = c ? close_inner(c->inner) : FL_OK;
+
+	free(c);
+	return rc ? fl_fail(rc, "ext: %s close failed (error %d)", ext_plugin.name, rc) : FL_OK;
+}
+
+int ext_close_send(void *send_comm)
+{
+	return close_comm(send_comm, ext_plugin.close_send);
+}
+
+int ext_close_recv(void *recv_comm)
+{
+	return close_comm(recv_comm, ext_plugin.close_recv);
+}
+
+int ext_close_listen(void *listen_comm)
+{
+	struct ext_listen *l = listen_comm;
+	int rc;
+
+	if (!l)
+		return FL_OK;
+	if (l->accepted) {
+		ext_hello_release(l->accepted, &l->hello);
+		ext_plugin.close_recv(l->accepted);
+	}
+	rc = ext_plugin.close_listen(l->inner);
+	free(l);
+	return rc ? fl_fail(rc, "ext: %s closeListen failed (error %d)", ext_plugin.name, rc) :
+		    FL_OK;
+}

@@ -1,0 +1,258 @@
+/*
+ * The data path over the inner plugin: one pooled request per inner request
+ * (for the times and the sizes), the throttle as a hold of sends ("not now", a
+ * NULL request NCCL retries) while the pacer says no plus a completion no
+ * earlier than the paced bytes drain, and completion times from the only
+ * calls the inner shows: accepted -> done.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "ext_internal.h"
+#include "transport/pace.h"
+
+static struct ext_req *req_get(struct ext_comm *c)
+{
+	struct ext_req *r;
+
+	if (c->free_head < 0)
+		return NULL;
+	r = &c->reqs[c->free_head];
+	c->free_head = r->next_free;
+	return r;
+}
+
+static void req_put(struct ext_comm *c, struct ext_req *r)
+{
+	r->next_free = c->free_head;
+	c->free_head = (int)(r - c->reqs);
+}
+
+int ext_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
+{
+	struct ext_comm *c = comm;
+	int rc = ext_inner_reg_mr(&ext_plugin, c->inner, data, size, type, mhandle);
+
+	return rc ? fl_fail(rc, "ext: %s regMr of %zu bytes (type %d) failed (error %d)",
+			    ext_plugin.name, size, type, rc) : FL_OK;
+}
+
+int ext_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset, int fd,
+		      void **mhandle)
+{
+	struct ext_comm *c = comm;
+	int rc;
+
+	if (!ext_plugin.reg_mr_dmabuf)
+		return fl_fail(FL_ERR_INTERNAL, "ext: %s has no regMrDmaBuf", ext_plugin.name);
+	rc = ext_plugin.reg_mr_dmabuf(c->inner, data, size, type, offset, fd, mhandle);
+	return rc ? fl_fail(rc, "ext: %s regMrDmaBuf failed (error %d)", ext_plugin.name, rc) :
+		    FL_OK;
+}
+
+int ext_dereg_mr(void *comm, void *mhandle)
+{
+	struct ext_comm *c = comm;
+	int rc = ext_plugin.dereg_mr(c->inner, mhandle);
+
+	return rc ? fl_fail(rc, "ext: %s deregMr failed (error %d)", ext_plugin.name, rc) : FL_OK;
+}
+
+/* NULL request, FL_OK: the inner said "not now", or the pacer holds the bytes back. */
+static int accepted(struct ext_comm *c, struct ext_req *r, int rc, void **request,
+		    const char *op)
+{
+	if (rc || !r->inner) {
+		req_put(c, r);
+		return rc ? fl_fail(rc, "ext: %s %s failed (error %d)", ext_plugin.name, op, rc) :
+			    FL_OK;
+	}
+	*request = r;
+	return FL_OK;
+}
+
+/*
+ * How far ahead of the pacer a request may be handed to the inner: its
+ * completion still waits for the rate, but the inner, which has its own
+ * latency, keeps a few messages in flight instead of one.
+ */
+#define EXT_PACE_AHEAD_NS 10000000u
+
+/* "not now": the pacer is more than EXT_PACE_AHEAD_NS behind (or in a stall window). */
+static int pace_holds(struct fl_pacer *p, uint64_t now)
+{
+	if (fl_pace_wait_ns(p, now) <= EXT_PACE_AHEAD_NS)
+		return 0;
+	fl_pace_backlog(p, now);
+	return 1;
+}
+
+/* The bytes were taken from the pacer: they have drained when it would allow the next. */
+static uint64_t paced_release(struct fl_pacer *p, uint64_t now, size_t bytes)
+{
+	fl_pace_take(p, now, bytes);
+	return now + fl_pace_wait_ns(p, now);
+}
+
+static struct ext_req *fresh_req(struct ext_comm *c, int n)
+{
+	struct ext_req *r = req_get(c);
+
+	if (!r)
+		return NULL;
+	r->inner = NULL;
+	r->n = n;
+	r->release_ns = 0;
+	r->inner_done = 0;
+	return r;
+}
+
+int ext_isend_ph(void *send_comm, void *data, size_t size, int tag, void *mhandle,
+		 void *phandle, void **request)
+{
+	struct ext_comm *c = send_comm;
+	uint64_t now = FL_PACING && c->pacer ? fl_clock_ns() : 0;
+	struct ext_req *r;
+	int rc;
+
+	*request = NULL;
+	if (FL_PACING && c->pacer && pace_holds(c->pacer, now))
+		return FL_OK;
+	r = fresh_req(c, 1);
+	if (!r)
+		return FL_OK;
+	rc = ext_inner_isend(&ext_plugin, c->inner, data, size, tag, mhandle, phandle, &r->inner);
+	if (!rc && r->inner) {
+		r->sizes[0] = size > INT_MAX ? INT_MAX : (int)size;
+		if (FL_PACING && c->pacer)
+			r->release_ns = paced_release(c->pacer, now, size);
+	}
+	return accepted(c, r, rc, request, "isend");
+}
+
+int ext_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle, void **request)
+{
+	return ext_isend_ph(send_comm, data, size, tag, mhandle, NULL, request);
+}
+
+static size_t total(int n, const size_t *sizes)
+{
+	size_t sum = 0;
+
+	for (int i = 0; i < n; i++)
+		sum += sizes[i];
+	return sum;
+}
+
+/*
+ * A receive-side throttle holds the posting of buffers ("not now") until the
+ * pacer allows their size: the sender can fill them only at that rate, as
+ * behind a slower cable, and a receiver-driven inner makes the sender wait.
+ */
+int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
+		 void **phandles, void **request)
+{
+	struct ext_comm *c = recv_comm;
+	uint64_t now = FL_PACING && c->pacer ? fl_clock_ns() : 0;
+	struct ext_req *r;
+	int rc;
+
+	*request = NULL;
+	if (FL_PACING && c->pacer && pace_holds(c->pacer, now))
+		return FL_OK;
+	r = fresh_req(c, n);
+	if (!r)
+		return FL_OK;
+	rc = ext_inner_irecv(&ext_plugin, c->inner, n, data, sizes, tags, mhandles,
+			     phandles, &r->inner);
+	if (!rc && r->inner && FL_PACING && c->pacer)
+		fl_pace_take(c->pacer, now, total(n, sizes));
+	for (int i = 0; i < n; i++)
+		r->sizes[i] = sizes[i] > INT_MAX ? INT_MAX : (int)sizes[i];
+	return accepted(c, r, rc, request, "irecv");
+}
+
+int ext_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
+	      void **request)
+{
+	return ext_irecv_ph(recv_comm, n, data, sizes, tags, mhandles, NULL, request);
+}
+
+int ext_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles, void **request)
+{
+	struct ext_comm *c = recv_comm;
+	struct ext_req *r;
+	int rc;
+
+	*request = NULL;
+	if (!ext_plugin.iflush)
+		return fl_fail(FL_ERR_INTERNAL, "ext: %s has no iflush", ext_plugin.name);
+	r = fresh_req(c, 0);
+	if (!r)
+		return FL_OK;
+	rc = ext_plugin.iflush(c->inner, n, data, sizes, mhandles, &r->inner);
+	return accepted(c, r, rc, request, "iflush");
+}
+
+/*
+ * Some inners (fastsocket) never write sizes; NCCL zero-fills them. We report
+ * the posted sizes instead, which NCCL accepts (a receive may be larger than
+ * its send) and which keeps the byte counts of such hops right.
+ */
+#define UNWRITTEN (-1)
+
+/* The inner said done: keep what moved. */
+static void inner_done(struct ext_req *r, const int *sizes)
+{
+	r->inner_done = 1;
+	for (int i = 0; i < r->n; i++)
+		if (sizes[i] != UNWRITTEN)
+			r->sizes[i] = sizes[i];
+}
+
+/*
+ * The inner shows only accepted -> done: that is the wire interval reported
+ * (the best estimate these calls allow; docs/report-format.md says which view
+ * is judged), with no ready time, so peer wait is not separated from it. A
+ * paced request completes no earlier than its bytes drain at the pacer's rate,
+ * as on a slower cable, so its wire interval shows the throttle.
+ */
+int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times)
+{
+	struct ext_req *r = request;
+	struct ext_comm *c = r->comm;
+	int rc;
+
+	if (!r->inner_done) {
+		for (int i = 0; i < r->n; i++)
+			sizes[i] = UNWRITTEN;
+		rc = ext_plugin.test(r->inner, done, sizes);
+		if (rc)
+			return fl_fail(rc, "ext: %s test failed (error %d) on ext connection %u",
+				       ext_plugin.name, rc, c->id);
+		if (!*done)
+			return FL_OK;
+		inner_done(r, sizes);
+	}
+	if (FL_PACING && r->release_ns && fl_clock_ns() < r->release_ns) {
+		*done = 0;
+		return FL_OK;
+	}
+	*done = 1;
+	for (int i = 0; i < r->n; i++)
+		sizes[i] = r->sizes[i];
+	if (times)
+		times->whole_request = 1; /* the wrap dates it: accepted (posted) -> done */
+	req_put(c, r);
+	return FL_OK;
+}
+
+void ext_set_pacer(void *comm, struct fl_pacer *pacer)
+{
+	struct ext_comm *c = comm;
+
+	if (c)
+		c->pacer = pacer;
+}

@@ -1,0 +1,74 @@
+/*
+ * The wrapped ("inner") NCCL net plugin: loaded as NCCL loads NCCL_NET_PLUGIN,
+ * bound at the highest ncclNetPlugin_vN it exports (v6..v12), and called
+ * through one v12-shaped set of functions that adapt each call to its version:
+ * sizes narrowed to int where it wants int, properties widened with NCCL's
+ * defaults for the fields it lacks, ctx, config and profiler handles given
+ * where it takes them.
+ */
+#ifndef FL_EXT_INNER_H
+#define FL_EXT_INNER_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "abi/nccl_abi.h"
+#include "base/fl_types.h"
+#include "base/log.h"
+
+#define EXT_PATH_LEN 512
+
+struct ext_inner {
+	void *lib;
+	const void *table; /* the ncclNetPlugin_vN it exports */
+	int version;
+	const char *name;  /* the name in its table */
+	char spec[EXT_PATH_LEN]; /* what FABRICLAB_TRANSPORT named */
+	char path[EXT_PATH_LEN]; /* the file dlopen() opened */
+	/* Slots at the same place with the same shape in every version (nccl_abi.h asserts it). */
+	int (*devices)(int *ndev);
+	int (*reg_mr_dmabuf)(void *comm, void *data, size_t size, int type, uint64_t offset, int fd,
+			     void **mhandle);
+	int (*dereg_mr)(void *comm, void *mhandle);
+	int (*iflush)(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
+		      void **request);
+	int (*test)(void *request, int *done, int *sizes);
+	int (*close_send)(void *send_comm);
+	int (*close_recv)(void *recv_comm);
+	int (*close_listen)(void *listen_comm);
+};
+
+/*
+ * What one communicator (or the whole process) holds of the inner: its ctx
+ * (v11+) and the config NCCL gives it (v10 connect, v11+ init), kept alive
+ * for as long as the inner may read them.
+ */
+struct ext_ctx {
+	void *inner_ctx;
+	struct fl_abi_comm_config config;
+};
+
+/* Errors name FABRICLAB_TRANSPORT and the path; never crashes on a bad .so. */
+int ext_inner_load(const char *spec, struct ext_inner *in);
+/* init for the process: v6-v10 once; v11+ a process-wide ctx (comm id 0) in *ctx. */
+int ext_inner_init(const struct ext_inner *in, fl_logger_fn logger, fl_prof_fn prof,
+		   struct ext_ctx *ctx);
+/* v11+: one init per communicator; before v11 only the config is kept. */
+int ext_inner_open_ctx(const struct ext_inner *in, uint64_t comm_id, fl_logger_fn logger,
+		       fl_prof_fn prof, struct ext_ctx *ctx);
+int ext_inner_close_ctx(const struct ext_inner *in, struct ext_ctx *ctx);
+
+int ext_inner_props(const struct ext_inner *in, int dev, struct fl_props *props);
+int ext_inner_listen(const struct ext_inner *in, struct ext_ctx *ctx, int dev, void *handle,
+		     void **listen_comm);
+int ext_inner_connect(const struct ext_inner *in, struct ext_ctx *ctx, int dev, void *handle,
+		      void **send_comm);
+int ext_inner_accept(const struct ext_inner *in, void *listen_comm, void **recv_comm);
+int ext_inner_reg_mr(const struct ext_inner *in, void *comm, void *data, size_t size, int type,
+		     void **mhandle);
+int ext_inner_isend(const struct ext_inner *in, void *send_comm, void *data, size_t size, int tag,
+		    void *mhandle, void *phandle, void **request);
+int ext_inner_irecv(const struct ext_inner *in, void *recv_comm, int n, void **data,
+		    size_t *sizes, int *tags, void **mhandles, void **phandles, void **request);
+
+#endif

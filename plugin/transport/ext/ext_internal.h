@@ -1,0 +1,112 @@
+/* The ext transport's own objects: comms, requests, listeners and connections being set up. */
+#ifndef FL_EXT_INTERNAL_H
+#define FL_EXT_INTERNAL_H
+
+#include <stdint.h>
+
+#include "base/fl_types.h"
+#include "ext_inner.h"
+#include "transport/transport.h"
+
+/* As many requests as the wrap layer may hold on one comm. */
+#define EXT_POOL (FL_MAX_REQUESTS * FL_MAX_RECVS)
+#define EXT_HELLO_SIZE 128
+
+struct ext_comm;
+
+struct ext_req {
+	struct ext_comm *comm;
+	void *inner;
+	uint64_t release_ns;  /* paced: not done before its bytes drained at the pacer's rate */
+	int inner_done;       /* the inner said done; the pacer may still hold the completion */
+	int n;                /* buffers; 0 for a flush */
+	/* posted bytes per buffer (for an inner test that leaves sizes unwritten), then moved */
+	int sizes[FL_MAX_RECVS];
+	int next_free;
+};
+
+struct ext_comm {
+	void *inner;
+	int send;
+	uint32_t id; /* this process's ext connection id, carried in the hello */
+	struct fl_pacer *pacer;
+	struct fl_endpoint peer;
+	int free_head;
+	struct ext_req reqs[EXT_POOL];
+};
+
+/* The hidden first message of a connection, moved during connect/accept. */
+struct ext_hello_xfer {
+	uint8_t *buf; /* EXT_HELLO_SIZE bytes of host memory */
+	void *mhandle;
+	void *request;
+};
+
+/* A connect NCCL has not seen finish yet; NCCL calls again with the same handle. */
+struct ext_pending_send {
+	const void *handle;
+	void *inner;
+	uint32_t id;
+	struct fl_endpoint self;
+	struct fl_endpoint peer; /* from the handle's trailer; rank -1 and no names if none */
+	struct ext_hello_xfer hello;
+	struct ext_pending_send *next;
+};
+
+struct ext_listen {
+	void *inner;
+	struct fl_endpoint self;
+	void *accepted; /* the inner recv comm whose hello has not arrived yet */
+	struct ext_hello_xfer hello;
+};
+
+extern struct ext_inner ext_plugin;
+extern struct ext_ctx ext_process_ctx;
+extern int ext_hello_on; /* FABRICLAB_EXT_HELLO (default 1) */
+
+/* ---- identity (ext_hello.c) ---- */
+
+/* After the inner's listen: our identity in the handle's unused tail, if it is all zero. */
+void ext_trailer_put(void *handle, const struct fl_endpoint *self);
+/* Before the inner's first connect: takes the trailer out (the inner sees its own handle). */
+int ext_trailer_take(void *handle, struct fl_endpoint *peer);
+void ext_hello_encode(uint8_t *buf, const struct fl_endpoint *self, uint32_t conn_id);
+/* FL_ERR_USAGE when the first message is not a fabriclab hello. */
+int ext_hello_decode(const uint8_t *buf, struct fl_endpoint *peer, uint32_t *pid,
+		     uint32_t *conn_id);
+/* Moves the hello on comm; *done = 1 once it moved. Never blocks. */
+int ext_hello_step(void *inner_comm, int send, struct ext_hello_xfer *x, int *done);
+void ext_hello_release(void *inner_comm, struct ext_hello_xfer *x);
+
+/* ---- comms (ext_conn.c) ---- */
+
+struct ext_comm *ext_comm_new(void *inner, int send, uint32_t id, const struct fl_endpoint *peer);
+uint32_t ext_next_conn_id(void);
+
+/* ---- the fl_transport slots (ext_conn.c, ext_data.c) ---- */
+
+int ext_listen_ctx(void *tctx, int dev, const struct fl_endpoint *self, void *handle,
+		   void **listen_comm);
+int ext_connect_ctx(void *tctx, int dev, const struct fl_endpoint *self, void *handle,
+		    void **send_comm);
+int ext_accept(void *listen_comm, void **recv_comm);
+int ext_peer(void *comm, struct fl_endpoint *peer);
+int ext_close_send(void *send_comm);
+int ext_close_recv(void *recv_comm);
+int ext_close_listen(void *listen_comm);
+int ext_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle);
+int ext_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset, int fd,
+		      void **mhandle);
+int ext_dereg_mr(void *comm, void *mhandle);
+int ext_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle, void **request);
+int ext_isend_ph(void *send_comm, void *data, size_t size, int tag, void *mhandle,
+		 void *phandle, void **request);
+int ext_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
+	      void **request);
+int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
+		 void **phandles, void **request);
+int ext_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles, void **request);
+int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times);
+void ext_set_pacer(void *comm, struct fl_pacer *pacer);
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * Finding and binding the inner plugin. The name is looked up as NCCL looks up
+ * NCCL_NET_PLUGIN: dlopen(name) as given, then, for a bare name that is not
+ * already "lib*.so", libnccl-net-<name>.so. The highest ncclNetPlugin_vN wins,
+ * as in NCCL's loader.
+ */
+#include "ext_inner.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/error.h"
+
+#define EXT_ENV "FABRICLAB_TRANSPORT=ext:"
+
+static const int versions[] = { 12, 11, 10, 9, 8, 7, 6 }; /* highest first */
+
+static int is_soname(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len > 6 && !strncmp(name, "lib", 3) && !strcmp(name + len - 3, ".so");
+}
+
+static int open_lib(struct ext_inner *in)
+{
+	char first[256], alt[EXT_PATH_LEN + 32];
+
+	in->lib = dlopen(in->spec, RTLD_NOW | RTLD_LOCAL);
+	if (in->lib)
+		return FL_OK;
+	snprintf(first, sizeof(first), "%s", dlerror());
+	if (strchr(in->spec, '/') || is_soname(in->spec))
+		return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: cannot load %s: %s", in->spec, in->spec,
+			       first);
+	snprintf(alt, sizeof(alt), "libnccl-net-%s.so", in->spec);
+	in->lib = dlopen(alt, RTLD_NOW | RTLD_LOCAL);
+	if (in->lib)
+		return FL_OK;
+	return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: cannot load %s (%s) nor %s (%s)", in->spec,
+		       in->spec, first, alt, dlerror());
+}
+
+/* The slots NCCL cannot do without; NULL in any of them is a broken plugin. */
+static const char *missing_slot(const struct fl_abi_net_v6 *t)
+{
+	if (!t->name)
+		return "name";
+	if (!t->init || !t->devices || !t->get_properties)
+		return "init/devices/getProperties";
+	if (!t->listen || !t->connect || !t->accept)
+		return "listen/connect/accept";
+	if (!t->reg_mr || !t->dereg_mr)
+		return "regMr/deregMr";
+	if (!t->isend || !t->irecv || !t->test)
+		return "isend/irecv/test";
+	if (!t->close_send || !t->close_recv || !t->close_listen)
+		return "closeSend/closeRecv/closeListen";
+	return NULL;
+}
+
+static void bind_common_slots(struct ext_inner *in, const struct fl_abi_net_v6 *t)
+{
+	in->name = t->name;
+	in->devices = t->devices;
+	in->reg_mr_dmabuf = t->reg_mr_dmabuf;
+	in->dereg_mr = t->dereg_mr;
+	in->iflush = t->iflush;
+	in->test = t->test;
+	in->close_send = t->close_send;
+	in->close_recv = t->close_recv;
+	in->close_listen = t->close_listen;
+}
+
+static int bind_table(struct ext_inner *in)
+{
+	char symbol[32];
+	const char *missing;
+	Dl_info info;
+
+	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]) && !in->table; i++) {
+		snprintf(symbol, sizeof(symbol), "ncclNetPlugin_v%d", versions[i]);
+		in->table = dlsym(in->lib, symbol);
+		in->version = versions[i];
+	}
+	if (dladdr(in->table ? in->table : (const void *)in->lib, &info) && info.dli_fname)
+		snprintf(in->path, sizeof(in->path), "%s", info.dli_fname);
+	if (!in->table)
+		return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: %s exports no ncclNetPlugin_v6..v12 "
+			       "(not an NCCL net plugin)", in->spec, in->path[0] ? in->path :
+			       in->spec);
+	/* Every version starts with the v6 slots, at the same offsets. */
+	missing = missing_slot(in->table);
+	if (missing)
+		return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: ncclNetPlugin_v%d in %s has no %s",
+			       in->spec, in->version, in->path, missing);
+	bind_common_slots(in, in->table);
+	return FL_OK;
+}
+
+int ext_inner_load(const char *spec, struct ext_inner *in)
+{
+	int rc;
+
+	memset(in, 0, sizeof(*in));
+	if (!spec || !*spec)
+		return fl_fail(FL_ERR_USAGE, EXT_ENV ": no plugin named (a path, or NAME for "
+			       "libnccl-net-NAME.so)");
+	if (strlen(spec) >= sizeof(in->spec))
+		return fl_fail(FL_ERR_USAGE, EXT_ENV "...: plugin name longer than %zu bytes",
+			       sizeof(in->spec) - 1);
+	snprintf(in->spec, sizeof(in->spec), "%s", spec);
+	dlerror();
+	rc = open_lib(in);
+	if (!rc)
+		rc = bind_table(in);
+	if (rc && in->lib) {
+		dlclose(in->lib);
+		in->lib = NULL;
+	}
+	return rc;
+}

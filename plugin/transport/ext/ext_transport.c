@@ -1,0 +1,144 @@
+/*
+ * FABRICLAB_TRANSPORT=ext:<plugin>: another NCCL net plugin as fabriclab's
+ * transport. Every byte still goes through that plugin; the wrap layer above
+ * counts, traces and injects faults as for its own transports.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/config.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "ext_internal.h"
+
+struct ext_inner ext_plugin;
+struct ext_ctx ext_process_ctx;
+int ext_hello_on = 1;
+
+static int ext_devices(int *ndev)
+{
+	int rc = ext_plugin.devices(ndev);
+
+	return rc ? fl_fail(rc, "FABRICLAB_TRANSPORT=ext:%s: %s devices() failed (error %d)",
+			    ext_plugin.spec, ext_plugin.path, rc) : FL_OK;
+}
+
+/*
+ * Everything passes through, so NCCL's topology and GPUDirect choices are
+ * what they would be without fabriclab; only dma-buf is masked when the inner
+ * has no regMrDmaBuf (fabriclab always exports one, NCCL checks for it).
+ */
+static int ext_get_properties(int dev, struct fl_props *props)
+{
+	int rc = ext_inner_props(&ext_plugin, dev, props);
+
+	if (rc)
+		return fl_fail(rc, "ext: %s getProperties(%d) failed (error %d)", ext_plugin.name,
+			       dev, rc);
+	if (!ext_plugin.reg_mr_dmabuf)
+		props->ptr_support &= ~FL_PTR_DMABUF;
+	return FL_OK;
+}
+
+static void log_loaded(void)
+{
+	struct fl_props p;
+	int ndev = 0;
+
+	if (ext_plugin.devices(&ndev) || ndev < 1 || ext_inner_props(&ext_plugin, 0, &p)) {
+		FL_INFO("ext: wrapping %s (ncclNetPlugin_v%d) from %s: %d device(s)",
+			ext_plugin.name, ext_plugin.version, ext_plugin.path, ndev);
+		return;
+	}
+	FL_INFO("ext: wrapping %s (ncclNetPlugin_v%d) from %s: %d device(s); device 0 %s, "
+		"%d Mbps, ptrSupport 0x%x, maxRecvs %d, pciPath %s", ext_plugin.name,
+		ext_plugin.version, ext_plugin.path, ndev, p.name ? p.name : "?", p.speed_mbps,
+		p.ptr_support, p.max_recvs, p.pci_path ? p.pci_path : "(none)");
+}
+
+static int ext_init(void)
+{
+	const char *env = getenv("FABRICLAB_TRANSPORT");
+	long hello = 1;
+	int rc;
+
+	rc = fl_env_long("FABRICLAB_EXT_HELLO", 1, 0, 1, &hello);
+	if (rc)
+		return rc;
+	ext_hello_on = (int)hello;
+	rc = ext_inner_load(env && !strncmp(env, "ext:", 4) ? env + 4 : NULL, &ext_plugin);
+	if (rc)
+		return rc;
+	rc = ext_inner_init(&ext_plugin, fl_log_logger(), fl_log_profiler(), &ext_process_ctx);
+	if (rc)
+		return fl_fail(FL_ERR_USAGE, "FABRICLAB_TRANSPORT=ext:%s: init of %s "
+			       "(ncclNetPlugin_v%d) from %s failed (error %d)", ext_plugin.spec,
+			       ext_plugin.name, ext_plugin.version, ext_plugin.path, rc);
+	log_loaded();
+	return FL_OK;
+}
+
+static int ext_open_ctx(uint64_t comm_id, int traffic_class, void **tctx)
+{
+	struct ext_ctx *c = calloc(1, sizeof(*c));
+	int rc;
+
+	*tctx = NULL;
+	if (!c)
+		return fl_fail(FL_ERR_SYSTEM, "ext: out of memory for a communicator");
+	c->config.traffic_class = traffic_class;
+	rc = ext_inner_open_ctx(&ext_plugin, comm_id, fl_log_logger(), fl_log_profiler(), c);
+	if (rc) {
+		free(c);
+		return fl_fail(rc, "ext: %s init for communicator %016llx failed (error %d)",
+			       ext_plugin.name, (unsigned long long)comm_id, rc);
+	}
+	*tctx = c;
+	return FL_OK;
+}
+
+static int ext_close_ctx(void *tctx)
+{
+	int rc = tctx ? ext_inner_close_ctx(&ext_plugin, tctx) : FL_OK;
+
+	free(tctx);
+	return rc ? fl_fail(rc, "ext: %s finalize failed (error %d)", ext_plugin.name, rc) : FL_OK;
+}
+
+static int ext_listen(int dev, const struct fl_endpoint *self, void *handle, void **listen_comm)
+{
+	return ext_listen_ctx(NULL, dev, self, handle, listen_comm);
+}
+
+static int ext_connect(int dev, const struct fl_endpoint *self, void *handle, void **send_comm)
+{
+	return ext_connect_ctx(NULL, dev, self, handle, send_comm);
+}
+
+const struct fl_transport fl_ext_transport = {
+	.name = "ext",
+	.init = ext_init,
+	.devices = ext_devices,
+	.get_properties = ext_get_properties,
+	.listen = ext_listen,
+	.connect = ext_connect,
+	.accept = ext_accept,
+	.peer = ext_peer,
+	.reg_mr = ext_reg_mr,
+	.reg_mr_dmabuf = ext_reg_mr_dmabuf,
+	.dereg_mr = ext_dereg_mr,
+	.isend = ext_isend,
+	.irecv = ext_irecv,
+	.iflush = ext_iflush,
+	.test = ext_test,
+	.set_pacer = ext_set_pacer,
+	.close_send = ext_close_send,
+	.close_recv = ext_close_recv,
+	.close_listen = ext_close_listen,
+	.open_ctx = ext_open_ctx,
+	.close_ctx = ext_close_ctx,
+	.listen_ctx = ext_listen_ctx,
+	.connect_ctx = ext_connect_ctx,
+	.isend_ph = ext_isend_ph,
+	.irecv_ph = ext_irecv_ph,
+};

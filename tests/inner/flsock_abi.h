@@ -1,0 +1,243 @@
+/* flsock's one exported table, in the shape of ncclNetPlugin_v<FLSOCK_VERSION>. */
+
+static int flsock_props(int dev, struct fl_props *p)
+{
+	int rc = tp->get_properties(dev, p);
+
+	p->max_recvs = 1; /* flsock_test writes one size */
+	return rc;
+}
+
+#define FILL_V6(out, p)                                  \
+	do {                                             \
+		(out)->name = (char *)(p)->name;         \
+		(out)->pci_path = (char *)(p)->pci_path; \
+		(out)->guid = (p)->guid;                 \
+		(out)->ptr_support = (p)->ptr_support;   \
+		(out)->speed = (p)->speed_mbps;          \
+		(out)->port = (p)->port;                 \
+		(out)->latency = (p)->latency_us;        \
+		(out)->max_comms = (p)->max_comms;       \
+		(out)->max_recvs = (p)->max_recvs;       \
+	} while (0)
+
+#if V == 6
+typedef struct fl_abi_props_v6 props_t;
+#elif V == 8
+typedef struct fl_abi_props_v8 props_t;
+#elif V == 10
+typedef struct fl_abi_props_v9 props_t;
+#elif V == 11
+typedef struct fl_abi_props_v11 props_t;
+#elif V == 12
+typedef struct fl_abi_props_v12 props_t;
+#else
+#error "flsock is built for v6, v8, v10, v11 or v12"
+#endif
+
+static int get_properties(int dev, props_t *out)
+{
+	struct fl_props p;
+	int rc = flsock_props(dev, &p);
+
+	memset(out, 0, sizeof(*out));
+	if (rc)
+		return rc;
+	FILL_V6(out, &p);
+#if V >= 8
+	out->reg_is_global = 0;
+#endif
+#if V >= 10
+	out->vprops.ndevs = 1;
+	out->vprops.devs[0] = dev;
+	out->max_p2p_bytes = p.max_p2p_bytes;
+	out->max_coll_bytes = p.max_coll_bytes;
+#endif
+#if V >= 11
+	out->max_multi_request_size = 1;
+#endif
+#if V >= 12
+	out->rail_id = 3; /* distinctive, so a test can see it pass through */
+	out->plane_id = -1;
+#endif
+	return FL_OK;
+}
+
+#if V >= 11
+static char ctx_token; /* a ctx that is not NULL, so a test can tell it was passed */
+
+static int init(void **ctx, uint64_t comm_id, struct fl_abi_comm_config *config,
+		fl_abi_logger_fn logger, fl_abi_prof_callback_fn prof)
+{
+	(void)comm_id;
+	(void)prof;
+	(void)config; /* NCCL passes one; the shim passes NULL */
+	*ctx = &ctx_token;
+	return flsock_init(logger);
+}
+
+static int finalize(void *ctx)
+{
+	return ctx == &ctx_token ? FL_OK : FL_ERR_INTERNAL;
+}
+
+static int listen_ctx(void *ctx, int dev, void *handle, void **listen_comm)
+{
+	return ctx == &ctx_token ? flsock_listen(dev, handle, listen_comm) : FL_ERR_INTERNAL;
+}
+
+static int connect_ctx(void *ctx, int dev, void *handle, void **send_comm,
+		       struct fl_abi_dev_handle **dev_comm)
+{
+	(void)dev_comm;
+	return ctx == &ctx_token ? flsock_connect(dev, handle, send_comm) : FL_ERR_INTERNAL;
+}
+#elif V == 10
+static int init(fl_abi_logger_fn logger, fl_abi_prof_callback_fn prof)
+{
+	(void)prof;
+	return flsock_init(logger);
+}
+
+static int connect_cfg(int dev, struct fl_abi_comm_config *config, void *handle, void **send_comm,
+		       struct fl_abi_dev_handle **dev_comm)
+{
+	(void)dev_comm;
+	return config ? flsock_connect(dev, handle, send_comm) : FL_ERR_INTERNAL;
+}
+#else
+static int init(fl_abi_logger_fn logger)
+{
+	return flsock_init(logger);
+}
+#endif
+
+#if V >= 7 && V < 10
+static int connect_dev(int dev, void *handle, void **send_comm, struct fl_abi_dev_handle **dc)
+{
+	(void)dc;
+	return flsock_connect(dev, handle, send_comm);
+}
+#endif
+
+#if V >= 7
+static int accept_dev(void *listen_comm, void **recv_comm, struct fl_abi_dev_handle **dc)
+{
+	(void)dc;
+	return flsock_accept(listen_comm, recv_comm);
+}
+#endif
+
+#if V < 8
+static int reg_mr_int(void *comm, void *data, int size, int type, void **mhandle)
+{
+	return size < 0 ? FL_ERR_INTERNAL : flsock_reg_mr(comm, data, (size_t)size, type, mhandle);
+}
+#endif
+
+#if V < 9
+static int isend_int(void *comm, void *data, int size, int tag, void *mh, void **request)
+{
+	if (size < 0)
+		return FL_ERR_INTERNAL;
+	return flsock_isend(comm, data, (size_t)size, tag, mh, request);
+}
+
+static int irecv_int(void *comm, int n, void **data, int *sizes, int *tags, void **mhs,
+		     void **request)
+{
+	size_t wide[FL_MAX_RECVS];
+
+	if (n < 1 || n > FL_MAX_RECVS)
+		return FL_ERR_INTERNAL;
+	for (int i = 0; i < n; i++)
+		wide[i] = (size_t)sizes[i];
+	return flsock_irecv(comm, n, data, wide, tags, mhs, request);
+}
+#else
+static int isend_ph(void *comm, void *data, size_t size, int tag, void *mh, void *ph,
+		    void **request)
+{
+	(void)ph;
+	return flsock_isend(comm, data, size, tag, mh, request);
+}
+
+static int irecv_ph(void *comm, int n, void **data, size_t *sizes, int *tags, void **mhs,
+		    void **phs, void **request)
+{
+	if (!phs)
+		return FL_ERR_INTERNAL; /* NCCL v10+ always passes the profiler handles */
+	return flsock_irecv(comm, n, data, sizes, tags, mhs, request);
+}
+#endif
+
+static int iflush(void *comm, int n, void **data, int *sizes, void **mhs, void **request)
+{
+	return tp->iflush(comm, n, data, sizes, mhs, request);
+}
+
+#define COMMON_SLOTS                                   \
+	.name = "flsock",                              \
+	.devices = tp_devices,                         \
+	.get_properties = get_properties,              \
+	.reg_mr_dmabuf = NULL,                         \
+	.dereg_mr = tp_dereg_mr,                       \
+	.iflush = iflush,                              \
+	.test = flsock_test,                           \
+	.close_send = tp_close_send,                   \
+	.close_recv = tp_close_recv,                   \
+	.close_listen = tp_close_listen
+
+static int tp_devices(int *ndev)
+{
+	return tp->devices(ndev);
+}
+
+static int tp_dereg_mr(void *comm, void *mh)
+{
+	return tp->dereg_mr(comm, mh);
+}
+
+static int tp_close_send(void *c)
+{
+	return tp->close_send(c);
+}
+
+static int tp_close_recv(void *c)
+{
+	return tp->close_recv(c);
+}
+
+static int tp_close_listen(void *c)
+{
+	return tp->close_listen(c);
+}
+
+#if V == 6
+EXPORT const struct fl_abi_net_v6 ncclNetPlugin_v6 = {
+	COMMON_SLOTS, .init = init, .listen = flsock_listen, .connect = flsock_connect,
+	.accept = flsock_accept, .reg_mr = reg_mr_int, .isend = isend_int, .irecv = irecv_int,
+};
+#elif V == 8
+EXPORT const struct fl_abi_net_v8 ncclNetPlugin_v8 = {
+	COMMON_SLOTS, .init = init, .listen = flsock_listen, .connect = connect_dev,
+	.accept = accept_dev, .reg_mr = flsock_reg_mr, .isend = isend_int, .irecv = irecv_int,
+};
+#elif V == 10
+EXPORT const struct fl_abi_net_v10 ncclNetPlugin_v10 = {
+	COMMON_SLOTS, .init = init, .listen = flsock_listen, .connect = connect_cfg,
+	.accept = accept_dev, .reg_mr = flsock_reg_mr, .isend = isend_ph, .irecv = irecv_ph,
+};
+#elif V == 11
+EXPORT const struct fl_abi_net_v11 ncclNetPlugin_v11 = {
+	COMMON_SLOTS, .init = init, .listen = listen_ctx, .connect = connect_ctx,
+	.accept = accept_dev, .reg_mr = flsock_reg_mr, .isend = isend_ph, .irecv = irecv_ph,
+	.finalize = finalize,
+};
+#else
+EXPORT const struct fl_abi_net_v12 ncclNetPlugin_v12 = {
+	COMMON_SLOTS, .init = init, .listen = listen_ctx, .connect = connect_ctx,
+	.accept = accept_dev, .reg_mr = flsock_reg_mr, .isend = isend_ph, .irecv = irecv_ph,
+	.finalize = finalize,
+};
+#endif

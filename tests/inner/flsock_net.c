@@ -1,0 +1,124 @@
+/*
+ * A test artifact: the project's socket transport as a standalone NCCL net
+ * plugin exporting exactly one ncclNetPlugin_vN (FLSOCK_VERSION), so that
+ * fabriclab's ext transport can wrap it like any third-party plugin. Never
+ * installed. Built with one misbehaviour at most, to stand in for plugins
+ * NCCL tolerates:
+ *   FLSOCK_NO_SIZES      test never writes sizes (NCCL zero-fills them)
+ *   FLSOCK_NULL_REQUESTS isend/irecv say "not now" (NULL request) two calls in three,
+ *                        connect/accept need several calls
+ *   FLSOCK_INIT_FAILS    init fails
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "plugin/abi/nccl_abi.h"
+#include "plugin/base/identity.h"
+#include "plugin/base/log.h"
+#include "plugin/transport/transport.h"
+
+#ifndef FLSOCK_VERSION
+#error "FLSOCK_VERSION (6..12) must be defined"
+#endif
+#define V FLSOCK_VERSION
+#define EXPORT __attribute__((visibility("default")))
+
+static const struct fl_transport *const tp = &fl_socket_transport;
+
+#ifdef FLSOCK_NULL_REQUESTS
+static _Atomic unsigned calls;
+/* true two calls in three: the caller must come back */
+static int not_now(void)
+{
+	return atomic_fetch_add(&calls, 1) % 3 != 0;
+}
+#else
+static int not_now(void)
+{
+	return 0;
+}
+#endif
+
+static int flsock_init(fl_logger_fn logger)
+{
+	int ndev = 0;
+
+	fl_log_set_logger(logger);
+#ifdef FLSOCK_INIT_FAILS
+	FL_WARN("flsock: init fails on purpose (a test plugin)");
+	return FL_ERR_SYSTEM;
+#endif
+	if (tp->init() || tp->devices(&ndev))
+		return FL_ERR_SYSTEM;
+	FL_INFO("flsock: the socket transport as ncclNetPlugin_v%d, %d device(s)", V, ndev);
+	return FL_OK;
+}
+
+static void self_of(int dev, struct fl_endpoint *self)
+{
+	struct fl_props p = { 0 };
+
+	if (tp->get_properties(dev, &p))
+		p.name = "";
+	fl_identity_local(self, dev, p.name, 0);
+}
+
+static int flsock_listen(int dev, void *handle, void **listen_comm)
+{
+	struct fl_endpoint self;
+
+	self_of(dev, &self);
+	return tp->listen(dev, &self, handle, listen_comm);
+}
+
+static int flsock_connect(int dev, void *handle, void **send_comm)
+{
+	struct fl_endpoint self;
+
+	*send_comm = NULL;
+	if (not_now())
+		return FL_OK;
+	self_of(dev, &self);
+	return tp->connect(dev, &self, handle, send_comm);
+}
+
+static int flsock_accept(void *listen_comm, void **recv_comm)
+{
+	*recv_comm = NULL;
+	return not_now() ? FL_OK : tp->accept(listen_comm, recv_comm);
+}
+
+static int flsock_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
+{
+	return tp->reg_mr(comm, data, size, type, mhandle);
+}
+
+static int flsock_isend(void *comm, void *data, size_t size, int tag, void *mh, void **request)
+{
+	*request = NULL;
+	return not_now() ? FL_OK : tp->isend(comm, data, size, tag, mh, request);
+}
+
+static int flsock_irecv(void *comm, int n, void **data, size_t *sizes, int *tags, void **mhs,
+			void **request)
+{
+	*request = NULL;
+	return not_now() ? FL_OK : tp->irecv(comm, n, data, sizes, tags, mhs, request);
+}
+
+static int flsock_test(void *request, int *done, int *sizes)
+{
+	struct fl_xfer_times times = { 0 };
+	int got[FL_MAX_RECVS] = { 0 };
+	int rc = tp->test(request, done, got, &times);
+
+#ifndef FLSOCK_NO_SIZES
+	if (!rc && *done && sizes)
+		sizes[0] = got[0]; /* the socket transport advertises maxRecvs 1 here */
+#else
+	(void)sizes;
+#endif
+	return rc;
+}
+
+#include "flsock_abi.h"
