@@ -188,6 +188,7 @@ int fl_report_json(const struct fl_report *r, char **text, size_t *len)
 	fl_json_string(&j, "node", r->node);
 	fl_json_int(&j, "pid", r->pid);
 	fl_json_int(&j, "rank", r->rank);
+	fl_json_int(&j, "world_size", r->world_size);
 	fl_json_bool(&j, "final", r->final);
 	fl_json_double(&j, "started_unix", r->started_unix);
 	fl_json_double(&j, "written_unix", r->written_unix);

@@ -108,6 +108,7 @@ static int gather(struct fl_report *r, int final)
 	snprintf(r->node, sizeof(r->node), "%s", rs.self.node);
 	r->pid = (int)getpid();
 	r->rank = rs.self.rank;
+	r->world_size = fl_identity_world_size();
 	r->final = final;
 	r->started_unix = rs.started_unix;
 	r->written_unix = unix_now();

@@ -41,6 +41,12 @@ struct fl_hop_figures {
 	char rdma_port[48];       /* and which port ("mlx5_0/1"), "" unknown */
 };
 
+/*
+ * A wire rate above this fraction of the line rate is a measurement error (no
+ * cable carries more than its rate): it is judged as the line rate, never more.
+ */
+#define FL_VERDICT_MAX_LINE_FRACTION 1.05
+
 struct fl_verdict_params {
 	double min_ratio;      /* a hop is slow below min_ratio x median (default 0.8) */
 	uint64_t min_bytes;    /* hops with less traffic are not judged (default 16 MiB) */

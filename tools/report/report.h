@@ -34,6 +34,7 @@ struct report_view {
 	long src_rank, dst_rank;
 	long connections;
 	uint64_t bytes, messages;
+	uint64_t wire_bytes; /* the part of bytes whose wire time this end saw */
 	double line_rate_gbs;
 	double wire_seconds, wire_gbs;
 	double active_seconds, peer_wait_seconds;
@@ -91,6 +92,7 @@ struct report_file {
 	char node[FL_NODE_NAME_LEN];
 	char version[32];
 	long long pid, rank;
+	long long world_size; /* ranks in the job as the writer's environment said, -1 unknown */
 	bool final;
 	double written_unix;
 	long superseded_by; /* a later file of the same process (final, newer), else -1 */
@@ -102,9 +104,14 @@ struct report_file {
 	size_t ninjected;
 };
 
-/* One directed hop with both ends' views. */
+/*
+ * One directed hop with both ends' views. Processes of one node (one per GPU,
+ * same host name) keep their hops apart by rank: views join only when their
+ * ranks agree, or one of them does not know its ranks (-1).
+ */
 struct report_hop {
 	struct report_hop_key key;
+	long src_rank, dst_rank; /* as the views told them, -1 unknown */
 	char transport[16];
 	struct report_view send, recv;
 };
@@ -119,6 +126,12 @@ struct report_set {
 	char commands[REPORT_COMMANDS_LEN];
 	int ncommands;
 	size_t nodes; /* distinct node names in the hops */
+	bool ranked_names; /* two hops share node and device names: their names carry ranks */
+	long world_size;   /* the largest world size the reports carry, -1 unknown */
+	long *missing_ranks; /* ranks below world_size without a report */
+	size_t nmissing_ranks;
+	char (*missing_nodes)[FL_NODE_NAME_LEN]; /* hop ends whose node wrote no report */
+	size_t nmissing_nodes;
 	struct report_port *suspects; /* ports trained down or with counters rising, one per port */
 	size_t nsuspects;
 };
@@ -141,15 +154,28 @@ int report_read_injected(const char *path, json_t *root, struct report_file *f);
 void report_print_injected(const struct report_set *set, FILE *out);
 json_t *report_injected_json(const struct report_set *set);
 
+/* Ranks and nodes expected but without a report, and shared hop names (report_expected.c). */
+int report_find_missing(struct report_set *set);
+
 /* Joining and judging (report_merge.c). */
 int report_merge(struct report_set *set, const struct fl_verdict_params *params);
 void report_free(struct report_set *set);
+
+/* A hop's name for people: "n1/eth0 -> n2/eth0", with ranks when names are shared. */
+void report_hop_name(const struct report_set *set, size_t i, char *buf, size_t len);
+/* "expected 4 ranks, missing rank 3; nodes without a report: node3", "" when complete. */
+void report_missing_text(const struct report_set *set, char *buf, size_t len);
 
 /* The view timed the wire: it has a rate to show. */
 bool report_has_wire(const struct report_view *v);
 /* The view whose wire timing is best for the hop's transport, else the one that has one. */
 const struct report_view *report_wire_view(const struct report_hop *h);
 const char *report_wire_view_name(const struct report_hop *h);
+/*
+ * The hop's wire rate is above FL_VERDICT_MAX_LINE_FRACTION of its line rate,
+ * which no cable carries: a measurement error, with its likely cause in why.
+ */
+bool report_rate_error(const struct report_set *set, size_t i, char *why, size_t len);
 /* The hop is one the verdict blames: its hop, every hop of its device, every hop without GDR... */
 bool report_is_culprit(const struct report_set *set, size_t i);
 

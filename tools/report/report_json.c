@@ -43,11 +43,12 @@ static json_t *view_json(const struct report_set *set, const struct report_view 
 {
 	if (!v->present)
 		return json_null();
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f,"
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f,"
 			 " s:{s:f, s:f, s:f}, s:o, s:o, s:b}",
 			 "file", set->files[v->input].path, "processes", (json_int_t)v->processes,
 			 "src_rank", (json_int_t)v->src_rank, "dst_rank", (json_int_t)v->dst_rank,
 			 "connections", (json_int_t)v->connections, "bytes", (json_int_t)v->bytes,
+			 "wire_bytes", (json_int_t)v->wire_bytes,
 			 "messages", (json_int_t)v->messages, "line_rate_gbs", v->line_rate_gbs,
 			 "wire_seconds", v->wire_seconds, "wire_gbs", v->wire_gbs, "pct_line_rate",
 			 pct(v->wire_gbs, v->line_rate_gbs), "active_seconds", v->active_seconds,
@@ -56,25 +57,27 @@ static json_t *view_json(const struct report_set *set, const struct report_view 
 			 size_histogram(v), "memory", memory_names(v->mem_types), "gdr", v->gdr);
 }
 
-static long rank_of(const struct report_view *a, const struct report_view *b, bool src)
+static json_t *rate_error_json(const struct report_set *set, size_t i)
 {
-	long x = a->present ? (src ? a->src_rank : a->dst_rank) : -1;
-	long y = b->present ? (src ? b->src_rank : b->dst_rank) : -1;
+	char why[160];
 
-	return x >= 0 ? x : y;
+	if (!report_rate_error(set, i, why, sizeof(why)))
+		return json_null();
+	return json_string(why);
 }
 
 static json_t *hop_json(const struct report_set *set, size_t i)
 {
 	const struct report_hop *h = &set->hops[i];
 	const struct fl_hop_figures *f = &set->figures[i];
+	json_t *o;
 
-	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:s, s:f, s:I, s:I, s:f, s:f, s:s, s:f,"
+	o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:s, s:f, s:I, s:I, s:f, s:f, s:s, s:f,"
 			 " s:f, s:f, s:o, s:b, s:b, s:o, s:o}",
 			 "src_node", h->key.src_node, "src_dev", h->key.src_dev, "dst_node",
 			 h->key.dst_node, "dst_dev", h->key.dst_dev, "src_rank",
-			 (json_int_t)rank_of(&h->send, &h->recv, true), "dst_rank",
-			 (json_int_t)rank_of(&h->recv, &h->send, false), "transport", h->transport,
+			 (json_int_t)h->src_rank, "dst_rank", (json_int_t)h->dst_rank, "transport",
+			 h->transport,
 			 "line_rate_gbs", f->line_rate_gbs, "bytes", (json_int_t)f->bytes,
 			 "messages", (json_int_t)f->messages, "wire_gbs", f->wire_gbs,
 			 "wire_seconds", f->wire_seconds, "wire_view", report_wire_view_name(h),
@@ -84,6 +87,9 @@ static json_t *hop_json(const struct report_set *set, size_t i)
 			 (f->mem_types & (FL_PTR_CUDA | FL_PTR_DMABUF)) != 0, "culprit",
 			 report_is_culprit(set, i), "send", view_json(set, &h->send), "recv",
 			 view_json(set, &h->recv));
+	if (o)
+		json_object_set_new(o, "measurement_error", rate_error_json(set, i));
+	return o;
 }
 
 static json_t *commands_json(const struct report_set *set)
@@ -135,6 +141,24 @@ static json_t *files_json(const struct report_set *set)
 	return a;
 }
 
+static json_t *missing_ranks_json(const struct report_set *set)
+{
+	json_t *a = json_array();
+
+	for (size_t k = 0; k < set->nmissing_ranks; k++)
+		json_array_append_new(a, json_integer(set->missing_ranks[k]));
+	return a;
+}
+
+static json_t *missing_nodes_json(const struct report_set *set)
+{
+	json_t *a = json_array();
+
+	for (size_t k = 0; k < set->nmissing_nodes; k++)
+		json_array_append_new(a, json_string(set->missing_nodes[k]));
+	return a;
+}
+
 int report_print_json(const struct report_set *set, FILE *out)
 {
 	json_t *hops = json_array(), *root;
@@ -150,6 +174,9 @@ int report_print_json(const struct report_set *set, FILE *out)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory building the JSON report");
 	json_object_set_new(root, "port_suspects", report_ports_json(set));
 	json_object_set_new(root, "injected", report_injected_json(set));
+	json_object_set_new(root, "world_size", json_integer(set->world_size));
+	json_object_set_new(root, "missing_ranks", missing_ranks_json(set));
+	json_object_set_new(root, "missing_nodes", missing_nodes_json(set));
 	err = json_dumpf(root, out, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
 	json_decref(root);
 	if (err || fputc('\n', out) == EOF || ferror(out))
