@@ -4,6 +4,7 @@
  * everyone ends up waiting on the slowest member, so it is the one that waits
  * least: its data is always there by the time it gets round to receiving.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,6 @@
  * below the others and outside their spread.
  */
 #define STRAGGLER_MAX_RATIO 0.9 /* its wait share at most 0.9 x the others' median */
-#define MAD_Z_SCALE 0.6745      /* makes a MAD comparable to a standard deviation */
-#define MIN_MODIFIED_Z 3.5      /* ... and this many deviations below them */
 #define OTHERS_MIN_SHARE 0.2    /* ... and the others wait at least a fifth of the time */
 #define STRAGGLER_MAX_SPEEDUP 10.0
 
@@ -77,12 +76,32 @@ static size_t share_per_node(const struct verdict_input *in, const struct receiv
 	return nodes;
 }
 
-static size_t least_waiting(const struct node_share *s, size_t nodes)
+bool verdict_node_hops_low(const struct verdict_input *in, const char *node)
 {
-	size_t best = 0;
+	double median = verdict_median_rate(in);
 
-	for (size_t k = 1; k < nodes; k++) {
-		if (s[k].share < s[best].share ||
+	for (size_t i = 0; median > 0.0 && i < in->nhops; i++) {
+		if (verdict_has_rate(in, i) && verdict_touches(&in->hops[i], node, NULL) &&
+		    verdict_below_ratio(&in->hops[i], median, in->params->min_ratio))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The node that waits least among those whose own wires run at speed: a node
+ * with a slow hop waits little because its wire, not a peer, holds it back,
+ * and is a device or link finding, not a straggler. SIZE_MAX when none.
+ */
+static size_t least_waiting(const struct verdict_input *in, const struct node_share *s,
+			    size_t nodes)
+{
+	size_t best = SIZE_MAX;
+
+	for (size_t k = 0; k < nodes; k++) {
+		if (verdict_node_hops_low(in, s[k].node))
+			continue;
+		if (best == SIZE_MAX || s[k].share < s[best].share ||
 		    (s[k].share == s[best].share && s[k].first_hop < s[best].first_hop))
 			best = k;
 	}
@@ -121,7 +140,7 @@ static bool stands_out(const struct node_share *s, size_t nodes, size_t culprit,
 
 	if (others < OTHERS_MIN_SHARE || s[culprit].share > STRAGGLER_MAX_RATIO * others)
 		return false;
-	return mad <= 0.0 || MAD_Z_SCALE * gap / mad > MIN_MODIFIED_Z;
+	return verdict_outside_spread(gap, mad);
 }
 
 static double received_rate(const struct verdict_input *in, const struct received *r,
@@ -150,11 +169,10 @@ static double straggler_speedup(double others)
 }
 
 static void fill_node(const struct verdict_input *in, const struct received *r,
-		      const struct node_share *s, double others, double *v, struct fl_verdict *out)
+		      const struct node_share *s, double others, double *v, struct fl_finding *out)
 {
 	double median = verdict_median_rate(in);
 
-	out->kind = FL_VERDICT_NODE;
 	verdict_set_name(out->node, sizeof(out->node), s->node);
 	out->ratio = s->share / others;
 	out->speedup = straggler_speedup(others);
@@ -181,12 +199,16 @@ int verdict_try_node(const struct verdict_input *in, struct fl_verdict *out)
 		count = collect_received(in, r);
 		nodes = share_per_node(in, r, count, s);
 		found = 0;
-		if (nodes >= 2) {
-			culprit = least_waiting(s, nodes);
+		culprit = nodes >= 2 ? least_waiting(in, s, nodes) : SIZE_MAX;
+		if (culprit != SIZE_MAX) {
 			others = others_median(s, nodes, culprit, v);
-			found = stands_out(s, nodes, culprit, others, v);
-			if (found)
-				fill_node(in, r, &s[culprit], others, v, out);
+			if (stands_out(s, nodes, culprit, others, v)) {
+				struct fl_finding *f = verdict_add_finding(out, FL_VERDICT_NODE);
+
+				found = f != NULL;
+				if (f)
+					fill_node(in, r, &s[culprit], others, v, f);
+			}
 		}
 	}
 	free(r);

@@ -58,7 +58,7 @@ static void test_text_names_verdict_culprits_and_commands(void **state)
 	(void)state;
 	load(FIXTURES "slow_device8");
 	render(report_print_text);
-	assert_non_null(strstr(text, "verdict: device  n2/eth0  ratio 0.41  speedup 2.45x\n"));
+	assert_non_null(strstr(text, "verdict: device  n2/eth0  ratio 0.40  speedup 2.49x\n"));
 	assert_non_null(
 		strstr(text, "\n* n1/eth0 -> n2/eth0      4.20      4.83   33.6%    2.0 GiB"));
 	assert_non_null(strstr(text, "\n* n2/eth0 -> n3/eth0 "));
