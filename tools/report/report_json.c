@@ -107,6 +107,38 @@ static json_t *commands_json(const struct report_set *set)
 	return a;
 }
 
+static json_t *hop_key_json(const struct report_set *set, int hop)
+{
+	const struct report_hop_key *k;
+
+	if (hop < 0)
+		return json_null();
+	k = &set->hops[hop].key;
+	return json_pack("{s:s, s:s, s:s, s:s}", "src_node", k->src_node, "src_dev", k->src_dev,
+			 "dst_node", k->dst_node, "dst_dev", k->dst_dev);
+}
+
+static json_t *findings_json(const struct report_set *set)
+{
+	const struct fl_verdict *v = &set->verdict;
+	char culprit[2 * FL_NODE_NAME_LEN + 2 * FL_DEV_NAME_LEN + 16];
+	json_t *a = json_array();
+
+	for (int i = 0; i < v->nfindings; i++) {
+		const struct fl_finding *f = &v->findings[i];
+
+		fl_finding_culprit(f, set->figures, culprit, sizeof(culprit));
+		json_array_append_new(
+			a, json_pack("{s:s, s:s, s:o, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:s}",
+				     "kind", fl_verdict_kind_name(f->kind), "culprit", culprit,
+				     "hop", hop_key_json(set, f->hop), "node", f->node, "dev",
+				     f->dev, "ratio", f->ratio, "median_gbs", f->median_gbs,
+				     "culprit_gbs", f->culprit_gbs, "speedup", f->speedup, "cost",
+				     f->cost, "evidence", f->reason));
+	}
+	return a;
+}
+
 static json_t *verdict_json(const struct report_set *set)
 {
 	const struct fl_verdict *v = &set->verdict;
@@ -174,6 +206,7 @@ int report_print_json(const struct report_set *set, FILE *out)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory building the JSON report");
 	json_object_set_new(root, "port_suspects", report_ports_json(set));
 	json_object_set_new(root, "injected", report_injected_json(set));
+	json_object_set_new(root, "findings", findings_json(set));
 	json_object_set_new(root, "world_size", json_integer(set->world_size));
 	json_object_set_new(root, "missing_ranks", missing_ranks_json(set));
 	json_object_set_new(root, "missing_nodes", missing_nodes_json(set));

@@ -379,9 +379,8 @@ static bool touches(const struct report_hop_key *k, const char *node, const char
 	return src || dst;
 }
 
-bool report_is_culprit(const struct report_set *set, size_t i)
+static bool finding_blames(const struct report_set *set, const struct fl_finding *v, size_t i)
 {
-	const struct fl_verdict *v = &set->verdict;
 	const struct fl_hop_figures *f = &set->figures[i];
 
 	switch (v->kind) {
@@ -393,6 +392,15 @@ bool report_is_culprit(const struct report_set *set, size_t i)
 	case FL_VERDICT_LINK: return v->hop >= 0 && (size_t)v->hop == i;
 	case FL_VERDICT_NODE: /* a node, not a hop: no hop is to blame */
 	case FL_VERDICT_NONE: break;
+	}
+	return false;
+}
+
+bool report_is_culprit(const struct report_set *set, size_t i)
+{
+	for (int k = 0; k < set->verdict.nfindings; k++) {
+		if (finding_blames(set, &set->verdict.findings[k], i))
+			return true;
 	}
 	return false;
 }

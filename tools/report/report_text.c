@@ -7,6 +7,25 @@
 #define HOP_COLUMN_MAX 64
 
 
+/* Every anomaly, when there is more than the verdict's: a second fault is never hidden. */
+static void print_findings(const struct report_set *set, FILE *out)
+{
+	const struct fl_verdict *v = &set->verdict;
+	char culprit[2 * FL_NODE_NAME_LEN + 2 * FL_DEV_NAME_LEN + 16];
+
+	if (v->nfindings < 2)
+		return;
+	fprintf(out, "findings (%d, costliest first):\n", v->nfindings);
+	for (int i = 0; i < v->nfindings; i++) {
+		const struct fl_finding *f = &v->findings[i];
+
+		fl_finding_culprit(f, set->figures, culprit, sizeof(culprit));
+		fprintf(out, "  %d. %-6s %s  ratio %.2f  costs %.0f%% of the ring's time\n     %s\n",
+			i + 1, fl_verdict_kind_name(f->kind), culprit, f->ratio, 100.0 * f->cost,
+			f->reason);
+	}
+}
+
 static void print_verdict(const struct report_set *set, FILE *out)
 {
 	const struct fl_verdict *v = &set->verdict;
@@ -23,6 +42,7 @@ static void print_verdict(const struct report_set *set, FILE *out)
 	if (v->kind != FL_VERDICT_NONE)
 		fprintf(out, "  ratio %.2f  speedup %.2fx", v->ratio, v->speedup);
 	fprintf(out, "\n  %s\n", v->reason);
+	print_findings(set, out);
 }
 
 static void human_bytes(uint64_t bytes, char *buf, size_t len)
