@@ -24,6 +24,17 @@
 #define DEFAULT_MIN_RATIO 0.95
 #define MAD_Z_SCALE 0.6745 /* makes the MAD of normal data comparable to its deviation */
 #define MIN_MODIFIED_Z 3.5 /* Iglewicz and Hoaglin's outlier bound */
+/*
+ * A slow cable stretches every message; a rank starved of CPU now and then
+ * (16 lab ranks on 2 busy cores) stretches a few, which pulls its average
+ * rate down to 0.57-0.8x while its median message time stays with the
+ * others'. So a slow wire must also have its median message take this much
+ * longer than the others' median: 6%, more than one step of the time
+ * histogram (about 5% apart), so that neighbouring buckets are not read as an
+ * effect. Measured: hops throttled to 90% read 1.10-1.16x, CPU-starved
+ * healthy hops 0.94-1.05x (docs/report-format.md).
+ */
+#define MIN_P50_STRETCH 1.06
 #define DEFAULT_MIN_BYTES (16ULL << 20)
 #define DEFAULT_MIN_MESSAGES 8
 
@@ -105,6 +116,30 @@ double fl_verdict_rate(const struct fl_hop_figures *h)
 
 	return line > 0.0 && h->wire_gbs > FL_VERDICT_MAX_LINE_FRACTION * line ? line
 										 : h->wire_gbs;
+}
+
+bool verdict_typical_slow(const struct verdict_input *in, size_t i, const char *node,
+			  const char *dev)
+{
+	double *v, median, p50 = in->hops[i].wire_p50_us;
+	size_t n = 0;
+
+	if (p50 <= 0.0)
+		return true; /* not measured: the rate alone decides */
+	v = malloc(in->nhops * sizeof(*v));
+	if (!v)
+		return true;
+	for (size_t k = 0; k < in->nhops; k++) {
+		const struct fl_hop_figures *h = &in->hops[k];
+
+		if (k == i || !verdict_has_rate(in, k) || h->wire_p50_us <= 0.0 ||
+		    !verdict_comparable(h, &in->hops[i]) || (node && verdict_touches(h, node, dev)))
+			continue;
+		v[n++] = h->wire_p50_us;
+	}
+	median = verdict_median(v, n);
+	free(v);
+	return median <= 0.0 || p50 >= MIN_P50_STRETCH * median;
 }
 
 bool verdict_outside_spread(double gap, double mad)

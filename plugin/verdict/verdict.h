@@ -32,6 +32,7 @@ struct fl_hop_figures {
 	uint64_t messages;
 	double wire_gbs;          /* bytes / union of wire intervals; 0 when no sample */
 	double wire_seconds;
+	double wire_p50_us;       /* median wire time of one message (same view); 0 unknown */
 	double peer_wait_seconds; /* posted -> ready, summed over requests, receiver side */
 	double active_seconds;    /* union of posted -> done, receiver side */
 	int mem_types;            /* FL_PTR_* NCCL registered on this hop */

@@ -59,12 +59,14 @@ static void reference(const struct verdict_input *in, const struct device_ref *d
 	e->mad = verdict_median(v, m);
 }
 
-static bool hop_low(const struct verdict_input *in, size_t i, const struct device_evidence *e)
+static bool hop_low(const struct verdict_input *in, size_t i, const struct device_ref *d,
+		    const struct device_evidence *e)
 {
 	const struct fl_hop_figures *h = &in->hops[i];
 
 	return verdict_below_ratio(h, e->ref, in->params->min_ratio) &&
-	       verdict_outside_spread(e->ref - fl_verdict_rate(h), e->mad);
+	       verdict_outside_spread(e->ref - fl_verdict_rate(h), e->mad) &&
+	       verdict_typical_slow(in, i, d->node, d->dev);
 }
 
 static bool device_slow(const struct verdict_input *in, const struct device_ref *d,
@@ -80,7 +82,7 @@ static bool device_slow(const struct verdict_input *in, const struct device_ref 
 
 		if (!verdict_has_rate(in, i) || !verdict_comparable(h, like) || !through(h, d))
 			continue;
-		if (!hop_low(in, i, e))
+		if (!hop_low(in, i, d, e))
 			return false;
 		e->through++;
 		e->as_src |= !strcmp(h->src_node, d->node) && !strcmp(h->src_dev, d->dev);

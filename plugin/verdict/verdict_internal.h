@@ -41,6 +41,12 @@ void verdict_say_more(struct fl_finding *out, const char *fmt, ...)
 struct fl_finding *verdict_add_finding(struct fl_verdict *v, enum fl_verdict_kind kind);
 /* The same modified z-score test the wire and node rules use: gap in MADs. */
 bool verdict_outside_spread(double gap, double mad);
+/*
+ * Hop i's median message takes longer than the comparable hops' (those not
+ * through node/dev when node is given): true when either is unknown.
+ */
+bool verdict_typical_slow(const struct verdict_input *in, size_t i, const char *node,
+			  const char *dev);
 /* A rated hop through node is below min_ratio x the median of the others. */
 bool verdict_node_hops_low(const struct verdict_input *in, const char *node);
 

@@ -216,7 +216,7 @@ static void add_links(const struct verdict_input *in, const struct wire_judgemen
 	for (size_t i = 0; i < in->nhops; i++) {
 		struct fl_finding *f;
 
-		if (!j->slow[i] || explained[i])
+		if (!j->slow[i] || explained[i] || !verdict_typical_slow(in, i, NULL, NULL))
 			continue;
 		f = verdict_add_finding(out, FL_VERDICT_LINK);
 		if (!f)

@@ -240,19 +240,19 @@ static void test_no_straggler_when_nobody_waits_much(void **state)
 }
 
 /*
- * A straggler holding each send back by its own wire time, as measured with 8
- * requests in flight: it waits about 0.85x what the others do, and the others
- * agree within a few percent, so it stands out. The same 0.85x among others as
- * scattered as it is not a straggler.
+ * A straggler adding 11% to the step, as measured with 8 requests in flight:
+ * it waits about 0.7x what the others do (0.68-0.74x in the lab, while healthy
+ * nodes dipped to 0.81x), and the others agree within a few percent, so it
+ * stands out. The same 0.7x among others as scattered as it is not a straggler.
  */
 static void test_straggler_within_or_outside_the_spread(void **state)
 {
-	static const double scattered[] = { 6.0, 5.2, 6.8, 5.6, 6.4, 5.4, 6.6, 6.1 };
+	static const double scattered[] = { 6.0, 3.8, 7.4, 4.6, 6.8, 4.2, 7.0, 6.1 };
 	size_t n = ring(8, 10.0);
 	struct fl_verdict v;
 
 	(void)state;
-	set_wait(n, 6.0, "n3", 5.1);
+	set_wait(n, 6.0, "n3", 4.2);
 	hops[0].peer_wait_seconds = 6.1;
 	hops[4].peer_wait_seconds = 5.9;
 	judge(n, &v);
@@ -262,7 +262,7 @@ static void test_straggler_within_or_outside_the_spread(void **state)
 	assert_float_equal(v.speedup, 1.0, 1e-9);
 	assert_non_null(strstr(v.reason, "speedup not estimated"));
 	for (size_t i = 0; i < n; i++)
-		hops[i].peer_wait_seconds = !strcmp(hops[i].dst_node, "n3") ? 5.1 : scattered[i];
+		hops[i].peer_wait_seconds = !strcmp(hops[i].dst_node, "n3") ? 4.2 : scattered[i];
 	judge(n, &v);
 	assert_int_equal(v.kind, FL_VERDICT_NONE);
 }
