@@ -13,11 +13,17 @@
  * recovered: a hop hovering at the threshold logs once, not every window.
  */
 #define RECOVERY_MARGIN 0.03
+/*
+ * Windows in a row a hop must be slow: a rank starved of CPU for a second read
+ * 0.60x once in a healthy 16-rank lab run; a bad cable stays slow.
+ */
+#define LOW_WINDOWS 2
 
 struct live_hop {
 	struct fl_hop_key key;
 	uint64_t wire_bytes, wire_ns; /* totals at the last window */
 	bool slow;
+	int low_windows; /* consecutive windows below the ratio */
 	double since_unix, ratio;
 };
 
@@ -87,7 +93,8 @@ static void judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, do
 		return;
 	gbs = (double)bytes / (double)ns;
 	ratio = gbs / line;
-	if (!s->slow && ratio < min_ratio) {
+	s->low_windows = ratio < min_ratio ? s->low_windows + 1 : 0;
+	if (!s->slow && s->low_windows == LOW_WINDOWS) {
 		s->slow = true;
 		s->since_unix = unix_now;
 		s->ratio = ratio;

@@ -180,7 +180,7 @@ static void live_window(void)
 	gather_devices(&r);
 	r.hops = hops;
 	r.nhops = n;
-	fl_report_live_judge(&r, rs.params.min_ratio, unix_now());
+	fl_report_live_judge(&r, FL_LIVE_MIN_RATIO, unix_now());
 	free(hops);
 }
 
