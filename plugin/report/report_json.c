@@ -118,6 +118,10 @@ static void hop(struct fl_json *j, const struct fl_report *r, int i)
 		       f->line_rate_gbs > 0 ? 100.0 * gbs / f->line_rate_gbs : 0.0);
 	fl_json_double(j, "active_seconds", (double)h->active_ns / 1e9);
 	fl_json_double(j, "peer_wait_seconds", (double)h->t.peer_wait_ns / 1e9);
+	fl_json_double(j, "outstanding_seconds", (double)h->t.outstanding_ns / 1e9);
+	fl_json_double(j, "peer_wait_share",
+		       h->t.outstanding_ns ? (double)h->t.peer_wait_ns / (double)h->t.outstanding_ns
+					   : 0.0);
 	wire_times(j, h);
 	size_histogram(j, h);
 	ptr_types(j, "memory", h->mem_types);

@@ -31,6 +31,7 @@ void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
 	acc->messages += fl_stats_load(&s->messages);
 	acc->wire_bytes += fl_stats_load(&s->wire_bytes);
 	acc->peer_wait_ns += fl_stats_load(&s->peer_wait_ns);
+	acc->outstanding_ns += fl_stats_load(&s->outstanding_ns);
 	acc->wire_bridged_ns += fl_stats_load(&s->wire.bridged_ns);
 	acc->active_bridged_ns += fl_stats_load(&s->active.bridged_ns);
 	if (max > acc->wire_max_ns)
@@ -45,6 +46,7 @@ void fl_totals_merge(struct fl_conn_totals *acc, const struct fl_conn_totals *mo
 	acc->messages += more->messages;
 	acc->wire_bytes += more->wire_bytes;
 	acc->peer_wait_ns += more->peer_wait_ns;
+	acc->outstanding_ns += more->outstanding_ns;
 	acc->wire_bridged_ns += more->wire_bridged_ns;
 	acc->active_bridged_ns += more->active_bridged_ns;
 	if (more->wire_max_ns > acc->wire_max_ns)

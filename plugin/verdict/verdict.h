@@ -34,6 +34,7 @@ struct fl_hop_figures {
 	double wire_seconds;
 	double wire_p50_us;       /* median wire time of one message (same view); 0 unknown */
 	double peer_wait_seconds; /* posted -> ready, summed over requests, receiver side */
+	double outstanding_seconds; /* posted -> done, summed likewise; 0 unknown */
 	double active_seconds;    /* union of posted -> done, receiver side */
 	int mem_types;            /* FL_PTR_* NCCL registered on this hop */
 	int gdr_capable;          /* the device advertised CUDA or dma-buf pointers */

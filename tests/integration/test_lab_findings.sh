@@ -2,7 +2,8 @@
 # Small effects and several faults on the lab, judged from measurements alone: a device at 90%
 # of its rate -> `device` (not `node`); one hop at 90% -> `link`; a straggler adding about 10% to
 # the step -> `node`; two slow devices -> both named in findings[]; healthy -> no finding at all.
-# At 4 and 8 ranks, one short run each (6 steps of 4 MiB: every hop moves 36 MiB).
+# At 4 and 8 ranks, one short run each (10 steps of 2 MiB: every hop moves 30-35 MiB; 200 mbit/s
+# leaves 8 ranks CPU to spare on 2 loaded cores, where 400 mbit/s let load read as 10% effects).
 # Usage: test_lab_findings.sh [BUILD_DIR]
 set -u
 build=${1:-build}
@@ -15,7 +16,7 @@ failures=0
 
 [ -x "$tool" ] || { echo "not ok - $tool missing (run make)"; exit 1; }
 
-common=(--steps 6 --grad 4M --compute 0)
+common=(--link-rate 200mbit --steps 10 --grad 2M --compute 0)
 
 # lab NAME ARGS...: one run; its merged report lands in $tmp/NAME.json.
 lab() {

@@ -38,6 +38,7 @@ struct report_view {
 	double line_rate_gbs;
 	double wire_seconds, wire_gbs;
 	double active_seconds, peer_wait_seconds;
+	double outstanding_seconds; /* posted -> done summed over requests; 0 in older reports */
 	double p50_us, p99_us, max_us;
 	uint64_t sizes[REPORT_SIZE_BUCKETS]; /* counts, bucket b holds [2^b, 2^(b+1)) */
 	int mem_types;                       /* FL_PTR_* */

@@ -44,7 +44,7 @@ static json_t *view_json(const struct report_set *set, const struct report_view 
 	if (!v->present)
 		return json_null();
 	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f,"
-			 " s:{s:f, s:f, s:f}, s:o, s:o, s:b}",
+			 " s:f, s:{s:f, s:f, s:f}, s:o, s:o, s:b}",
 			 "file", set->files[v->input].path, "processes", (json_int_t)v->processes,
 			 "src_rank", (json_int_t)v->src_rank, "dst_rank", (json_int_t)v->dst_rank,
 			 "connections", (json_int_t)v->connections, "bytes", (json_int_t)v->bytes,
@@ -52,7 +52,8 @@ static json_t *view_json(const struct report_set *set, const struct report_view 
 			 "messages", (json_int_t)v->messages, "line_rate_gbs", v->line_rate_gbs,
 			 "wire_seconds", v->wire_seconds, "wire_gbs", v->wire_gbs, "pct_line_rate",
 			 pct(v->wire_gbs, v->line_rate_gbs), "active_seconds", v->active_seconds,
-			 "peer_wait_seconds", v->peer_wait_seconds, "wire_time_us", "p50",
+			 "peer_wait_seconds", v->peer_wait_seconds, "outstanding_seconds",
+			 v->outstanding_seconds, "wire_time_us", "p50",
 			 v->p50_us, "p99", v->p99_us, "max", v->max_us, "size_histogram",
 			 size_histogram(v), "memory", memory_names(v->mem_types), "gdr", v->gdr);
 }

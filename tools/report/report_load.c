@@ -161,6 +161,9 @@ static int get_figures(const struct report_reader *r, json_t *hop, struct report
 	err = err ? err : report_get_number(r, hop, "active_seconds", true, &v->active_seconds);
 	err = err ? err
 		  : report_get_number(r, hop, "peer_wait_seconds", true, &v->peer_wait_seconds);
+	err = err ? err
+		  : report_get_number(r, hop, "outstanding_seconds", false,
+				      &v->outstanding_seconds);
 	x = -1;
 	err = err ? err : report_get_int(r, hop, "src_rank", false, -1, &x);
 	v->src_rank = (long)x;

@@ -109,6 +109,7 @@ static void combine(struct report_view *into, const struct report_view *v)
 				 ? (double)into->wire_bytes / into->wire_seconds / 1e9
 				 : 0;
 	into->peer_wait_seconds += v->peer_wait_seconds;
+	into->outstanding_seconds += v->outstanding_seconds;
 	into->p50_us = max_of(into->p50_us, v->p50_us);
 	into->p99_us = max_of(into->p99_us, v->p99_us);
 	into->max_us = max_of(into->max_us, v->max_us);
@@ -299,6 +300,7 @@ static void to_figures(const struct report_hop *h, struct fl_hop_figures *f)
 	f->wire_seconds = wire->wire_seconds;
 	f->wire_p50_us = wire->p50_us;
 	f->peer_wait_seconds = waits->peer_wait_seconds;
+	f->outstanding_seconds = waits->outstanding_seconds;
 	f->active_seconds = waits->active_seconds;
 	report_rdma_figures(h, f);
 	join_gdr(h, f);

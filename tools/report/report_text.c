@@ -115,12 +115,8 @@ static void print_hop(const struct report_set *set, size_t i, int width, FILE *o
 	percent(f->wire_gbs, f->line_rate_gbs, line, sizeof(line));
 	if (report_rate_error(set, i, why, sizeof(why)))
 		strncat(line, "!", sizeof(line) - strlen(line) - 1);
-	/* Peer wait is summed over requests in flight together: per message reads true. */
-	if (f->messages && f->active_seconds > 0)
-		snprintf(wait, sizeof(wait), "%.1f",
-			 f->peer_wait_seconds * 1e6 / (double)f->messages);
-	else
-		snprintf(wait, sizeof(wait), "-");
+	/* The share of its receives' outstanding time spent waiting for the sender to start. */
+	percent(f->peer_wait_seconds, f->outstanding_seconds, wait, sizeof(wait));
 	fprintf(out, "%c %-*.*s %9s %9s %7s %10s %9llu %11s %4s %8.1f %8.1f\n",
 		report_is_culprit(set, i) ? '*' : ' ', width, width, name, recv, send, line, bytes,
 		(unsigned long long)f->messages, wait, gdr_word(f->mem_types), w->p50_us,
@@ -164,7 +160,7 @@ static void print_hops(const struct report_set *set, FILE *out)
 		set->nhops, used, set->nodes, set->verdict.judged_hops);
 	print_missing(set, out);
 	fprintf(out, "  %-*s %9s %9s %7s %10s %9s %11s %4s %8s %8s\n", width, "src -> dst",
-		"recv GB/s", "send GB/s", "%line", "bytes", "messages", "wait/msg us", "GDR", "p50 us",
+		"recv GB/s", "send GB/s", "%line", "bytes", "messages", "peer wait", "GDR", "p50 us",
 		"p99 us");
 	for (size_t i = 0; i < set->nhops; i++)
 		print_hop(set, i, width, out);
