@@ -25,7 +25,7 @@ struct fl_conn_stats {
 	_Atomic uint64_t messages;
 	_Atomic uint64_t wire_bytes;   /* bytes of the requests whose wire time was seen */
 	_Atomic uint64_t peer_wait_ns; /* posted -> ready, summed */
-	_Atomic uint64_t outstanding_ns; /* posted -> done, summed: what peer_wait_ns is a share of */
+	_Atomic uint64_t outstanding_ns; /* posted -> done, summed: peer_wait_ns is a share of it */
 	_Atomic uint64_t wire_max_ns;  /* longest single wire time */
 	_Atomic int32_t tag_rank;      /* the rank NCCL's tags name, -1 until seen */
 	_Atomic int mem_types;         /* FL_PTR_* registered (setup paths) */

@@ -136,7 +136,8 @@ static size_t candidates(const struct verdict_input *in, double median, struct d
 	for (size_t i = 0; i < in->nhops; i++) {
 		const struct fl_hop_figures *h = &in->hops[i];
 
-		if (!verdict_has_rate(in, i) || fl_verdict_rate(h) >= in->params->min_ratio * median)
+		if (!verdict_has_rate(in, i) ||
+		    fl_verdict_rate(h) >= in->params->min_ratio * median)
 			continue;
 		add_candidate(c, &n, h->src_node, h->src_dev);
 		add_candidate(c, &n, h->dst_node, h->dst_dev);

@@ -47,8 +47,9 @@ bool verdict_outside_spread(double gap, double mad);
  */
 bool verdict_typical_slow(const struct verdict_input *in, size_t i, const char *node,
 			  const char *dev);
-/* A rated hop through node is below min_ratio x the median of the others. */
-bool verdict_node_hops_low(const struct verdict_input *in, const char *node);
+/* A hop through node is one a wire finding already in v blames (the wire rules ran first). */
+bool verdict_node_hops_low(const struct verdict_input *in, const struct fl_verdict *v,
+			   const char *node);
 
 /* Same transport and nominal speed within 1%: hops whose rates may be compared. */
 bool verdict_comparable(const struct fl_hop_figures *a, const struct fl_hop_figures *b);

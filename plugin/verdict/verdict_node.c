@@ -89,13 +89,25 @@ static size_t share_per_node(const struct verdict_input *in, const struct receiv
 	return nodes;
 }
 
-bool verdict_node_hops_low(const struct verdict_input *in, const char *node)
+/* Hop i is one a wire finding blames: the link itself, or a hop through the slow device. */
+static bool blamed(const struct verdict_input *in, const struct fl_verdict *v, size_t i)
 {
-	double median = verdict_median_rate(in);
+	for (int k = 0; k < v->nfindings; k++) {
+		const struct fl_finding *f = &v->findings[k];
 
-	for (size_t i = 0; median > 0.0 && i < in->nhops; i++) {
-		if (verdict_has_rate(in, i) && verdict_touches(&in->hops[i], node, NULL) &&
-		    verdict_below_ratio(&in->hops[i], median, in->params->min_ratio))
+		if (f->kind == FL_VERDICT_LINK && f->hop == (int)i)
+			return true;
+		if (f->kind == FL_VERDICT_DEVICE && verdict_touches(&in->hops[i], f->node, f->dev))
+			return true;
+	}
+	return false;
+}
+
+bool verdict_node_hops_low(const struct verdict_input *in, const struct fl_verdict *v,
+			   const char *node)
+{
+	for (size_t i = 0; i < in->nhops; i++) {
+		if (verdict_touches(&in->hops[i], node, NULL) && blamed(in, v, i))
 			return true;
 	}
 	return false;
@@ -104,15 +116,17 @@ bool verdict_node_hops_low(const struct verdict_input *in, const char *node)
 /*
  * The node that waits least among those whose own wires run at speed: a node
  * with a slow hop waits little because its wire, not a peer, holds it back,
- * and is a device or link finding, not a straggler. SIZE_MAX when none.
+ * and is a device or link finding, not a straggler. Only hops a wire finding
+ * blames count as slow: a straggler's own hops wobble by a few percent (0.94x
+ * in a lab run) and it is still the straggler. SIZE_MAX when none.
  */
-static size_t least_waiting(const struct verdict_input *in, const struct node_share *s,
-			    size_t nodes)
+static size_t least_waiting(const struct verdict_input *in, const struct fl_verdict *v,
+			    const struct node_share *s, size_t nodes)
 {
 	size_t best = SIZE_MAX;
 
 	for (size_t k = 0; k < nodes; k++) {
-		if (verdict_node_hops_low(in, s[k].node))
+		if (verdict_node_hops_low(in, v, s[k].node))
 			continue;
 		if (best == SIZE_MAX || s[k].share < s[best].share ||
 		    (s[k].share == s[best].share && s[k].first_hop < s[best].first_hop))
@@ -212,7 +226,7 @@ int verdict_try_node(const struct verdict_input *in, struct fl_verdict *out)
 		count = collect_received(in, r);
 		nodes = share_per_node(in, r, count, s);
 		found = 0;
-		culprit = nodes >= 2 ? least_waiting(in, s, nodes) : SIZE_MAX;
+		culprit = nodes >= 2 ? least_waiting(in, out, s, nodes) : SIZE_MAX;
 		if (culprit != SIZE_MAX) {
 			others = others_median(s, nodes, culprit, v);
 			if (stands_out(s, nodes, culprit, others, v)) {

@@ -168,7 +168,8 @@ static void other_findings(const struct picture *p, double y, FILE *out)
 		const struct fl_finding *f = &v->findings[i];
 
 		fl_finding_culprit(f, p->set->figures, culprit, sizeof(culprit));
-		snprintf(line, sizeof(line), "also: %s %s (ratio %.2f, costs %.0f%% of the ring's time)",
+		snprintf(line, sizeof(line),
+			 "also: %s %s (ratio %.2f, costs %.0f%% of the ring's time)",
 			 fl_verdict_kind_name(f->kind), culprit, f->ratio, 100.0 * f->cost);
 		fprintf(out, "<text x=\"30\" y=\"%.0f\" font-size=\"14\" fill=\"%s\">", y, BAD);
 		text_escaped(out, line);

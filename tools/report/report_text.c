@@ -20,7 +20,8 @@ static void print_findings(const struct report_set *set, FILE *out)
 		const struct fl_finding *f = &v->findings[i];
 
 		fl_finding_culprit(f, set->figures, culprit, sizeof(culprit));
-		fprintf(out, "  %d. %-6s %s  ratio %.2f  costs %.0f%% of the ring's time\n     %s\n",
+		fprintf(out,
+			"  %d. %-6s %s  ratio %.2f  costs %.0f%% of the ring's time\n     %s\n",
 			i + 1, fl_verdict_kind_name(f->kind), culprit, f->ratio, 100.0 * f->cost,
 			f->reason);
 	}
