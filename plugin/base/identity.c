@@ -14,10 +14,9 @@ static void copy_name(char *dst, size_t len, const char *src)
 	dst[n] = '\0';
 }
 
-static int rank_from_env(void)
+/* The first of the variables that is set, as a non-negative int; -1 when none or malformed. */
+static int int_from_env(const char *const *names)
 {
-	static const char *const names[] = { "FABRICLAB_RANK", "RANK", "OMPI_COMM_WORLD_RANK",
-					     "SLURM_PROCID", NULL };
 	const char *v = fl_env_first(names);
 	char *end;
 	long r;
@@ -25,7 +24,24 @@ static int rank_from_env(void)
 	if (!v)
 		return -1;
 	r = strtol(v, &end, 10);
-	return (*end || r < 0 || r > 0x7fffffff) ? -1 : (int)r;
+	return (*end || end == v || r < 0 || r > 0x7fffffff) ? -1 : (int)r;
+}
+
+static int rank_from_env(void)
+{
+	static const char *const names[] = { "FABRICLAB_RANK", "RANK", "OMPI_COMM_WORLD_RANK",
+					     "SLURM_PROCID", NULL };
+
+	return int_from_env(names);
+}
+
+int fl_identity_world_size(void)
+{
+	static const char *const names[] = { "FABRICLAB_WORLD_SIZE", "WORLD_SIZE",
+					     "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", NULL };
+	int n = int_from_env(names);
+
+	return n > 0 ? n : -1;
 }
 
 void fl_identity_local(struct fl_endpoint *ep, int dev, const char *dev_name, uint64_t comm_hash)

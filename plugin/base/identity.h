@@ -10,5 +10,10 @@
  * SLURM_PROCID, else -1 (NCCL's tags tell the wrap later).
  */
 void fl_identity_local(struct fl_endpoint *ep, int dev, const char *dev_name, uint64_t comm_hash);
+/*
+ * Ranks in the job from FABRICLAB_WORLD_SIZE, WORLD_SIZE, OMPI_COMM_WORLD_SIZE
+ * or SLURM_NTASKS, else -1: lets a merge say which ranks left no report.
+ */
+int fl_identity_world_size(void);
 
 #endif

@@ -152,6 +152,10 @@ static void hop(struct fl_json *j, const struct fl_report *r, int i)
 	fl_json_double(j, "active_seconds", (double)h->active_ns / 1e9);
 	fl_json_double(j, "peer_wait_seconds", (double)h->t.peer_wait_ns / 1e9);
 	fl_json_double(j, "gpu_wait_seconds", (double)h->t.gpu_wait_ns / 1e9);
+	fl_json_double(j, "outstanding_seconds", (double)h->t.outstanding_ns / 1e9);
+	fl_json_double(j, "peer_wait_share",
+		       h->t.outstanding_ns ? (double)h->t.peer_wait_ns / (double)h->t.outstanding_ns
+					   : 0.0);
 	wire_times(j, h);
 	size_histogram(j, h);
 	ptr_types(j, "memory", h->mem_types);
@@ -208,6 +212,50 @@ static void verdict(struct fl_json *j, const struct fl_report *r)
 	fl_json_end(j);
 }
 
+static void hop_key(struct fl_json *j, const struct fl_report *r, int hop)
+{
+	const struct fl_hop_key *k;
+
+	if (hop < 0 || hop >= r->nhops) {
+		fl_json_null(j, "hop");
+		return;
+	}
+	k = &r->hops[hop].key;
+	fl_json_object_inline(j, "hop");
+	fl_json_string(j, "src_node", k->src_node);
+	fl_json_string(j, "src_dev", k->src_dev);
+	fl_json_string(j, "dst_node", k->dst_node);
+	fl_json_string(j, "dst_dev", k->dst_dev);
+	fl_json_end(j);
+}
+
+/* Every anomaly of this process's view, costliest first (the verdict is the first). */
+static void findings(struct fl_json *j, const struct fl_report *r)
+{
+	char culprit[2 * FL_NODE_NAME_LEN + 2 * FL_DEV_NAME_LEN + 16];
+
+	fl_json_array(j, "findings");
+	for (int i = 0; i < r->verdict.nfindings; i++) {
+		const struct fl_finding *f = &r->verdict.findings[i];
+
+		fl_finding_culprit(f, r->figs, culprit, sizeof(culprit));
+		fl_json_object(j, NULL);
+		fl_json_string(j, "kind", fl_verdict_kind_name(f->kind));
+		fl_json_string(j, "culprit", culprit);
+		hop_key(j, r, f->hop);
+		fl_json_string(j, "node", f->node);
+		fl_json_string(j, "dev", f->dev);
+		fl_json_double(j, "ratio", f->ratio);
+		fl_json_double(j, "median_gbs", f->median_gbs);
+		fl_json_double(j, "culprit_gbs", f->culprit_gbs);
+		fl_json_double(j, "speedup", f->speedup);
+		fl_json_double(j, "cost", f->cost);
+		fl_json_string(j, "evidence", f->reason);
+		fl_json_end(j);
+	}
+	fl_json_end(j);
+}
+
 int fl_report_json(const struct fl_report *r, char **text, size_t *len)
 {
 	struct fl_json j;
@@ -222,6 +270,7 @@ int fl_report_json(const struct fl_report *r, char **text, size_t *len)
 	fl_json_string(&j, "node", r->node);
 	fl_json_int(&j, "pid", r->pid);
 	fl_json_int(&j, "rank", r->rank);
+	fl_json_int(&j, "world_size", r->world_size);
 	fl_json_bool(&j, "final", r->final);
 	fl_json_double(&j, "started_unix", r->started_unix);
 	fl_json_double(&j, "written_unix", r->written_unix);
@@ -235,6 +284,7 @@ int fl_report_json(const struct fl_report *r, char **text, size_t *len)
 		hop(&j, r, i);
 	fl_json_end(&j);
 	verdict(&j, r);
+	findings(&j, r);
 	fl_json_end(&j);
 	return fl_json_finish(&j, text, len);
 }

@@ -37,6 +37,7 @@ struct fl_report {
 	char node[FL_NODE_NAME_LEN];
 	int pid;
 	int rank; /* -1 unknown */
+	int world_size; /* ranks in the job from the environment, -1 unknown */
 	int final;
 	double started_unix, written_unix;
 	char transport[16];

@@ -24,6 +24,7 @@
 #include "base/identity.h"
 #include "base/log.h"
 #include "report_file.h"
+#include "report_live.h"
 #include "report_model.h"
 
 #define DRAIN_MIN_NS 1000000ULL      /* 1 ms */
@@ -108,6 +109,7 @@ static int gather(struct fl_report *r, int final)
 	snprintf(r->node, sizeof(r->node), "%s", rs.self.node);
 	r->pid = (int)getpid();
 	r->rank = rs.self.rank;
+	r->world_size = fl_identity_world_size();
 	r->final = final;
 	r->started_unix = rs.started_unix;
 	r->written_unix = unix_now();
@@ -169,6 +171,24 @@ static int write_report(int final, char *line, size_t len)
 	return rc;
 }
 
+/* The last window's hops against their line rates: says so while the job runs. */
+static void live_window(void)
+{
+	struct fl_hop_snapshot *hops;
+	struct fl_report r;
+	int n = fl_hops_snapshot(&hops);
+
+	if (n < 0)
+		return;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.transport, sizeof(r.transport), "%s", rs.tp->name);
+	gather_devices(&r);
+	r.hops = hops;
+	r.nhops = n;
+	fl_report_live_judge(&r, FL_LIVE_MIN_RATIO, unix_now());
+	free(hops);
+}
+
 static void snapshot(void)
 {
 	char line[PATH_MAX + 512];
@@ -205,6 +225,7 @@ static void *report_main(void *arg)
 	uint64_t interval_ns = (uint64_t)rs.cfg.interval_s * 1000000000ULL;
 	uint64_t period = DRAIN_START_NS, last_drain = fl_clock_mono_ns();
 	uint64_t next_snapshot = interval_ns ? last_drain + interval_ns : UINT64_MAX;
+	uint64_t next_live = last_drain + FL_LIVE_WINDOW_NS;
 
 	(void)arg;
 	pthread_mutex_lock(&rs.lock);
@@ -222,6 +243,10 @@ static void *report_main(void *arg)
 		if (rs.hooks.tick)
 			rs.hooks.tick(now);
 		last_drain = now;
+		if (now >= next_live) {
+			live_window();
+			next_live = now + FL_LIVE_WINDOW_NS;
+		}
 		if (fl_clock_mono_ns() >= next_snapshot) {
 			snapshot();
 			next_snapshot = fl_clock_mono_ns() + interval_ns;

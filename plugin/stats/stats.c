@@ -32,6 +32,7 @@ void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
 	acc->wire_bytes += fl_stats_load(&s->wire_bytes);
 	acc->peer_wait_ns += fl_stats_load(&s->peer_wait_ns);
 	acc->gpu_wait_ns += fl_stats_load(&s->gpu_wait_ns);
+	acc->outstanding_ns += fl_stats_load(&s->outstanding_ns);
 	acc->wire_bridged_ns += fl_stats_load(&s->wire.bridged_ns);
 	acc->active_bridged_ns += fl_stats_load(&s->active.bridged_ns);
 	if (max > acc->wire_max_ns)

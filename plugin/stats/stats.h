@@ -25,6 +25,7 @@ struct fl_conn_stats {
 	_Atomic uint64_t messages;
 	_Atomic uint64_t wire_bytes;   /* bytes of the requests whose wire time was seen */
 	_Atomic uint64_t peer_wait_ns; /* posted -> ready, summed */
+	_Atomic uint64_t outstanding_ns; /* posted -> done, summed: peer_wait_ns is a share of it */
 	_Atomic uint64_t wire_max_ns;  /* longest single wire time */
 	_Atomic uint64_t gpu_wait_ns;  /* profiler mode: the GPU filling or draining a step */
 	_Atomic int32_t tag_rank;      /* the rank NCCL's tags name, -1 until seen */
@@ -42,7 +43,7 @@ struct fl_conn_stats {
 
 /* Plain sums a reader builds from one or many connections. */
 struct fl_conn_totals {
-	uint64_t bytes, messages, wire_bytes, peer_wait_ns, wire_max_ns, gpu_wait_ns;
+	uint64_t bytes, messages, wire_bytes, peer_wait_ns, outstanding_ns, wire_max_ns, gpu_wait_ns;
 	uint64_t wire_bridged_ns, active_bridged_ns; /* see interval.h */
 	uint64_t sizes[FL_SIZE_BUCKETS];
 	uint64_t wire_times[FL_TIME_BUCKETS];
@@ -111,6 +112,8 @@ static inline void fl_stats_account(struct fl_conn_stats *s, uint64_t bytes, uin
 	fl_size_hist_add(&s->sizes, bytes);
 	if (t->ready_ns > post_ns)
 		fl_stats_add(&s->peer_wait_ns, t->ready_ns - post_ns);
+	if (done_ns > post_ns)
+		fl_stats_add(&s->outstanding_ns, done_ns - post_ns);
 	if (t->wire_start_ns && t->wire_end_ns > t->wire_start_ns)
 		fl_stats_wire(s, post_ns, bytes, t);
 	fl_runs_add(&s->active, post_ns, done_ns);

@@ -15,7 +15,26 @@
 #include "base/error.h"
 #include "verdict_internal.h"
 
-#define DEFAULT_MIN_RATIO 0.8
+/*
+ * The smallest effect named: 5% below the others. Healthy hops paced by the lab
+ * spread by about 1% (docs/report-format.md), so noise stays out through the
+ * spread test (verdict_outside_spread); 0.95 keeps a tight spread from naming
+ * a hop that is slow by less than anyone would act on.
+ */
+#define DEFAULT_MIN_RATIO 0.95
+#define MAD_Z_SCALE 0.6745 /* makes the MAD of normal data comparable to its deviation */
+#define MIN_MODIFIED_Z 3.5 /* Iglewicz and Hoaglin's outlier bound */
+/*
+ * A slow cable stretches every message; a rank starved of CPU now and then
+ * (16 lab ranks on 2 busy cores) stretches a few, which pulls its average
+ * rate down to 0.57-0.8x while its median message time stays with the
+ * others'. So a slow wire must also have its median message take this much
+ * longer than the others' median: 6%, more than one step of the time
+ * histogram (about 5% apart), so that neighbouring buckets are not read as an
+ * effect. Measured: hops throttled to 90% read 1.10-1.16x, CPU-starved
+ * healthy hops 0.94-1.05x (docs/report-format.md).
+ */
+#define MIN_P50_STRETCH 1.06
 #define DEFAULT_MIN_BYTES (16ULL << 20)
 #define DEFAULT_MIN_MESSAGES 8
 
@@ -68,16 +87,93 @@ int fl_verdict_params_from_env(struct fl_verdict_params *p)
 	return FL_OK;
 }
 
+static void append(char *reason, size_t len, const char *text)
+{
+	size_t used = strlen(reason), n = strlen(text);
+
+	if (used + n + 1 <= len)
+		memcpy(reason + used, text, n + 1);
+}
+
 void fl_verdict_note_sender_view(struct fl_verdict *v)
 {
 	static const char caveat[] =
 		" (wire rates as senders timed them: a slow receiver would also show here)";
-	size_t used = strlen(v->reason);
 
-	if (v->kind != FL_VERDICT_LINK && v->kind != FL_VERDICT_DEVICE)
-		return;
-	if (used + sizeof(caveat) <= sizeof(v->reason))
-		memcpy(v->reason + used, caveat, sizeof(caveat));
+	for (int i = 0; i < v->nfindings; i++) {
+		struct fl_finding *f = &v->findings[i];
+
+		if (f->kind == FL_VERDICT_LINK || f->kind == FL_VERDICT_DEVICE)
+			append(f->reason, sizeof(f->reason), caveat);
+	}
+	if (v->kind == FL_VERDICT_LINK || v->kind == FL_VERDICT_DEVICE)
+		append(v->reason, sizeof(v->reason), caveat);
+}
+
+double fl_verdict_rate(const struct fl_hop_figures *h)
+{
+	double line = h->line_rate_gbs;
+
+	return line > 0.0 && h->wire_gbs > FL_VERDICT_MAX_LINE_FRACTION * line ? line
+										 : h->wire_gbs;
+}
+
+bool verdict_typical_slow(const struct verdict_input *in, size_t i, const char *node,
+			  const char *dev)
+{
+	double *v, median, p50 = in->hops[i].wire_p50_us;
+	size_t n = 0;
+
+	if (p50 <= 0.0)
+		return true; /* not measured: the rate alone decides */
+	v = malloc(in->nhops * sizeof(*v));
+	if (!v)
+		return true;
+	for (size_t k = 0; k < in->nhops; k++) {
+		const struct fl_hop_figures *h = &in->hops[k];
+
+		if (k == i || !verdict_has_rate(in, k) || h->wire_p50_us <= 0.0 ||
+		    !verdict_comparable(h, &in->hops[i]) || (node && verdict_touches(h, node, dev)))
+			continue;
+		v[n++] = h->wire_p50_us;
+	}
+	median = verdict_median(v, n);
+	free(v);
+	return median <= 0.0 || p50 >= MIN_P50_STRETCH * median;
+}
+
+bool verdict_outside_spread(double gap, double mad)
+{
+	return mad <= 0.0 || MAD_Z_SCALE * gap / mad > MIN_MODIFIED_Z;
+}
+
+void fl_finding_culprit(const struct fl_finding *f, const struct fl_hop_figures *hops,
+			char *buf, size_t len)
+{
+	const struct fl_hop_figures *h = f->hop >= 0 ? &hops[f->hop] : NULL;
+
+	if (f->kind == FL_VERDICT_DEVICE || (f->kind == FL_VERDICT_TRANSPORT && f->dev[0]))
+		snprintf(buf, len, "%s/%s", f->node, f->dev);
+	else if (f->kind == FL_VERDICT_LINK && h)
+		snprintf(buf, len, "%s/%s -> %s/%s", h->src_node, h->src_dev, h->dst_node,
+			 h->dst_dev);
+	else
+		snprintf(buf, len, "%s", f->node);
+}
+
+struct fl_finding *verdict_add_finding(struct fl_verdict *v, enum fl_verdict_kind kind)
+{
+	struct fl_finding *f;
+
+	if (v->nfindings >= FL_VERDICT_MAX_FINDINGS)
+		return NULL;
+	f = &v->findings[v->nfindings++];
+	memset(f, 0, sizeof(*f));
+	f->kind = kind;
+	f->hop = -1;
+	f->ratio = 1.0;
+	f->speedup = 1.0;
+	return f;
 }
 
 const char *fl_verdict_kind_name(enum fl_verdict_kind kind)
@@ -136,7 +232,7 @@ double verdict_median_rate(const struct verdict_input *in)
 		return -1.0;
 	for (size_t i = 0; i < in->nhops; i++) {
 		if (verdict_has_rate(in, i))
-			v[n++] = in->hops[i].wire_gbs;
+			v[n++] = fl_verdict_rate(&in->hops[i]);
 	}
 	median = verdict_median(v, n);
 	free(v);
@@ -156,7 +252,7 @@ void verdict_set_name(char *dst, size_t len, const char *src)
 	snprintf(dst, len, "%s", src);
 }
 
-void verdict_say(struct fl_verdict *out, const char *fmt, ...)
+void verdict_say(struct fl_finding *out, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -165,7 +261,17 @@ void verdict_say(struct fl_verdict *out, const char *fmt, ...)
 	va_end(ap);
 }
 
-void verdict_set_hop(struct fl_verdict *out, const struct fl_hop_figures *hops, size_t i)
+void verdict_say_more(struct fl_finding *out, const char *fmt, ...)
+{
+	size_t used = strlen(out->reason);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(out->reason + used, sizeof(out->reason) - used, fmt, ap);
+	va_end(ap);
+}
+
+void verdict_set_hop(struct fl_finding *out, const struct fl_hop_figures *hops, size_t i)
 {
 	out->hop = (int)i;
 	out->culprit_gbs = hops[i].wire_gbs;
@@ -180,46 +286,95 @@ static int count_judged(const struct verdict_input *in)
 	return n;
 }
 
-static void explain_none(const struct verdict_input *in, struct fl_verdict *out)
+static void explain_none(const struct verdict_input *in, struct fl_verdict *v)
 {
 	const struct fl_verdict_params *p = in->params;
 	double median = verdict_median_rate(in);
+	struct fl_finding none = { .median_gbs = median > 0.0 ? median : 0.0 };
+	struct fl_finding *out = &none;
 
-	out->median_gbs = median > 0.0 ? median : 0.0;
-	if (!out->judged_hops) {
+	v->median_gbs = none.median_gbs;
+	if (!v->judged_hops)
 		verdict_say(out,
 			    "nothing to judge: none of %zu hops moved at least %llu bytes "
 			    "in %llu messages",
 			    in->nhops, (unsigned long long)p->min_bytes,
 			    (unsigned long long)p->min_messages);
-		return;
+	else
+		verdict_say(out,
+			    "no slow hop: %d hops judged, none both below %.2fx the median of "
+			    "comparable hops (%.2f GB/s) and outside their spread, and no node the "
+			    "others wait on",
+			    v->judged_hops, p->min_ratio, out->median_gbs);
+	memcpy(v->reason, out->reason, sizeof(v->reason));
+}
+
+static int cmp_cost(const void *pa, const void *pb)
+{
+	const struct fl_finding *a = pa, *b = pb;
+
+	return (a->speedup < b->speedup) - (a->speedup > b->speedup);
+}
+
+/* Costliest first (a stable order: ties keep the order they were found in). */
+static void rank_findings(struct fl_verdict *v)
+{
+	for (int i = 0; i < v->nfindings; i++) {
+		struct fl_finding *f = &v->findings[i];
+
+		f->cost = f->speedup > 1.0 ? 1.0 - 1.0 / f->speedup : 0.0;
 	}
-	verdict_say(out,
-		    "no slow hop: %d hops judged, none both below %.2fx the median of comparable "
-		    "hops (%.2f GB/s) and outside their spread, and no node the others wait on",
-		    out->judged_hops, p->min_ratio, out->median_gbs);
+	for (int i = 1; i < v->nfindings; i++) {
+		struct fl_finding f = v->findings[i];
+		int k = i;
+
+		while (k > 0 && cmp_cost(&v->findings[k - 1], &f) > 0) {
+			v->findings[k] = v->findings[k - 1];
+			k--;
+		}
+		v->findings[k] = f;
+	}
+}
+
+static void headline(struct fl_verdict *v)
+{
+	const struct fl_finding *f = &v->findings[0];
+
+	v->kind = f->kind;
+	v->hop = f->hop;
+	memcpy(v->node, f->node, sizeof(v->node));
+	memcpy(v->dev, f->dev, sizeof(v->dev));
+	v->ratio = f->ratio;
+	v->median_gbs = f->median_gbs;
+	v->culprit_gbs = f->culprit_gbs;
+	v->speedup = f->speedup;
+	memcpy(v->reason, f->reason, sizeof(v->reason));
 }
 
 /*
  * Kinds are tried from the cause that explains the most to the least.
  * transport: TCP instead of RDMA slows every hop and the rest is noise on top;
  * gdr: staging through host memory slows the hops it touches and skews which
- * of them look slow; device: a bad NIC or cable makes several hops slow, which
- * would otherwise read as many links; link: one slow hop; node: only
- * meaningful once every wire runs at its normal rate, since a slow wire also
- * makes its receiver wait.
+ * of them look slow; either ends the diagnosis. Then every slow wire: a device
+ * whose hops are all slow in both directions, then the slow hops no device
+ * explains (each a link); then stragglers, nodes the others wait on whose own
+ * wires run at speed (a slow wire also makes its receiver wait). The verdict
+ * is the costliest finding.
  */
 void fl_verdict_compute(const struct fl_hop_figures *hops, size_t nhops,
 			const struct fl_verdict_params *params, struct fl_verdict *out)
 {
-	static int (*const tries[])(const struct verdict_input *, struct fl_verdict *) = {
+	static int (*const setup[])(const struct verdict_input *, struct fl_verdict *) = {
 		verdict_try_transport,
 		verdict_try_gdr,
+	};
+	static int (*const rates[])(const struct verdict_input *, struct fl_verdict *) = {
 		verdict_try_wire,
 		verdict_try_node,
 	};
 	struct fl_verdict_params defaults;
 	struct verdict_input in = { hops, nhops, params };
+	int found = 0;
 
 	if (!params) {
 		fl_verdict_default_params(&defaults);
@@ -231,15 +386,20 @@ void fl_verdict_compute(const struct fl_hop_figures *hops, size_t nhops,
 	out->ratio = 1.0;
 	out->speedup = 1.0;
 	out->judged_hops = count_judged(&in);
-	for (size_t t = 0; t < sizeof(tries) / sizeof(tries[0]); t++) {
-		int found = tries[t](&in, out);
-
-		if (found > 0)
-			return;
-		if (found < 0) {
-			verdict_say(out, "no verdict: out of memory while judging %zu hops", nhops);
-			return;
-		}
+	for (size_t t = 0; found == 0 && t < sizeof(setup) / sizeof(setup[0]); t++)
+		found = setup[t](&in, out);
+	for (size_t t = 0; found == 0 && t < sizeof(rates) / sizeof(rates[0]); t++)
+		found = rates[t](&in, out) < 0 ? -1 : 0;
+	if (found < 0) {
+		out->nfindings = 0;
+		snprintf(out->reason, sizeof(out->reason),
+			 "no verdict: out of memory while judging %zu hops", nhops);
+		return;
 	}
-	explain_none(&in, out);
+	if (!out->nfindings) {
+		explain_none(&in, out);
+		return;
+	}
+	rank_findings(out);
+	headline(out);
 }

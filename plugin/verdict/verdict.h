@@ -32,7 +32,9 @@ struct fl_hop_figures {
 	uint64_t messages;
 	double wire_gbs;          /* bytes / union of wire intervals; 0 when no sample */
 	double wire_seconds;
+	double wire_p50_us;       /* median wire time of one message (same view); 0 unknown */
 	double peer_wait_seconds; /* posted -> ready, summed over requests, receiver side */
+	double outstanding_seconds; /* posted -> done, summed likewise; 0 unknown */
 	double active_seconds;    /* union of posted -> done, receiver side */
 	int mem_types;            /* FL_PTR_* NCCL registered on this hop */
 	int gdr_capable;          /* the device advertised CUDA or dma-buf pointers */
@@ -41,12 +43,39 @@ struct fl_hop_figures {
 	char rdma_port[48];       /* and which port ("mlx5_0/1"), "" unknown */
 };
 
+/*
+ * A wire rate above this fraction of the line rate is a measurement error (no
+ * cable carries more than its rate): it is judged as the line rate, never more.
+ */
+#define FL_VERDICT_MAX_LINE_FRACTION 1.05
+
 struct fl_verdict_params {
-	double min_ratio;      /* a hop is slow below min_ratio x median (default 0.8) */
+	double min_ratio;      /* a hop is slow below min_ratio x median (default 0.95) */
 	uint64_t min_bytes;    /* hops with less traffic are not judged (default 16 MiB) */
 	uint64_t min_messages; /* ... or fewer messages (default 8) */
 };
 
+#define FL_VERDICT_MAX_FINDINGS 8
+
+/* One anomaly: what it is, who is to blame, the evidence and what it costs. */
+struct fl_finding {
+	enum fl_verdict_kind kind;
+	int hop;                 /* index into the hop array, -1 when not about a hop */
+	char node[FL_NODE_NAME_LEN]; /* the node or device's node named, "" if none */
+	char dev[FL_DEV_NAME_LEN];
+	double ratio;            /* culprit's figure / median of comparable hops */
+	double median_gbs;       /* median wire rate of comparable hops */
+	double culprit_gbs;
+	double speedup;          /* how much faster the ring would run without the culprit */
+	double cost;             /* share of the ring's time it costs: 1 - 1 / speedup */
+	char reason[256];        /* one sentence a person can read */
+};
+
+/*
+ * The verdict is the costliest finding, its fields copied to the top so that
+ * readers of one verdict keep working; findings[] lists every anomaly, the
+ * costliest first.
+ */
 struct fl_verdict {
 	enum fl_verdict_kind kind;
 	int hop;                 /* index into the hop array, -1 when not about a hop */
@@ -58,6 +87,8 @@ struct fl_verdict {
 	double speedup;          /* how much faster the ring would run without the culprit */
 	int judged_hops;         /* hops with enough sample to judge */
 	char reason[256];        /* one sentence a person can read */
+	int nfindings;
+	struct fl_finding findings[FL_VERDICT_MAX_FINDINGS];
 };
 
 void fl_verdict_default_params(struct fl_verdict_params *p);
@@ -74,6 +105,11 @@ void fl_verdict_compute_groups(const struct fl_hop_figures *hops, const int *gro
 			       size_t nhops, const struct fl_verdict_params *params,
 			       struct fl_verdict *out);
 const char *fl_verdict_kind_name(enum fl_verdict_kind kind);
+/* The finding's culprit for people: "node3/eth0", "n1/eth0 -> n2/eth0", "node3". */
+void fl_finding_culprit(const struct fl_finding *f, const struct fl_hop_figures *hops,
+			char *buf, size_t len);
+/* The rate a hop is judged at: its wire rate, but never above its line rate. */
+double fl_verdict_rate(const struct fl_hop_figures *h);
 /*
  * Says in the reason that a wire verdict rests on senders' timings, which
  * include any back-pressure from a slow receiver: a caveat, not a change of kind.

@@ -1,7 +1,7 @@
 /*
- * The pieces of the diagnosis (verdict*.c). Each tries one kind of verdict and
- * returns 1 when it filled `out`, 0 when its kind does not apply, -1 when it
- * ran out of memory.
+ * The pieces of the diagnosis (verdict*.c). Each tries one kind of finding and
+ * returns how many it added to `out` (0 when its kind does not apply), -1 when
+ * it ran out of memory.
  */
 #ifndef FL_VERDICT_INTERNAL_H
 #define FL_VERDICT_INTERNAL_H
@@ -30,11 +30,41 @@ double verdict_median_rate(const struct verdict_input *in);
 /* The hop leaves or enters node (and dev, unless dev is NULL). */
 bool verdict_touches(const struct fl_hop_figures *h, const char *node, const char *dev);
 /* Names hop i as the culprit: out->hop, out->culprit_gbs. */
-void verdict_set_hop(struct fl_verdict *out, const struct fl_hop_figures *hops, size_t i);
+void verdict_set_hop(struct fl_finding *out, const struct fl_hop_figures *hops, size_t i);
 void verdict_set_name(char *dst, size_t len, const char *src);
 /* Writes out->reason; long names are cut rather than overflow. */
-void verdict_say(struct fl_verdict *out, const char *fmt, ...)
+void verdict_say(struct fl_finding *out, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void verdict_say_more(struct fl_finding *out, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A new finding, cleared, in v; NULL when v holds FL_VERDICT_MAX_FINDINGS already. */
+struct fl_finding *verdict_add_finding(struct fl_verdict *v, enum fl_verdict_kind kind);
+/* The same modified z-score test the wire and node rules use: gap in MADs. */
+bool verdict_outside_spread(double gap, double mad);
+/*
+ * Hop i's median message takes longer than the comparable hops' (those not
+ * through node/dev when node is given): true when either is unknown.
+ */
+bool verdict_typical_slow(const struct verdict_input *in, size_t i, const char *node,
+			  const char *dev);
+/* A hop through node is one a wire finding already in v blames (the wire rules ran first). */
+bool verdict_node_hops_low(const struct verdict_input *in, const struct fl_verdict *v,
+			   const char *node);
+
+/* Same transport and nominal speed within 1%: hops whose rates may be compared. */
+bool verdict_comparable(const struct fl_hop_figures *a, const struct fl_hop_figures *b);
+/*
+ * Below min_ratio x ref, and below min_ratio x its line rate when known: a hop
+ * faster than its NIC's nominal rate is not a slow cable.
+ */
+bool verdict_below_ratio(const struct fl_hop_figures *h, double ref, double min_ratio);
+/*
+ * Adds a `device` finding for every device whose hops are all slow in both
+ * directions against the hops not through it; marks their hops in explained.
+ * Returns how many it added, -1 when out of memory.
+ */
+int verdict_find_devices(const struct verdict_input *in, bool *explained,
+			 struct fl_verdict *out);
 
 int verdict_try_transport(const struct verdict_input *in, struct fl_verdict *out);
 int verdict_try_gdr(const struct verdict_input *in, struct fl_verdict *out);

@@ -36,16 +36,17 @@ static bool any_hop(const struct fl_hop_figures *h)
 }
 
 /* The node with the active port and the port, where the report says which (else the sender). */
-static void name_rdma_port(const struct fl_hop_figures *h, struct fl_verdict *out)
+static void name_rdma_port(const struct fl_hop_figures *h, struct fl_finding *out)
 {
 	verdict_set_name(out->node, sizeof(out->node),
 			 h->rdma_node[0] ? h->rdma_node : h->src_node);
 	verdict_set_name(out->dev, sizeof(out->dev), h->rdma_port);
 }
 
-int verdict_try_transport(const struct verdict_input *in, struct fl_verdict *out)
+int verdict_try_transport(const struct verdict_input *in, struct fl_verdict *verdict)
 {
 	size_t count = 0, first = 0, moving = 0;
+	struct fl_finding *out;
 	double *v;
 
 	for (size_t i = in->nhops; i-- > 0;) {
@@ -60,7 +61,7 @@ int verdict_try_transport(const struct verdict_input *in, struct fl_verdict *out
 	v = malloc(in->nhops * sizeof(*v));
 	if (!v)
 		return -1;
-	out->kind = FL_VERDICT_TRANSPORT;
+	out = verdict_add_finding(verdict, FL_VERDICT_TRANSPORT);
 	verdict_set_hop(out, in->hops, first);
 	name_rdma_port(&in->hops[first], out);
 	out->median_gbs = median_rate_except(in, any_hop, v);
@@ -154,7 +155,7 @@ static size_t count_hops(const struct verdict_input *in,
 	return n;
 }
 
-static void gdr_figures(const struct verdict_input *in, double *v, struct fl_verdict *out)
+static void gdr_figures(const struct verdict_input *in, double *v, struct fl_finding *out)
 {
 	double with = median_rate_except(in, uses_gdr, v);
 	double without = median_rate_except(in, lacks_gdr, v);
@@ -164,8 +165,9 @@ static void gdr_figures(const struct verdict_input *in, double *v, struct fl_ver
 	out->speedup = out->ratio < 1.0 ? 1.0 / out->ratio : 1.0;
 }
 
-int verdict_try_gdr(const struct verdict_input *in, struct fl_verdict *out)
+int verdict_try_gdr(const struct verdict_input *in, struct fl_verdict *verdict)
 {
+	struct fl_finding *out;
 	size_t using = count_hops(in, uses_gdr), lacking = count_hops(in, lacks_gdr);
 	size_t capable = count_hops(in, lacks_capable_gdr), hop, through;
 	const char *node;
@@ -179,7 +181,7 @@ int verdict_try_gdr(const struct verdict_input *in, struct fl_verdict *out)
 		free(v);
 		return -1;
 	}
-	out->kind = FL_VERDICT_GDR;
+	out = verdict_add_finding(verdict, FL_VERDICT_GDR);
 	verdict_set_hop(out, in->hops, hop);
 	verdict_set_name(out->node, sizeof(out->node), node);
 	gdr_figures(in, v, out);

@@ -1,7 +1,8 @@
 /*
  * Slow wires: each hop against the comparable hops (same transport, nominal
- * speed within 1%), then whether one device explains every slow hop (`device`)
- * or the slowest stands alone (`link`).
+ * speed within 1%); devices whose hops are all slow in both directions are
+ * named first (verdict_device.c), and every slow hop none of them explains is
+ * a `link` of its own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +11,6 @@
 #include "verdict_internal.h"
 
 #define EXACT_SPREAD_MAX 64 /* groups up to this size get a spread without the hop judged */
-#define MAD_Z_SCALE 0.6745  /* makes the MAD of normal data comparable to its deviation */
-#define MIN_MODIFIED_Z 3.5
 
 struct rated_hop {
 	size_t hop;
@@ -28,7 +27,7 @@ struct wire_judgement {
 	double *scratch; /* room for one group's rates */
 };
 
-static bool comparable(const struct fl_hop_figures *a, const struct fl_hop_figures *b)
+bool verdict_comparable(const struct fl_hop_figures *a, const struct fl_hop_figures *b)
 {
 	double x = a->line_rate_gbs, y = b->line_rate_gbs;
 	double diff = x > y ? x - y : y - x;
@@ -57,11 +56,11 @@ static size_t group_rated(const struct verdict_input *in, struct rated_hop *rate
 
 		if (!verdict_has_rate(in, i))
 			continue;
-		while (g < ngroups && !comparable(&in->hops[reps[g]], &in->hops[i]))
+		while (g < ngroups && !verdict_comparable(&in->hops[reps[g]], &in->hops[i]))
 			g++;
 		if (g == ngroups)
 			reps[ngroups++] = i;
-		rated[n++] = (struct rated_hop){ i, g, in->hops[i].wire_gbs };
+		rated[n++] = (struct rated_hop){ i, g, fl_verdict_rate(&in->hops[i]) };
 	}
 	qsort(rated, n, sizeof(*rated), cmp_rated);
 	return n;
@@ -89,13 +88,13 @@ static double median_without(const struct rated_hop *g, size_t n, size_t k)
  * its NIC's nominal rate is not a slow cable (loopback and veth, which report
  * no speed, get a placeholder rate their hops beat).
  */
-static bool below_ratio(const struct fl_hop_figures *h, double ref, double min_ratio)
+bool verdict_below_ratio(const struct fl_hop_figures *h, double ref, double min_ratio)
 {
-	double line = h->line_rate_gbs;
+	double line = h->line_rate_gbs, rate = fl_verdict_rate(h);
 
-	if (ref <= 0.0 || h->wire_gbs >= min_ratio * ref)
+	if (ref <= 0.0 || rate >= min_ratio * ref)
 		return false;
-	return line <= 0.0 || h->wire_gbs < min_ratio * line;
+	return line <= 0.0 || rate < min_ratio * line;
 }
 
 static double distance(double a, double b)
@@ -142,7 +141,7 @@ static bool stands_out(const struct rated_hop *g, size_t n, size_t k, double ref
 		}
 		mad = verdict_median(scratch, m);
 	}
-	return mad <= 0.0 || MAD_Z_SCALE * (ref - g[k].gbs) / mad > MIN_MODIFIED_Z;
+	return verdict_outside_spread(ref - g[k].gbs, mad);
 }
 
 static void judge_group(const struct verdict_input *in, const struct rated_hop *g, size_t n,
@@ -154,7 +153,7 @@ static void judge_group(const struct verdict_input *in, const struct rated_hop *
 		size_t i = g[k].hop;
 
 		j->ref[i] = median_without(g, n, k);
-		j->slow[i] = below_ratio(&in->hops[i], j->ref[i], in->params->min_ratio) &&
+		j->slow[i] = verdict_below_ratio(&in->hops[i], j->ref[i], in->params->min_ratio) &&
 			     stands_out(g, n, k, j->ref[i], in->params->min_ratio, mad, j->scratch);
 	}
 }
@@ -178,46 +177,7 @@ static void judge_groups(const struct verdict_input *in, const struct rated_hop 
 
 static double hop_ratio(const struct verdict_input *in, const struct wire_judgement *j, size_t i)
 {
-	return in->hops[i].wire_gbs / j->ref[i];
-}
-
-/*
- * Every rated hop through node/dev is slow, in both directions, and every slow
- * hop goes through it. Returns its slowest hop, or -1 when it does not explain.
- */
-static long device_explains(const struct verdict_input *in, const struct wire_judgement *j,
-			    const char *node, const char *dev, size_t *nhops_through)
-{
-	size_t through = 0, slow_through = 0;
-	bool as_src = false, as_dst = false;
-	long slowest = -1;
-
-	for (size_t i = 0; i < in->nhops; i++) {
-		const struct fl_hop_figures *h = &in->hops[i];
-
-		if (!verdict_has_rate(in, i) || !verdict_touches(h, node, dev))
-			continue;
-		through++;
-		if (!j->slow[i])
-			return -1;
-		slow_through++;
-		as_src |= !strcmp(h->src_node, node) && !strcmp(h->src_dev, dev);
-		as_dst |= !strcmp(h->dst_node, node) && !strcmp(h->dst_dev, dev);
-		if (slowest < 0 || hop_ratio(in, j, i) < hop_ratio(in, j, (size_t)slowest))
-			slowest = (long)i;
-	}
-	*nhops_through = through;
-	return as_src && as_dst && slow_through == j->nslow ? slowest : -1;
-}
-
-static void fill_wire(const struct verdict_input *in, const struct wire_judgement *j, size_t i,
-		      struct fl_verdict *out)
-{
-	verdict_set_hop(out, in->hops, i);
-	out->median_gbs = j->ref[i];
-	out->ratio = hop_ratio(in, j, i);
-	/* A ring moves at the pace of its slowest hop. */
-	out->speedup = out->ratio > 0.0 ? 1.0 / out->ratio : 1.0;
+	return fl_verdict_rate(&in->hops[i]) / j->ref[i];
 }
 
 static void pct_line(const struct fl_hop_figures *h, char *buf, size_t len)
@@ -229,43 +189,17 @@ static void pct_line(const struct fl_hop_figures *h, char *buf, size_t len)
 		buf[0] = '\0';
 }
 
-static bool try_device_at(const struct verdict_input *in, const struct wire_judgement *j,
-			  const char *node, const char *dev, struct fl_verdict *out)
+static void name_link(const struct verdict_input *in, const struct wire_judgement *j, size_t i,
+		      struct fl_finding *out)
 {
-	const struct fl_hop_figures *h;
-	size_t through = 0;
-	long slowest = device_explains(in, j, node, dev, &through);
-
-	if (slowest < 0)
-		return false;
-	out->kind = FL_VERDICT_DEVICE;
-	fill_wire(in, j, (size_t)slowest, out);
-	verdict_set_name(out->node, sizeof(out->node), node);
-	verdict_set_name(out->dev, sizeof(out->dev), dev);
-	h = &in->hops[slowest];
-	verdict_say(
-		out,
-		"all %zu hops through %s/%s are slow in both directions (slowest %s/%s -> %s/%s: "
-		"%.2f GB/s, %.2fx the %.2f GB/s median): suspect its NIC, port or cable",
-		through, node, dev, h->src_node, h->src_dev, h->dst_node, h->dst_dev, h->wire_gbs,
-		out->ratio, out->median_gbs);
-	return true;
-}
-
-static void name_link(const struct verdict_input *in, const struct wire_judgement *j,
-		      struct fl_verdict *out)
-{
-	size_t worst = j->first_slow;
-	const struct fl_hop_figures *h;
+	const struct fl_hop_figures *h = &in->hops[i];
 	char line[64];
 
-	for (size_t i = worst + 1; i < in->nhops; i++) {
-		if (j->slow[i] && hop_ratio(in, j, i) < hop_ratio(in, j, worst))
-			worst = i;
-	}
-	out->kind = FL_VERDICT_LINK;
-	fill_wire(in, j, worst, out);
-	h = &in->hops[worst];
+	verdict_set_hop(out, in->hops, i);
+	out->median_gbs = j->ref[i];
+	out->ratio = hop_ratio(in, j, i);
+	/* A ring moves at the pace of its slowest hop. */
+	out->speedup = out->ratio > 0.0 ? 1.0 / out->ratio : 1.0;
 	pct_line(h, line, sizeof(line));
 	verdict_say(
 		out,
@@ -275,17 +209,20 @@ static void name_link(const struct verdict_input *in, const struct wire_judgemen
 		out->median_gbs, h->transport, line, j->nslow, j->nslow == 1 ? "" : "s");
 }
 
-static void decide(const struct verdict_input *in, const struct wire_judgement *j,
-		   struct fl_verdict *out)
+/* Each slow hop that no slow device explains is a link of its own. */
+static void add_links(const struct verdict_input *in, const struct wire_judgement *j,
+		      const bool *explained, struct fl_verdict *out)
 {
-	const struct fl_hop_figures *first = &in->hops[j->first_slow];
+	for (size_t i = 0; i < in->nhops; i++) {
+		struct fl_finding *f;
 
-	/* A device that explains every slow hop touches the first one. */
-	if (try_device_at(in, j, first->src_node, first->src_dev, out))
-		return;
-	if (try_device_at(in, j, first->dst_node, first->dst_dev, out))
-		return;
-	name_link(in, j, out);
+		if (!j->slow[i] || explained[i] || !verdict_typical_slow(in, i, NULL, NULL))
+			continue;
+		f = verdict_add_finding(out, FL_VERDICT_LINK);
+		if (!f)
+			return;
+		name_link(in, j, i, f);
+	}
 }
 
 int verdict_try_wire(const struct verdict_input *in, struct fl_verdict *out)
@@ -295,14 +232,18 @@ int verdict_try_wire(const struct verdict_input *in, struct fl_verdict *out)
 	size_t *reps = malloc(n * sizeof(*reps));
 	struct wire_judgement j = { calloc(n, sizeof(double)), calloc(n, sizeof(bool)), 0, 0,
 				    malloc(n * sizeof(double)) };
-	int found = -1;
+	bool *explained = calloc(n, sizeof(bool));
+	int before = out->nfindings, found = -1;
 
-	if (rated && reps && j.ref && j.slow && j.scratch) {
+	if (rated && reps && j.ref && j.slow && j.scratch && explained) {
 		judge_groups(in, rated, group_rated(in, rated, reps), &j);
-		found = j.nslow > 0;
-		if (found)
-			decide(in, &j, out);
+		found = verdict_find_devices(in, explained, out);
+		if (found >= 0) {
+			add_links(in, &j, explained, out);
+			found = out->nfindings - before;
+		}
 	}
+	free(explained);
 	free(rated);
 	free(reps);
 	free(j.ref);

@@ -182,20 +182,132 @@ static void test_snapshot_and_final_count_once(void **state)
 	assert_int_equal(set.figures[index_of(find_hop("n1", "n2"))].bytes, 2ULL << 30);
 }
 
-static void test_processes_sharing_a_device_add_up(void **state)
+/*
+ * Two processes per node (one per GPU, same host name) on one NIC: each pair of
+ * ranks keeps its own hop, never mixed with the other pair's, and the names
+ * say which ranks they are.
+ */
+static void test_processes_of_one_node_never_mix(void **state)
 {
-	const struct report_hop *h;
+	char name[128];
 
 	(void)state;
 	assert_int_equal(load(FIXTURES "shared_nic2"), 0);
-	assert_int_equal(set.nhops, 2);
-	h = find_hop("n1", "n2");
-	assert_int_equal(h->send.processes, 2);
+	assert_int_equal(set.nhops, 4);
+	assert_true(set.ranked_names);
+	for (size_t i = 0; i < set.nhops; i++) {
+		const struct report_hop *h = &set.hops[i];
+
+		assert_int_equal(h->send.processes, 1);
+		assert_int_equal(h->recv.processes, 1);
+		assert_int_equal(h->send.bytes, 1ULL << 30);
+		/* One process's rate, not the sum of two. */
+		assert_float_equal(h->recv.wire_gbs, 5.0, 1e-6);
+		assert_true(h->src_rank >= 0 && h->dst_rank >= 0);
+	}
+	report_hop_name(&set, 0, name, sizeof(name));
+	assert_string_equal(name, "n1/eth0[r0] -> n2/eth0[r2]");
+}
+
+/* A report written here: one hop view with the figures given, and the world size. */
+static void write_view(const char *dir, const char *node, int pid, int rank, int world,
+		       const char *view, unsigned long long bytes, unsigned long long wire_bytes,
+		       double wire_seconds)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s-%d.json", dir, node, pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f,
+		"{\"schema\": \"fabriclab-report\", \"schema_version\": 1, \"node\": \"%s\", "
+		"\"pid\": %d, \"rank\": %d, \"world_size\": %d, \"transport\": \"socket\", "
+		"\"hops\": [{\"src_node\": \"a\", \"src_dev\": \"eth0\", \"dst_node\": \"b\", "
+		"\"dst_dev\": \"eth0\", \"view\": \"%s\", \"bytes\": %llu, \"wire_bytes\": %llu, "
+		"\"messages\": 100, \"wire_seconds\": %.9f, \"wire_gbs\": %.9f, "
+		"\"line_rate_gbs\": 1.0, \"active_seconds\": 1, \"peer_wait_seconds\": 0}]}\n",
+		node, pid, rank, world, view, bytes, wire_bytes, wire_seconds,
+		wire_seconds > 0 ? (double)wire_bytes / wire_seconds / 1e9 : 0.0);
+	fclose(f);
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * The same view from two processes that do not know their ranks: the bytes
+ * each timed over the sum of their wire times (the union's upper bound), never
+ * all bytes over the longer time, which read 146x the line rate.
+ */
+static void test_same_view_from_two_processes_uses_timed_bytes(void **state)
+{
+	char dir[] = "/tmp/fabriclab-report-test.XXXXXX";
+	const struct report_hop *h;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	/* Each timed 10 MB of 1 GB, at 0.16 GB/s. */
+	write_view(dir, "b", 1, -1, 0, "recv", 1000000000ULL, 10000000ULL, 0.0625);
+	write_view(dir, "b", 2, -1, 0, "recv", 1000000000ULL, 10000000ULL, 0.0625);
+	assert_int_equal(load(dir), 0);
+	assert_int_equal(set.nhops, 1);
+	h = &set.hops[0];
 	assert_int_equal(h->recv.processes, 2);
-	assert_int_equal(h->send.bytes, 2ULL << 30);
-	/* Two 5 GB/s streams over the same interval: 10 GB/s on the wire. */
-	assert_float_equal(h->recv.wire_gbs, 10.0, 1e-6);
-	assert_float_equal(h->recv.peer_wait_seconds / h->recv.active_seconds, 0.30, 1e-6);
+	assert_int_equal(h->recv.wire_bytes, 20000000ULL);
+	assert_float_equal(h->recv.wire_gbs, 0.16, 1e-9);
+	assert_false(report_rate_error(&set, 0, (char[160]){ 0 }, 160));
+	remove_dir(dir);
+}
+
+/* A rate no cable carries is flagged with its cause, and judged as the line rate. */
+static void test_rate_above_line_rate_is_a_measurement_error(void **state)
+{
+	char dir[] = "/tmp/fabriclab-report-test.XXXXXX";
+	char why[160];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	/* 1.4 GB/s on a 1 GB/s line, from a tenth of the bytes. */
+	write_view(dir, "b", 1, 1, 2, "recv", 1000000000ULL, 100000000ULL, 100000000.0 / 1.4e9);
+	assert_int_equal(load(dir), 0);
+	assert_true(report_rate_error(&set, 0, why, sizeof(why)));
+	assert_non_null(strstr(why, "only 10% of its bytes were timed"));
+	report_free(&set);
+	/* 1.04: within the 5% a measurement may err by. */
+	write_view(dir, "b", 1, 1, 2, "recv", 1000000000ULL, 1000000000ULL, 1.0 / 1.04);
+	assert_int_equal(load(dir), 0);
+	assert_false(report_rate_error(&set, 0, why, sizeof(why)));
+	remove_dir(dir);
+}
+
+/* The world size the reports carry says which ranks left no report. */
+static void test_missing_ranks_and_nodes_are_named(void **state)
+{
+	char dir[] = "/tmp/fabriclab-report-test.XXXXXX";
+	char text[256];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	write_view(dir, "c", 1, 2, 4, "send", 1000, 1000, 0.001);
+	write_view(dir, "b", 2, 1, 4, "recv", 1000, 1000, 0.001);
+	assert_int_equal(load(dir), 0);
+	assert_int_equal(set.world_size, 4);
+	assert_int_equal(set.nmissing_ranks, 2);
+	assert_int_equal(set.missing_ranks[0], 0);
+	assert_int_equal(set.missing_ranks[1], 3);
+	/* Node a sends on the hop b received, yet wrote nothing. */
+	assert_int_equal(set.nmissing_nodes, 1);
+	assert_string_equal(set.missing_nodes[0], "a");
+	report_missing_text(&set, text, sizeof(text));
+	assert_string_equal(text, "expected 4 ranks (world size), no report from ranks 0, 3; "
+				  "no report from node a (named by the hops of others)");
+	remove_dir(dir);
 }
 
 static void expect_error(const char *folder, const char *file, const char *what)
@@ -288,7 +400,12 @@ int main(void)
 		cmocka_unit_test_teardown(test_other_verdicts_from_fixtures, teardown),
 		cmocka_unit_test_teardown(test_gdr_join_keeps_the_side_without_it, teardown),
 		cmocka_unit_test_teardown(test_snapshot_and_final_count_once, teardown),
-		cmocka_unit_test_teardown(test_processes_sharing_a_device_add_up, teardown),
+		cmocka_unit_test_teardown(test_processes_of_one_node_never_mix, teardown),
+		cmocka_unit_test_teardown(test_same_view_from_two_processes_uses_timed_bytes,
+					  teardown),
+		cmocka_unit_test_teardown(test_rate_above_line_rate_is_a_measurement_error,
+					  teardown),
+		cmocka_unit_test_teardown(test_missing_ranks_and_nodes_are_named, teardown),
 		cmocka_unit_test_teardown(test_bad_inputs_name_the_file, teardown),
 		cmocka_unit_test_teardown(test_minimal_reports_natural_order_odd_names, teardown),
 		cmocka_unit_test_teardown(test_empty_folder_is_an_error, teardown),

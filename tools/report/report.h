@@ -30,11 +30,13 @@ struct report_view {
 	long src_rank, dst_rank;
 	long connections;
 	uint64_t bytes, messages;
+	uint64_t wire_bytes; /* the part of bytes whose wire time this end saw */
 	double line_rate_gbs;
 	double wire_seconds, wire_gbs;
 	double active_seconds, peer_wait_seconds;
 	double gpu_wait_seconds; /* profiler mode: the GPU filling or draining steps */
 	bool profiler;           /* measured from NCCL's profiler events, not our transport */
+	double outstanding_seconds; /* posted -> done summed over requests; 0 in older reports */
 	double p50_us, p99_us, max_us;
 	uint64_t sizes[REPORT_SIZE_BUCKETS]; /* counts, bucket b holds [2^b, 2^(b+1)) */
 	int mem_types;                       /* FL_PTR_* */
@@ -99,6 +101,7 @@ struct report_file {
 	char node[FL_NODE_NAME_LEN];
 	char version[32];
 	long long pid, rank;
+	long long world_size; /* ranks in the job as the writer's environment said, -1 unknown */
 	bool final;
 	double written_unix;
 	long superseded_by; /* a later file of the same process (final, newer), else -1 */
@@ -112,9 +115,14 @@ struct report_file {
 	size_t nranks;
 };
 
-/* One directed hop with both ends' views. */
+/*
+ * One directed hop with both ends' views. Processes of one node (one per GPU,
+ * same host name) keep their hops apart by rank: views join only when their
+ * ranks agree, or one of them does not know its ranks (-1).
+ */
 struct report_hop {
 	struct report_hop_key key;
+	long src_rank, dst_rank; /* as the views told them, -1 unknown */
 	char transport[16];
 	struct report_view send, recv;
 };
@@ -129,6 +137,12 @@ struct report_set {
 	char commands[REPORT_COMMANDS_LEN];
 	int ncommands;
 	size_t nodes; /* distinct node names in the hops */
+	bool ranked_names; /* two hops share node and device names: their names carry ranks */
+	long world_size;   /* the largest world size the reports carry, -1 unknown */
+	long *missing_ranks; /* ranks below world_size without a report */
+	size_t nmissing_ranks;
+	char (*missing_nodes)[FL_NODE_NAME_LEN]; /* hop ends whose node wrote no report */
+	size_t nmissing_nodes;
 	struct report_port *suspects; /* ports trained down or with counters rising, one per port */
 	size_t nsuspects;
 };
@@ -161,10 +175,17 @@ int report_read_hop_mode(const struct report_reader *r, json_t *hop,
  * report that held that rank in that communicator. Unknown ones stay "?".
  */
 void report_name_ranks(struct report_set *set);
+/* Ranks and nodes expected but without a report, and shared hop names (report_expected.c). */
+int report_find_missing(struct report_set *set);
 
 /* Joining and judging (report_merge.c). */
 int report_merge(struct report_set *set, const struct fl_verdict_params *params);
 void report_free(struct report_set *set);
+
+/* A hop's name for people: "n1/eth0 -> n2/eth0", with ranks when names are shared. */
+void report_hop_name(const struct report_set *set, size_t i, char *buf, size_t len);
+/* "expected 4 ranks, missing rank 3; nodes without a report: node3", "" when complete. */
+void report_missing_text(const struct report_set *set, char *buf, size_t len);
 
 /* The view timed the wire: it has a rate to show. */
 bool report_has_wire(const struct report_view *v);
@@ -173,6 +194,11 @@ const struct report_view *report_wire_view(const struct report_hop *h);
 const char *report_wire_view_name(const struct report_hop *h);
 /* What measured the hop: "net" (our transport), "profiler" (NCCL's events), or "net+profiler". */
 const char *report_hop_mode(const struct report_hop *h);
+/*
+ * The hop's wire rate is above FL_VERDICT_MAX_LINE_FRACTION of its line rate,
+ * which no cable carries: a measurement error, with its likely cause in why.
+ */
+bool report_rate_error(const struct report_set *set, size_t i, char *why, size_t len);
 /* The hop is one the verdict blames: its hop, every hop of its device, every hop without GDR... */
 bool report_is_culprit(const struct report_set *set, size_t i);
 

@@ -47,15 +47,17 @@ static json_t *view_json(const struct report_set *set, const struct report_view 
 
 	if (!v->present)
 		return json_null();
-	o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f,"
-			 " s:{s:f, s:f, s:f}, s:o, s:o, s:b}",
+	o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f,"
+			 " s:f, s:{s:f, s:f, s:f}, s:o, s:o, s:b}",
 			 "file", set->files[v->input].path, "processes", (json_int_t)v->processes,
 			 "src_rank", (json_int_t)v->src_rank, "dst_rank", (json_int_t)v->dst_rank,
 			 "connections", (json_int_t)v->connections, "bytes", (json_int_t)v->bytes,
+			 "wire_bytes", (json_int_t)v->wire_bytes,
 			 "messages", (json_int_t)v->messages, "line_rate_gbs", v->line_rate_gbs,
 			 "wire_seconds", v->wire_seconds, "wire_gbs", v->wire_gbs, "pct_line_rate",
 			 pct(v->wire_gbs, v->line_rate_gbs), "active_seconds", v->active_seconds,
-			 "peer_wait_seconds", v->peer_wait_seconds, "wire_time_us", "p50",
+			 "peer_wait_seconds", v->peer_wait_seconds, "outstanding_seconds",
+			 v->outstanding_seconds, "wire_time_us", "p50",
 			 v->p50_us, "p99", v->p99_us, "max", v->max_us, "size_histogram",
 			 size_histogram(v), "memory", memory_names(v->mem_types), "gdr", v->gdr);
 	if (o && v->profiler)
@@ -63,26 +65,29 @@ static json_t *view_json(const struct report_set *set, const struct report_view 
 	return o;
 }
 
-static long rank_of(const struct report_view *a, const struct report_view *b, bool src)
+static json_t *rate_error_json(const struct report_set *set, size_t i)
 {
-	long x = a->present ? (src ? a->src_rank : a->dst_rank) : -1;
-	long y = b->present ? (src ? b->src_rank : b->dst_rank) : -1;
+	char why[160];
 
-	return x >= 0 ? x : y;
+	if (!report_rate_error(set, i, why, sizeof(why)))
+		return json_null();
+	return json_string(why);
 }
 
 static json_t *hop_json(const struct report_set *set, size_t i)
 {
 	const struct report_hop *h = &set->hops[i];
 	const struct fl_hop_figures *f = &set->figures[i];
+	json_t *o;
 
 	char hash[24];
-	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:s, s:f, s:I, s:I, s:f, s:f, s:s,"
+
+	o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:s, s:f, s:I, s:I, s:f, s:f, s:s,"
 			 " s:f, s:f, s:f, s:o, s:b, s:b, s:o, s:o}",
 			 "src_node", h->key.src_node, "src_dev", h->key.src_dev, "dst_node",
 			 h->key.dst_node, "dst_dev", h->key.dst_dev, "src_rank",
-			 (json_int_t)rank_of(&h->send, &h->recv, true), "dst_rank",
-			 (json_int_t)rank_of(&h->recv, &h->send, false), "transport", h->transport,
+			 (json_int_t)h->src_rank, "dst_rank", (json_int_t)h->dst_rank, "transport",
+			 h->transport,
 			 "line_rate_gbs", f->line_rate_gbs, "bytes", (json_int_t)f->bytes,
 			 "messages", (json_int_t)f->messages, "wire_gbs", f->wire_gbs,
 			 "wire_seconds", f->wire_seconds, "wire_view", report_wire_view_name(h),
@@ -98,6 +103,7 @@ static json_t *hop_json(const struct report_set *set, size_t i)
 	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)h->key.comm_hash);
 	json_object_set_new(o, "mode", json_string(report_hop_mode(h)));
 	json_object_set_new(o, "comm_hash", h->key.comm_hash ? json_string(hash) : json_null());
+	json_object_set_new(o, "measurement_error", rate_error_json(set, i));
 	return o;
 }
 
@@ -112,6 +118,38 @@ static json_t *commands_json(const struct report_set *set)
 
 		json_array_append_new(a, json_stringn(line, n));
 		line += n + (end != NULL);
+	}
+	return a;
+}
+
+static json_t *hop_key_json(const struct report_set *set, int hop)
+{
+	const struct report_hop_key *k;
+
+	if (hop < 0)
+		return json_null();
+	k = &set->hops[hop].key;
+	return json_pack("{s:s, s:s, s:s, s:s}", "src_node", k->src_node, "src_dev", k->src_dev,
+			 "dst_node", k->dst_node, "dst_dev", k->dst_dev);
+}
+
+static json_t *findings_json(const struct report_set *set)
+{
+	const struct fl_verdict *v = &set->verdict;
+	char culprit[2 * FL_NODE_NAME_LEN + 2 * FL_DEV_NAME_LEN + 16];
+	json_t *a = json_array();
+
+	for (int i = 0; i < v->nfindings; i++) {
+		const struct fl_finding *f = &v->findings[i];
+
+		fl_finding_culprit(f, set->figures, culprit, sizeof(culprit));
+		json_array_append_new(
+			a, json_pack("{s:s, s:s, s:o, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:s}",
+				     "kind", fl_verdict_kind_name(f->kind), "culprit", culprit,
+				     "hop", hop_key_json(set, f->hop), "node", f->node, "dev",
+				     f->dev, "ratio", f->ratio, "median_gbs", f->median_gbs,
+				     "culprit_gbs", f->culprit_gbs, "speedup", f->speedup, "cost",
+				     f->cost, "evidence", f->reason));
 	}
 	return a;
 }
@@ -150,6 +188,24 @@ static json_t *files_json(const struct report_set *set)
 	return a;
 }
 
+static json_t *missing_ranks_json(const struct report_set *set)
+{
+	json_t *a = json_array();
+
+	for (size_t k = 0; k < set->nmissing_ranks; k++)
+		json_array_append_new(a, json_integer(set->missing_ranks[k]));
+	return a;
+}
+
+static json_t *missing_nodes_json(const struct report_set *set)
+{
+	json_t *a = json_array();
+
+	for (size_t k = 0; k < set->nmissing_nodes; k++)
+		json_array_append_new(a, json_string(set->missing_nodes[k]));
+	return a;
+}
+
 int report_print_json(const struct report_set *set, FILE *out)
 {
 	json_t *hops = json_array(), *root;
@@ -165,6 +221,10 @@ int report_print_json(const struct report_set *set, FILE *out)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory building the JSON report");
 	json_object_set_new(root, "port_suspects", report_ports_json(set));
 	json_object_set_new(root, "injected", report_injected_json(set));
+	json_object_set_new(root, "findings", findings_json(set));
+	json_object_set_new(root, "world_size", json_integer(set->world_size));
+	json_object_set_new(root, "missing_ranks", missing_ranks_json(set));
+	json_object_set_new(root, "missing_nodes", missing_nodes_json(set));
 	err = json_dumpf(root, out, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
 	json_decref(root);
 	if (err || fputc('\n', out) == EOF || ferror(out))

@@ -137,6 +137,18 @@ static int get_key(const struct report_reader *r, json_t *hop, struct report_hop
 		   : report_get_string(r, hop, "dst_dev", true, k->dst_dev, sizeof(k->dst_dev));
 }
 
+/* Older reports lack wire_bytes: the timed bytes are then what the rate and time imply. */
+static int get_wire_bytes(const struct report_reader *r, json_t *hop, struct report_view *v)
+{
+	if (!json_object_get(hop, "wire_bytes")) {
+		v->wire_bytes = (uint64_t)(v->wire_gbs * 1e9 * v->wire_seconds + 0.5);
+		if (v->wire_bytes > v->bytes)
+			v->wire_bytes = v->bytes;
+		return 0;
+	}
+	return report_get_uint(r, hop, "wire_bytes", &v->wire_bytes);
+}
+
 static int get_figures(const struct report_reader *r, json_t *hop, struct report_view *v)
 {
 	long long x;
@@ -145,10 +157,14 @@ static int get_figures(const struct report_reader *r, json_t *hop, struct report
 	err = err ? err : report_get_uint(r, hop, "messages", &v->messages);
 	err = err ? err : report_get_number(r, hop, "wire_seconds", true, &v->wire_seconds);
 	err = err ? err : report_get_number(r, hop, "wire_gbs", true, &v->wire_gbs);
+	err = err ? err : get_wire_bytes(r, hop, v);
 	err = err ? err : report_get_number(r, hop, "line_rate_gbs", true, &v->line_rate_gbs);
 	err = err ? err : report_get_number(r, hop, "active_seconds", true, &v->active_seconds);
 	err = err ? err
 		  : report_get_number(r, hop, "peer_wait_seconds", true, &v->peer_wait_seconds);
+	err = err ? err
+		  : report_get_number(r, hop, "outstanding_seconds", false,
+				      &v->outstanding_seconds);
 	x = -1;
 	err = err ? err : report_get_int(r, hop, "src_rank", false, -1, &x);
 	v->src_rank = (long)x;
@@ -310,11 +326,13 @@ static int read_header(const struct report_reader *r, json_t *root, struct repor
 
 	snprintf(f->version, sizeof(f->version), "unknown");
 	f->rank = -1;
+	f->world_size = -1;
 	err = err ? err
 		  : report_get_string(r, root, "fabriclab_version", false, f->version,
 				      sizeof(f->version));
 	err = err ? err : report_get_int(r, root, "pid", true, 0, &f->pid);
 	err = err ? err : report_get_int(r, root, "rank", false, -1, &f->rank);
+	err = err ? err : report_get_int(r, root, "world_size", false, -1, &f->world_size);
 	err = err ? err : report_get_bool(r, root, "final", &f->final);
 	return err ? err : report_get_number(r, root, "written_unix", false, &f->written_unix);
 }

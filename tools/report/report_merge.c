@@ -34,7 +34,30 @@ static bool same_key(const struct report_hop_key *a, const struct report_hop_key
 	       a->comm_hash == b->comm_hash;
 }
 
-/* The hop with this key, added when new. */
+/* A known rank agrees with one that is the same or unknown. */
+static bool rank_agrees(long have, long seen)
+{
+	return have < 0 || seen < 0 || have == seen;
+}
+
+static bool same_process_pair(const struct report_hop *h, const struct report_file_view *fv)
+{
+	return rank_agrees(h->src_rank, fv->v.src_rank) && rank_agrees(h->dst_rank, fv->v.dst_rank);
+}
+
+/* Learns the ranks a view knows and the hop did not. */
+static void adopt_ranks(struct report_hop *h, const struct report_file_view *fv)
+{
+	if (h->src_rank < 0)
+		h->src_rank = fv->v.src_rank;
+	if (h->dst_rank < 0)
+		h->dst_rank = fv->v.dst_rank;
+}
+
+/*
+ * The hop with this key and agreeing ranks, added when new. The same names
+ * with other ranks are another process pair of the same nodes: a hop of its own.
+ */
 static struct report_hop *find_or_add(struct report_set *set, struct hop_index *ix,
 				      const struct report_file_view *fv)
 {
@@ -43,13 +66,17 @@ static struct report_hop *find_or_add(struct report_set *set, struct hop_index *
 
 	while (ix->slots[s]) {
 		h = &set->hops[ix->slots[s] - 1];
-		if (same_key(&h->key, &fv->key))
+		if (same_key(&h->key, &fv->key) && same_process_pair(h, fv)) {
+			adopt_ranks(h, fv);
 			return h;
+		}
 		s = (s + 1) & (ix->nslots - 1);
 	}
 	h = &set->hops[set->nhops++];
 	memset(h, 0, sizeof(*h));
 	h->key = fv->key;
+	h->src_rank = fv->v.src_rank;
+	h->dst_rank = fv->v.dst_rank;
 	memcpy(h->transport, fv->transport, sizeof(h->transport));
 	ix->slots[s] = set->nhops;
 	return h;
@@ -61,23 +88,30 @@ static double max_of(double a, double b)
 }
 
 /*
- * Two processes wrote the same view of one hop: they share a device. Their
- * traffic overlapped in time, so bytes add up over the longer wire interval;
- * waits and active times add up so that their ratio stays a share of time;
- * the percentiles are approximated by the worse of the two.
+ * Two processes wrote the same view of one hop without ranks to tell them
+ * apart. The reports do not carry their wire intervals, only each union's
+ * length, so the union of both is taken at its upper bound, the sum: the rate
+ * is then the time-weighted mean of the two, never more bytes per second than
+ * the faster view timed (adding bytes over the longer time alone read 146x the
+ * line rate when little of them was timed). Waits and active times add up so
+ * that their ratio stays a share of time; the percentiles are approximated by
+ * the worse of the two.
  */
 static void combine(struct report_view *into, const struct report_view *v)
 {
 	into->processes += v->processes;
 	into->connections += v->connections;
 	into->bytes += v->bytes;
+	into->wire_bytes += v->wire_bytes;
 	into->messages += v->messages;
-	into->wire_seconds = max_of(into->wire_seconds, v->wire_seconds);
+	into->wire_seconds += v->wire_seconds;
 	into->active_seconds += v->active_seconds;
-	into->wire_gbs =
-		into->wire_seconds > 0 ? (double)into->bytes / into->wire_seconds / 1e9 : 0;
+	into->wire_gbs = into->wire_seconds > 0
+				 ? (double)into->wire_bytes / into->wire_seconds / 1e9
+				 : 0;
 	into->peer_wait_seconds += v->peer_wait_seconds;
 	into->gpu_wait_seconds += v->gpu_wait_seconds;
+	into->outstanding_seconds += v->outstanding_seconds;
 	into->p50_us = max_of(into->p50_us, v->p50_us);
 	into->p99_us = max_of(into->p99_us, v->p99_us);
 	into->max_us = max_of(into->max_us, v->max_us);
@@ -173,6 +207,7 @@ static int join_views(struct report_set *set)
 
 static int cmp_hop(const void *pa, const void *pb)
 {
+	const struct report_hop *x = pa, *y = pb;
 	const struct report_hop_key *a = &((const struct report_hop *)pa)->key;
 	const struct report_hop_key *b = &((const struct report_hop *)pb)->key;
 	int c = strverscmp(a->src_node, b->src_node);
@@ -180,6 +215,11 @@ static int cmp_hop(const void *pa, const void *pb)
 	c = c ? c : strverscmp(a->src_dev, b->src_dev);
 	c = c ? c : strverscmp(a->dst_node, b->dst_node);
 	c = c ? c : strverscmp(a->dst_dev, b->dst_dev);
+	if (c)
+		return c;
+	/* Several processes of the same nodes: in rank order; then by communicator. */
+	c = (x->src_rank > y->src_rank) - (x->src_rank < y->src_rank);
+	c = c ? c : (x->dst_rank > y->dst_rank) - (x->dst_rank < y->dst_rank);
 	return c ? c : (a->comm_hash > b->comm_hash) - (a->comm_hash < b->comm_hash);
 }
 
@@ -272,7 +312,9 @@ static void to_figures(const struct report_hop *h, struct fl_hop_figures *f)
 	f->messages = counts->messages;
 	f->wire_gbs = wire->wire_gbs;
 	f->wire_seconds = wire->wire_seconds;
+	f->wire_p50_us = wire->p50_us;
 	f->peer_wait_seconds = waits->peer_wait_seconds;
+	f->outstanding_seconds = waits->outstanding_seconds;
 	f->active_seconds = waits->active_seconds;
 	report_rdma_figures(h, f);
 	join_gdr(h, f);
@@ -340,7 +382,28 @@ int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 	set->ncommands = fl_verdict_commands(&set->verdict, set->figures, set->nhops, set->commands,
 					     sizeof(set->commands));
 	err = count_nodes(set);
+	err = err ? err : report_find_missing(set);
 	return err ? err : report_collect_ports(set);
+}
+
+bool report_rate_error(const struct report_set *set, size_t i, char *why, size_t len)
+{
+	const struct fl_hop_figures *f = &set->figures[i];
+	const struct report_view *w = report_wire_view(&set->hops[i]);
+	double timed = w->bytes ? (double)w->wire_bytes / (double)w->bytes : 0.0;
+
+	if (f->line_rate_gbs <= 0 || f->wire_gbs <= FL_VERDICT_MAX_LINE_FRACTION * f->line_rate_gbs)
+		return false;
+	if (w->processes > 1)
+		snprintf(why, len, "joins the views of %d processes, whose wire times overlap",
+			 w->processes);
+	else if (timed < 0.9)
+		snprintf(why, len, "only %.0f%% of its bytes were timed, in intervals that miss "
+			 "part of their transfer", 100.0 * timed);
+	else
+		snprintf(why, len, "its wire intervals miss part of each transfer (bytes that went "
+			 "before the clock started, or a pacer's burst)");
+	return true;
 }
 
 static bool touches(const struct report_hop_key *k, const char *node, const char *dev)
@@ -351,9 +414,8 @@ static bool touches(const struct report_hop_key *k, const char *node, const char
 	return src || dst;
 }
 
-bool report_is_culprit(const struct report_set *set, size_t i)
+static bool finding_blames(const struct report_set *set, const struct fl_finding *v, size_t i)
 {
-	const struct fl_verdict *v = &set->verdict;
 	const struct fl_hop_figures *f = &set->figures[i];
 
 	switch (v->kind) {
@@ -369,6 +431,15 @@ bool report_is_culprit(const struct report_set *set, size_t i)
 	return false;
 }
 
+bool report_is_culprit(const struct report_set *set, size_t i)
+{
+	for (int k = 0; k < set->verdict.nfindings; k++) {
+		if (finding_blames(set, &set->verdict.findings[k], i))
+			return true;
+	}
+	return false;
+}
+
 void report_free(struct report_set *set)
 {
 	for (size_t f = 0; f < set->nfiles; f++) {
@@ -379,6 +450,8 @@ void report_free(struct report_set *set)
 		free(set->files[f].ranks);
 	}
 	free(set->suspects);
+	free(set->missing_ranks);
+	free(set->missing_nodes);
 	free(set->files);
 	free(set->hops);
 	free(set->figures);

@@ -98,12 +98,34 @@ static void build_info(FILE *out)
 	fputs("} 1\n", out);
 }
 
+static void findings(const struct report_set *set, FILE *out)
+{
+	const struct fl_verdict *v = &set->verdict;
+	char culprit[2 * FL_NODE_NAME_LEN + 2 * FL_DEV_NAME_LEN + 16];
+
+	header(out, "fabriclab_finding_cost", "gauge",
+	       "Every anomaly found: its estimated share of the ring's time (1 - 1 / speedup), "
+	       "labelled with its kind and culprit; none when the fabric is healthy.");
+	for (int i = 0; i < v->nfindings; i++) {
+		const struct fl_finding *f = &v->findings[i];
+
+		fl_finding_culprit(f, set->figures, culprit, sizeof(culprit));
+		fputs("fabriclab_finding_cost{", out);
+		label(out, "kind", fl_verdict_kind_name(f->kind), false);
+		label(out, "culprit", culprit, false);
+		label(out, "node", f->node, false);
+		label(out, "dev", f->dev, true);
+		fprintf(out, "} %.6g\n", f->cost);
+	}
+}
+
 int report_emit_prom(const struct report_set *set, FILE *out)
 {
 	wire_rates(set, out);
 	byte_counts(set, out);
 	verdict(set, out);
 	build_info(out);
+	findings(set, out);
 	return ferror(out) ? fl_fail(FL_ERR_SYSTEM, "cannot write the textfile") : 0;
 }
 

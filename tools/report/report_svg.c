@@ -157,6 +157,27 @@ static void colour(double t, char *buf, size_t len)
 	snprintf(buf, len, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
 }
 
+#define SVG_MORE_FINDINGS 3 /* findings beyond the verdict drawn under its reason */
+
+/* The verdict is the costliest finding; the others are named under it, never hidden. */
+static void other_findings(const struct picture *p, double y, FILE *out)
+{
+	const struct fl_verdict *v = &p->set->verdict;
+	char line[2 * FL_NODE_NAME_LEN + 2 * FL_DEV_NAME_LEN + 96], culprit[sizeof(line) - 80];
+
+	for (int i = 1; i < v->nfindings && i <= SVG_MORE_FINDINGS; i++, y += 18) {
+		const struct fl_finding *f = &v->findings[i];
+
+		fl_finding_culprit(f, p->set->figures, culprit, sizeof(culprit));
+		snprintf(line, sizeof(line),
+			 "also: %s %s (ratio %.2f, costs %.0f%% of the ring's time)",
+			 fl_verdict_kind_name(f->kind), culprit, f->ratio, 100.0 * f->cost);
+		fprintf(out, "<text x=\"30\" y=\"%.0f\" font-size=\"14\" fill=\"%s\">", y, BAD);
+		text_escaped(out, line);
+		fputs("</text>\n", out);
+	}
+}
+
 static void title(const struct picture *p, FILE *out)
 {
 	const struct fl_verdict *v = &p->set->verdict;
@@ -198,6 +219,7 @@ static void title(const struct picture *p, FILE *out)
 		reason += cut + (reason[cut] == ' ');
 		y += 20;
 	}
+	other_findings(p, y, out);
 }
 
 static size_t label_step(size_t n)

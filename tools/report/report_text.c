@@ -6,9 +6,25 @@
 
 #define HOP_COLUMN_MAX 64
 
-static void hop_name(const struct report_hop_key *k, char *buf, size_t len)
+
+/* Every anomaly, when there is more than the verdict's: a second fault is never hidden. */
+static void print_findings(const struct report_set *set, FILE *out)
 {
-	snprintf(buf, len, "%s/%s -> %s/%s", k->src_node, k->src_dev, k->dst_node, k->dst_dev);
+	const struct fl_verdict *v = &set->verdict;
+	char culprit[2 * FL_NODE_NAME_LEN + 2 * FL_DEV_NAME_LEN + 16];
+
+	if (v->nfindings < 2)
+		return;
+	fprintf(out, "findings (%d, costliest first):\n", v->nfindings);
+	for (int i = 0; i < v->nfindings; i++) {
+		const struct fl_finding *f = &v->findings[i];
+
+		fl_finding_culprit(f, set->figures, culprit, sizeof(culprit));
+		fprintf(out,
+			"  %d. %-6s %s  ratio %.2f  costs %.0f%% of the ring's time\n     %s\n",
+			i + 1, fl_verdict_kind_name(f->kind), culprit, f->ratio, 100.0 * f->cost,
+			f->reason);
+	}
 }
 
 static void print_verdict(const struct report_set *set, FILE *out)
@@ -19,7 +35,7 @@ static void print_verdict(const struct report_set *set, FILE *out)
 	if (v->kind == FL_VERDICT_DEVICE)
 		snprintf(culprit, sizeof(culprit), "%s/%s", v->node, v->dev);
 	else if (v->hop >= 0 && v->kind == FL_VERDICT_LINK)
-		hop_name(&set->hops[v->hop].key, culprit, sizeof(culprit));
+		report_hop_name(set, (size_t)v->hop, culprit, sizeof(culprit));
 	else
 		snprintf(culprit, sizeof(culprit), "%s", v->node);
 	fprintf(out, "verdict: %s%s%s", fl_verdict_kind_name(v->kind), *culprit ? "  " : "",
@@ -27,6 +43,7 @@ static void print_verdict(const struct report_set *set, FILE *out)
 	if (v->kind != FL_VERDICT_NONE)
 		fprintf(out, "  ratio %.2f  speedup %.2fx", v->ratio, v->speedup);
 	fprintf(out, "\n  %s\n", v->reason);
+	print_findings(set, out);
 }
 
 static void human_bytes(uint64_t bytes, char *buf, size_t len)
@@ -77,7 +94,7 @@ static int hop_column(const struct report_set *set)
 		char name[HOP_COLUMN_MAX * 4];
 		int n;
 
-		hop_name(&set->hops[i].key, name, sizeof(name));
+		report_hop_name(set, i, name, sizeof(name));
 		n = (int)strlen(name);
 		width = n > width ? n : width;
 	}
@@ -90,22 +107,45 @@ static void print_hop(const struct report_set *set, size_t i, int width, FILE *o
 	const struct fl_hop_figures *f = &set->figures[i];
 	const struct report_view *w = report_wire_view(h);
 	char name[HOP_COLUMN_MAX * 4], recv[16], send[16], bytes[16], line[16], wait[16];
+	char why[160];
 
-	hop_name(&h->key, name, sizeof(name));
+	report_hop_name(set, i, name, sizeof(name));
 	rate(&h->recv, recv, sizeof(recv));
 	rate(&h->send, send, sizeof(send));
 	human_bytes(f->bytes, bytes, sizeof(bytes));
 	percent(f->wire_gbs, f->line_rate_gbs, line, sizeof(line));
-	/* Peer wait is summed over requests in flight together: per message reads true. */
-	if (f->messages && f->active_seconds > 0)
-		snprintf(wait, sizeof(wait), "%.1f",
-			 f->peer_wait_seconds * 1e6 / (double)f->messages);
-	else
-		snprintf(wait, sizeof(wait), "-");
+	if (report_rate_error(set, i, why, sizeof(why)))
+		strncat(line, "!", sizeof(line) - strlen(line) - 1);
+	/* The share of its receives' outstanding time spent waiting for the sender to start. */
+	percent(f->peer_wait_seconds, f->outstanding_seconds, wait, sizeof(wait));
 	fprintf(out, "%c %-*.*s %9s %9s %7s %10s %9llu %11s %4s %8.1f %8.1f  %s\n",
 		report_is_culprit(set, i) ? '*' : ' ', width, width, name, recv, send, line, bytes,
 		(unsigned long long)f->messages, wait, gdr_word(f->mem_types), w->p50_us,
 		w->p99_us, report_hop_mode(h));
+}
+
+/* Rates no cable carries are shown as what they are, with their likely cause. */
+static void print_rate_errors(const struct report_set *set, FILE *out)
+{
+	char name[HOP_COLUMN_MAX * 4], why[160];
+
+	for (size_t i = 0; i < set->nhops; i++) {
+		if (!report_rate_error(set, i, why, sizeof(why)))
+			continue;
+		report_hop_name(set, i, name, sizeof(name));
+		fprintf(out, "  ! %s: %.0f%% of its line rate is a measurement error, judged as "
+			"the line rate: %s\n", name,
+			100.0 * set->figures[i].wire_gbs / set->figures[i].line_rate_gbs, why);
+	}
+}
+
+static void print_missing(const struct report_set *set, FILE *out)
+{
+	char text[1024];
+
+	report_missing_text(set, text, sizeof(text));
+	if (*text)
+		fprintf(out, "missing reports: %s\n", text);
 }
 
 static void print_hops(const struct report_set *set, FILE *out)
@@ -120,11 +160,13 @@ static void print_hops(const struct report_set *set, FILE *out)
 		"receiver for sockets when it timed any, else the sender; the sender for verbs, "
 		"ext and profiler mode; * = culprit)\n",
 		set->nhops, used, set->nodes, set->verdict.judged_hops);
+	print_missing(set, out);
 	fprintf(out, "  %-*s %9s %9s %7s %10s %9s %11s %4s %8s %8s  %s\n", width,
 		"src -> dst", "recv GB/s", "send GB/s", "%line", "bytes", "messages",
-		"wait/msg us", "GDR", "p50 us", "p99 us", "measured by");
+		"peer wait", "GDR", "p50 us", "p99 us", "measured by");
 	for (size_t i = 0; i < set->nhops; i++)
 		print_hop(set, i, width, out);
+	print_rate_errors(set, out);
 }
 
 static void print_commands(const struct report_set *set, FILE *out)

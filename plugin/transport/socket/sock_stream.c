@@ -153,13 +153,15 @@ static int recv_some(int fd, uint8_t *buf, size_t len, int flags, size_t *got)
 }
 
 /*
- * The first recv returns as soon as bytes arrive: that is the wire start. A
- * piece that was already wholly buffered arrived while nobody watched, so it
- * gives no wire time at all rather than an impossibly short one.
+ * The first recv returns as soon as bytes arrive: that is the wire start. What
+ * it returns arrived before that, while nobody watched (a helper woken late
+ * finds several slices waiting), so those bytes are not counted as timed:
+ * counting them over the time after them read up to 118% of the paced rate.
+ * A piece that was already wholly buffered gives no wire time at all.
  */
 static int recv_piece(struct sock_stream *s, const struct sock_task *t)
 {
-	size_t off = 0, got = 0;
+	size_t off = 0, got = 0, first = 0;
 	uint64_t start = 0;
 	int err;
 
@@ -167,12 +169,14 @@ static int recv_piece(struct sock_stream *s, const struct sock_task *t)
 		err = recv_some(s->fd, t->buf + off, t->len - off, off ? MSG_WAITALL : 0, &got);
 		if (err)
 			return err;
-		if (!off)
+		if (!off) {
 			start = fl_clock_ns();
+			first = got;
+		}
 		off += got;
 	}
-	if (got < t->len)
-		sock_sink_widen(t->sink, start, fl_clock_ns(), t->len);
+	if (first < t->len)
+		sock_sink_widen(t->sink, start, fl_clock_ns(), t->len - first);
 	return 0;
 }
 

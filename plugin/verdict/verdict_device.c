@@ -1,0 +1,196 @@
+/*
+ * A slow device (NIC, port or cable) on its own evidence: every hop through it
+ * is slow in both directions, against the comparable hops that do not go
+ * through it, and outside their spread. Judged against the hops elsewhere, a
+ * device at 0.9x stands out even when each of its hops, judged alone among
+ * all the others, would not; and several slow devices are each named.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verdict_internal.h"
+
+/* Devices worth a closer look: more would mean the spread, not a device, is the story. */
+#define MAX_CANDIDATES 64
+
+struct device_ref {
+	const char *node, *dev;
+};
+
+/* What the hops through a device and those elsewhere say about it. */
+struct device_evidence {
+	size_t through, others;
+	bool as_src, as_dst;
+	long slowest;
+	double ref; /* median rate of the comparable hops not through it */
+	double mad; /* their spread */
+};
+
+static bool through(const struct fl_hop_figures *h, const struct device_ref *d)
+{
+	return verdict_touches(h, d->node, d->dev);
+}
+
+static double distance(double a, double b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* Median and spread of the hops comparable with `like` that do not go through d. */
+static void reference(const struct verdict_input *in, const struct device_ref *d,
+		      const struct fl_hop_figures *like, double *v, struct device_evidence *e)
+{
+	size_t n = 0, m = 0;
+
+	for (size_t i = 0; i < in->nhops; i++) {
+		const struct fl_hop_figures *h = &in->hops[i];
+
+		if (verdict_has_rate(in, i) && verdict_comparable(h, like) && !through(h, d))
+			v[n++] = fl_verdict_rate(h);
+	}
+	e->others = n;
+	e->ref = verdict_median(v, n);
+	/* Hops slow by the ratio themselves (another fault) stay out of the spread. */
+	for (size_t k = 0; k < n; k++) {
+		if (v[k] >= in->params->min_ratio * e->ref)
+			v[m++] = distance(v[k], e->ref);
+	}
+	e->mad = verdict_median(v, m);
+}
+
+static bool hop_low(const struct verdict_input *in, size_t i, const struct device_ref *d,
+		    const struct device_evidence *e)
+{
+	const struct fl_hop_figures *h = &in->hops[i];
+
+	return verdict_below_ratio(h, e->ref, in->params->min_ratio) &&
+	       verdict_outside_spread(e->ref - fl_verdict_rate(h), e->mad) &&
+	       verdict_typical_slow(in, i, d->node, d->dev);
+}
+
+static bool device_slow(const struct verdict_input *in, const struct device_ref *d,
+			const struct fl_hop_figures *like, double *v, struct device_evidence *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->slowest = -1;
+	reference(in, d, like, v, e);
+	if (e->others < 2 || e->ref <= 0.0)
+		return false;
+	for (size_t i = 0; i < in->nhops; i++) {
+		const struct fl_hop_figures *h = &in->hops[i];
+
+		if (!verdict_has_rate(in, i) || !verdict_comparable(h, like) || !through(h, d))
+			continue;
+		if (!hop_low(in, i, d, e))
+			return false;
+		e->through++;
+		e->as_src |= !strcmp(h->src_node, d->node) && !strcmp(h->src_dev, d->dev);
+		e->as_dst |= !strcmp(h->dst_node, d->node) && !strcmp(h->dst_dev, d->dev);
+		if (e->slowest < 0 || fl_verdict_rate(h) < fl_verdict_rate(&in->hops[e->slowest]))
+			e->slowest = (long)i;
+	}
+	return e->through >= 2 && e->as_src && e->as_dst;
+}
+
+static void name_device(const struct verdict_input *in, const struct device_ref *d,
+			const struct device_evidence *e, struct fl_finding *out)
+{
+	const struct fl_hop_figures *h = &in->hops[e->slowest];
+
+	verdict_set_hop(out, in->hops, (size_t)e->slowest);
+	verdict_set_name(out->node, sizeof(out->node), d->node);
+	verdict_set_name(out->dev, sizeof(out->dev), d->dev);
+	out->median_gbs = e->ref;
+	out->ratio = fl_verdict_rate(h) / e->ref;
+	/* A ring moves at the pace of its slowest hop. */
+	out->speedup = out->ratio > 0.0 ? 1.0 / out->ratio : 1.0;
+	verdict_say(out,
+		    "all %zu hops through %s/%s are slow in both directions (slowest %s/%s -> "
+		    "%s/%s: %.2f GB/s, %.2fx the %.2f GB/s median of the %zu hops elsewhere): "
+		    "suspect its NIC, port or cable",
+		    e->through, d->node, d->dev, h->src_node, h->src_dev, h->dst_node, h->dst_dev,
+		    h->wire_gbs, out->ratio, e->ref, e->others);
+}
+
+static bool known(const struct device_ref *c, size_t n, const char *node, const char *dev)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (!strcmp(c[k].node, node) && !strcmp(c[k].dev, dev))
+			return true;
+	}
+	return false;
+}
+
+static void add_candidate(struct device_ref *c, size_t *n, const char *node, const char *dev)
+{
+	if (*n < MAX_CANDIDATES && !known(c, *n, node, dev))
+		c[(*n)++] = (struct device_ref){ node, dev };
+}
+
+/* Ends of hops below min_ratio x the median of all: a slow device has some. */
+static size_t candidates(const struct verdict_input *in, double median, struct device_ref *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < in->nhops; i++) {
+		const struct fl_hop_figures *h = &in->hops[i];
+
+		if (!verdict_has_rate(in, i) ||
+		    fl_verdict_rate(h) >= in->params->min_ratio * median)
+			continue;
+		add_candidate(c, &n, h->src_node, h->src_dev);
+		add_candidate(c, &n, h->dst_node, h->dst_dev);
+	}
+	return n;
+}
+
+/* The first rated hop through d: its comparable group is the one d is judged in. */
+static const struct fl_hop_figures *first_through(const struct verdict_input *in,
+						  const struct device_ref *d)
+{
+	for (size_t i = 0; i < in->nhops; i++) {
+		if (verdict_has_rate(in, i) && through(&in->hops[i], d))
+			return &in->hops[i];
+	}
+	return NULL;
+}
+
+static void mark_explained(const struct verdict_input *in, const struct device_ref *d,
+			   bool *explained)
+{
+	for (size_t i = 0; i < in->nhops; i++)
+		explained[i] |= through(&in->hops[i], d);
+}
+
+int verdict_find_devices(const struct verdict_input *in, bool *explained,
+			 struct fl_verdict *out)
+{
+	struct device_ref c[MAX_CANDIDATES];
+	double median = verdict_median_rate(in);
+	double *v = malloc((in->nhops ? in->nhops : 1) * sizeof(*v));
+	struct device_evidence e;
+	size_t n;
+	int added = 0;
+
+	if (!v || median < 0.0) {
+		free(v);
+		return -1;
+	}
+	n = median > 0.0 ? candidates(in, median, c) : 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct fl_hop_figures *like = first_through(in, &c[k]);
+		struct fl_finding *f;
+
+		if (!like || !device_slow(in, &c[k], like, v, &e))
+			continue;
+		f = verdict_add_finding(out, FL_VERDICT_DEVICE);
+		if (!f)
+			break;
+		name_device(in, &c[k], &e, f);
+		mark_explained(in, &c[k], explained);
+		added++;
+	}
+	free(v);
+	return added;
+}
