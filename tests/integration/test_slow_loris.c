@@ -158,9 +158,10 @@ static void attack(const struct fl_transport *tp, const char *what)
 	start = loris_now();
 	establish(tp, &attacked, handle);
 	/* the connection keeps working while the attacker holds on */
-	do
+	do {
 		transfer(tp, &attacked);
-	while (loris_now() - start < hold_seconds());
+		usleep(100000);
+	} while (loris_now() - start < hold_seconds());
 	printf("%s: setup %.3f s alone, %.3f s with %d strangers opened before and %d during\n",
 	       what, calm.seconds, attacked.seconds, opened, plan.during);
 	teardown(tp, &attacked);
