@@ -73,9 +73,9 @@ static void out_bytes(struct text_out *o, uint64_t bytes)
  */
 static void out_decimal(struct text_out *o, double value, double per)
 {
-	char text[FL_FAULT_VALUE_MAX + 8];
+	char text[FL_FAULT_VALUE_MAX + 16];
 
-	for (int digits = 0; digits <= FL_FAULT_VALUE_MAX - 4; digits++) {
+	for (int digits = 0; digits <= FL_FAULT_VALUE_MAX - 2; digits++) {
 		double back = 0.0;
 		char *end;
 

@@ -495,6 +495,7 @@ static void test_describe_parses_back_to_the_same_rule(void **state)
 		"throttle:rate=99.99999999999999%", "throttle:rate=33.333333333333333333%",
 		"throttle:rate=0.1%", "throttle:rate=0.00000000000000000000000000000007%",
 		"throttle:rate=12.345678901234567890123%", "slow:factor=1.00000000000001",
+		"throttle:rate=0.00000000000000000000000000000880088000000001%",
 		"slow:factor=999.999999999", "slow:factor=1000", "slow:factor=1.1",
 		"throttle:rate=1.000001kbit", "throttle:rate=99.9999999999999tbit",
 	};
