@@ -60,7 +60,7 @@ UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 ITEST_BIN   := $(ITEST_SRC:tests/integration/%.c=$(BUILD)/tests/%)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps demo test unit integration bench sanitize clean install uninstall deb FORCE
+.PHONY: all deps demo test unit integration bench sanitize clean install uninstall deb FORCE fuzz fuzz-build
 all: $(PLUGIN_SO) $(PROFILER_SO) $(TOOL) $(UNIT_BIN) $(ITEST_BIN) $(BENCH_BIN) $(INNER_SO) \
 	$(if $(FAKEVERBS_SRC),$(FAKEVERBS_SO) $(FAKEVERBS_LIB1)) $(if $(FAKECUDA_SRC),$(FAKECUDA_SO)) \
 	$(if $(LTTNG_SRC),$(LTTNG_SO))
@@ -242,12 +242,44 @@ deb: $(PLUGIN_SO) $(LTTNG_SO) $(TOOL)
 	@$(MAKE) --no-print-directory -s install PREFIX=/usr DESTDIR=$(BUILD)/deb/debian/fabriclab
 	@scripts/deb.sh $(BUILD)/deb '$(VERSION_STRING)' $(BUILD)
 
+# Fuzz targets (tests/fuzz/fuzz_*.c): libFuzzer with clang, under ASan and UBSan, linked with
+# the plugin and tool sources they exercise, compiled again with coverage into $(BUILD)/fuzz.
+FUZZ_CC    ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SAN   := address,undefined
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -I. -Iplugin -pthread -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_LIB_SRC := $(sort $(shell find plugin/base plugin/fault plugin/stats plugin/verdict plugin/port \
+	-name '*.c') plugin/transport/socket/sock_handle.c plugin/transport/socket/sock_sys.c \
+	$(filter-out tools/report/report_main.c,$(wildcard tools/report/*.c)) tools/trace/trace_check.c)
+FUZZ_OBJ   := $(FUZZ_LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
+FUZZ_LIB   := $(BUILD)/fuzz/libfabriclab-fuzz.a
+
+$(BUILD)/fuzz/obj/%.o: %.c $(ALL_HDR)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SAN) -c $< -o $@
+
+$(FUZZ_LIB): $(FUZZ_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(ALL_HDR)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,$(FUZZ_SAN) -o $@ $< $(FUZZ_LIB) -ljansson -ldl -lm
+
+fuzz-build: $(FUZZ_BIN)
+
+# Each target for FUZZ_SECONDS from the committed corpus; what it finds stays in $(BUILD)/fuzz.
+fuzz: deps
+	@$(MAKE) --no-print-directory fuzz-build
+	@tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS)
+
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh $(BUILD)
 
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all $(if $(shell command -v $(FUZZ_CC)),fuzz-build)
 	@tests/run.sh $(BUILD)
 
 bench: deps

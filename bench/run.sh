@@ -24,6 +24,11 @@ for so in "${plugins[@]}"; do
 	NCCL_NET_PLUGIN="$so" "$build/fabriclab" bench --ranks 4 -b 8 -e 64M -f 8 -n 10 -w 3
 done
 echo
+echo "== slow loris: connection setup alone vs with 1000 strangers held on the listen port (3 runs)"
+for run in 1 2 3; do
+	LORIS_HOLD_S=0 "$build/tests/test_slow_loris" 2>&1 | grep 'setup .* alone'
+done
+echo
 echo "== fabriclab report: merging 1024 nodes x 8 devices of synthetic reports"
 "$build/bench/report_merge"
 echo

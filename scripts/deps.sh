@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build, the tests and the demo need, when missing.
 set -euo pipefail
-need=(gcc make libc6-dev libcmocka-dev libjansson-dev pkg-config iproute2 procps librsvg2-bin python3
+need=(gcc make clang libclang-rt-14-dev libc6-dev libcmocka-dev libjansson-dev pkg-config iproute2
+	procps librsvg2-bin python3
 	libibverbs-dev ibverbs-utils perftest liblttng-ust-dev lttng-tools libbabeltrace2-dev babeltrace2
 	libmicrohttpd-dev curl chromium chromium-driver locales
 	dpkg-dev lintian groff-base python3-yaml python3-jsonschema golang-k8s-kube-openapi-dev)

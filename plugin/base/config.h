@@ -15,6 +15,12 @@ int fl_env_bytes(const char *name, size_t def, size_t min, size_t max, size_t *o
 int fl_env_choice(const char *name, const char *const *choices, int def, int *out);
 /* First of the variables that is set and non-empty, else NULL. */
 const char *fl_env_first(const char *const *names);
+#define FL_QUOTE_LEN 72
+/*
+ * value made safe to echo in a message: control, non-ASCII, quote and
+ * backslash bytes as \xNN, cut to fit len (FL_QUOTE_LEN) with "...".
+ */
+const char *fl_quote_value(const char *value, char *out, size_t len);
 /* Parses a byte count like "512K" into *out; 0 on success, -1 on bad form. */
 int fl_parse_bytes(const char *text, size_t *out);
 

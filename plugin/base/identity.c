@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "error.h"
 
 static void copy_name(char *dst, size_t len, const char *src)
 {
@@ -14,40 +15,74 @@ static void copy_name(char *dst, size_t len, const char *src)
 	dst[n] = '\0';
 }
 
-/* The first of the variables that is set, as a non-negative int; -1 when none or malformed. */
-static int int_from_env(const char *const *names)
-{
-	const char *v = fl_env_first(names);
-	char *end;
-	long r;
+static const char *const rank_names[] = { "FABRICLAB_RANK", "RANK", "OMPI_COMM_WORLD_RANK",
+					  "SLURM_PROCID", NULL };
+static const char *const node_names[] = { "FABRICLAB_NODE_NAME", "NODE_NAME", NULL };
 
-	if (!v)
-		return -1;
-	r = strtol(v, &end, 10);
-	return (*end || end == v || r < 0 || r > 0x7fffffff) ? -1 : (int)r;
+/* Digits only, 0 to INT_MAX; -1 for anything else. */
+static int parse_rank(const char *v)
+{
+	long long r = 0;
+	const char *s = v;
+
+	for (; *s >= '0' && *s <= '9' && r <= 0x7fffffff; s++)
+		r = r * 10 + (*s - '0');
+	return (s == v || *s || r > 0x7fffffff) ? -1 : (int)r;
 }
 
 static int rank_from_env(void)
 {
-	static const char *const names[] = { "FABRICLAB_RANK", "RANK", "OMPI_COMM_WORLD_RANK",
-					     "SLURM_PROCID", NULL };
+	const char *v = fl_env_first(rank_names);
 
-	return int_from_env(names);
+	return v ? parse_rank(v) : -1;
 }
 
 int fl_identity_world_size(void)
 {
 	static const char *const names[] = { "FABRICLAB_WORLD_SIZE", "WORLD_SIZE",
 					     "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", NULL };
-	int n = int_from_env(names);
+	const char *v = fl_env_first(names);
+	int n = v ? parse_rank(v) : -1;
 
 	return n > 0 ? n : -1;
 }
 
+/* The variable of names whose value v is (fl_env_first returned it). */
+static const char *name_of(const char *const *names, const char *v)
+{
+	for (; names[1]; names++)
+		if (getenv(*names) == v)
+			break;
+	return *names;
+}
+
+/* Node names travel in handles, file names, reports and fault selectors. */
+static int valid_node_name(const char *v)
+{
+	size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.");
+
+	return !v[n] && n < FL_NODE_NAME_LEN;
+}
+
+int fl_identity_check(void)
+{
+	const char *rank = fl_env_first(rank_names), *node = fl_env_first(node_names);
+	char q[FL_QUOTE_LEN];
+
+	if (rank && parse_rank(rank) < 0)
+		return fl_fail(FL_ERR_USAGE, "%s=\"%s\": expected a rank from 0 to 2147483647",
+			       name_of(rank_names, rank), fl_quote_value(rank, q, sizeof(q)));
+	if (node && !valid_node_name(node))
+		return fl_fail(FL_ERR_USAGE, "%s=\"%s\" (%zu characters): expected at most %d "
+			       "letters, digits, '-', '_' or '.'", name_of(node_names, node),
+			       fl_quote_value(node, q, sizeof(q)), strlen(node),
+			       FL_NODE_NAME_LEN - 1);
+	return FL_OK;
+}
+
 void fl_identity_local(struct fl_endpoint *ep, int dev, const char *dev_name, uint64_t comm_hash)
 {
-	static const char *const names[] = { "FABRICLAB_NODE_NAME", "NODE_NAME", NULL };
-	const char *node = fl_env_first(names);
+	const char *node = fl_env_first(node_names);
 	char host[256];
 
 	memset(ep, 0, sizeof(*ep));

@@ -16,4 +16,11 @@ void fl_identity_local(struct fl_endpoint *ep, int dev, const char *dev_name, ui
  */
 int fl_identity_world_size(void);
 
+/*
+ * FL_ERR_USAGE, naming the variable and its value (escaped), when the rank
+ * variable in effect is not a plain number or the node name is longer than
+ * FL_NODE_NAME_LEN - 1 or holds anything but letters, digits, '-', '_', '.'.
+ */
+int fl_identity_check(void);
+
 #endif

@@ -1,6 +1,7 @@
 /* A fault rule written back in its canonical form, for log lines and reports. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "fault_spec.h"
 #include "fault_units.h"
@@ -66,13 +67,38 @@ static void out_bytes(struct text_out *o, uint64_t bytes)
 	out_add(o, "%llu", (unsigned long long)bytes);
 }
 
+/*
+ * The shortest fixed-point text whose parse, divided by `per`, is exactly
+ * value: "%g" would write exponents, which the parser does not take.
+ */
+static void out_decimal(struct text_out *o, double value, double per)
+{
+	char text[FL_FAULT_VALUE_MAX + 16];
+
+	for (int digits = 0; digits <= FL_FAULT_VALUE_MAX - 2; digits++) {
+		double back = 0.0;
+		char *end;
+
+		snprintf(text, sizeof(text), "%.*f", digits, value * per);
+		end = text + strlen(text);
+		while (digits && end[-1] == '0')
+			*--end = '\0';
+		if (end[-1] == '.')
+			*--end = '\0';
+		if (fl_fault_parse_decimal(text, &back) && back / per == value)
+			break;
+	}
+	out_add(o, "%s", text);
+}
+
 static void out_rate(struct text_out *o, const struct fl_fault_throttle *t)
 {
 	double bits = (double)t->bytes_per_s * 8.0;
 	const struct fl_fault_unit *unit = &fl_fault_rate_units[0];
 
 	if (t->kind == FL_FAULT_RATE_FRACTION) {
-		out_add(o, "%.15g%%", t->fraction * 100.0);
+		out_decimal(o, t->fraction, 100.0);
+		out_add(o, "%%");
 		return;
 	}
 	for (size_t i = 1; i < FL_FAULT_N_BIT_RATE_UNITS; i++) {
@@ -125,7 +151,7 @@ static void out_params(struct text_out *o, bool *first, const struct fl_fault_ru
 		if (rule->slow.delay_ns)
 			out_duration(o, rule->slow.delay_ns);
 		else
-			out_add(o, "%.15g", rule->slow.factor);
+			out_decimal(o, rule->slow.factor, 1.0);
 		break;
 	case FL_FAULT_STALL:
 		out_key(o, first, "for");

@@ -23,6 +23,7 @@
 #define RATE_MIN_BYTES 125.0   /* 1kbit */
 #define RATE_MAX_BYTES 12.5e12 /* 100tbit */
 #define FACTOR_MAX 1000.0
+#define SIGNIFICANT_DIGITS 15
 
 struct span {
 	const char *p;
@@ -155,24 +156,53 @@ static int rule_fail(const struct rule_ctx *c, const char *fmt, ...)
 /* ---- numbers ---- */
 
 /* Plain decimal "12" or "2.5"; returns the first character after it, NULL if none. */
-static const char *parse_decimal(const char *s, double *out)
+/*
+ * Digits, then optionally '.' and digits. The first 15 significant digits
+ * (DBL_DIG: they survive a trip through a double) are kept as an exact
+ * integer and scaled by a power of ten in one correctly rounded division, so
+ * the describer's 15-digit text of a value parses back to the same value.
+ */
+const char *fl_fault_parse_decimal(const char *s, double *out)
 {
-	double value = 0.0, scale = 1.0;
+	static const double pow10[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+					1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+					1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+	uint64_t mant = 0;
+	int exp10 = 0, kept = 0;
 	const char *start = s;
+	double value;
 
-	for (; *s >= '0' && *s <= '9'; s++)
-		value = value * 10.0 + (*s - '0');
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (kept < SIGNIFICANT_DIGITS) {
+			mant = mant * 10 + (uint64_t)(*s - '0');
+			kept += mant != 0;
+		} else {
+			exp10++;
+		}
+	}
 	if (s == start)
 		return NULL;
 	if (*s == '.') {
 		if (s[1] < '0' || s[1] > '9')
 			return NULL;
 		for (s++; *s >= '0' && *s <= '9'; s++) {
-			scale /= 10.0;
-			value += (*s - '0') * scale;
+			if (kept >= SIGNIFICANT_DIGITS)
+				continue;
+			mant = mant * 10 + (uint64_t)(*s - '0');
+			kept += mant != 0;
+			exp10--;
 		}
 	}
-	*out = value;
+	while (mant && mant % 10 == 0 && exp10 < 0) {
+		mant /= 10;
+		exp10++;
+	}
+	value = (double)mant;
+	for (; exp10 < -22; exp10 += 22)
+		value /= 1e22;
+	for (; exp10 > 22; exp10 -= 22)
+		value *= 1e22;
+	*out = exp10 < 0 ? value / pow10[-exp10] : value * pow10[exp10];
 	return s;
 }
 
@@ -192,7 +222,7 @@ static bool parse_duration(const char *value, double max_ns, uint64_t *out)
 	const char *rest;
 	double x, ns;
 
-	rest = parse_decimal(value, &x);
+	rest = fl_fault_parse_decimal(value, &x);
 	if (!rest)
 		return false;
 	unit = find_unit(fl_fault_duration_units, FL_FAULT_N_UNITS(fl_fault_duration_units), rest);
@@ -260,7 +290,7 @@ static const char *parse_rate(struct fl_fault_rule *rule, const char *value)
 	const char *rest;
 	double x, bytes;
 
-	rest = parse_decimal(value, &x);
+	rest = fl_fault_parse_decimal(value, &x);
 	if (!rest)
 		return "a percentage of line rate like 50% or a rate like 10gbit";
 	if (!strcmp(rest, "%")) {
@@ -297,7 +327,7 @@ static const char *parse_dir(struct fl_fault_rule *rule, const char *value)
 
 static const char *parse_factor(struct fl_fault_rule *rule, const char *value)
 {
-	const char *rest = parse_decimal(value, &rule->slow.factor);
+	const char *rest = fl_fault_parse_decimal(value, &rule->slow.factor);
 
 	if (!rest || *rest || rule->slow.factor <= 1.0 || rule->slow.factor > FACTOR_MAX) {
 		rule->slow.factor = 0.0;

@@ -17,4 +17,7 @@ extern const struct fl_fault_unit fl_fault_duration_units[6];
 extern const struct fl_fault_unit fl_fault_rate_units[8];
 #define FL_FAULT_N_BIT_RATE_UNITS 4
 
+/* Digits with an optional '.' and digits (no sign, no exponent); returns the rest or NULL. */
+const char *fl_fault_parse_decimal(const char *s, double *out);
+
 #endif

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/file_read.h"
 #include "port_info.h"
 
 #define MAX_STRINGS 8192 /* a NIC with more statistics than this is not read */
@@ -115,8 +116,18 @@ static FILE *fixture_file(const char *root, const char *ifname, const char *file
 {
 	char path[PATH_MAX + 64];
 
+	const char *why;
+	FILE *f;
+	int fd;
+
 	snprintf(path, sizeof(path), "%s/class/net/%s/%s", root, ifname, file);
-	return fopen(path, "r");
+	fd = fl_open_regular(path, &why);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
+	return f;
 }
 
 /* "     rx_pause_ctrl_phy: 12" lines; the "NIC statistics:" header has no number. */

@@ -104,13 +104,7 @@ static int open_provider(const char *path)
 static void load_provider(void)
 {
 	char path[PATH_MAX];
-	long ms = TICK_DEFAULT_MS;
 
-	if (fl_env_long("FABRICLAB_TRACE_INTERVAL_MS", TICK_DEFAULT_MS, 10, 3600000, &ms)) {
-		FL_WARN("%s; hop snapshots every %d ms", fl_error_text(), TICK_DEFAULT_MS);
-		ms = TICK_DEFAULT_MS;
-	}
-	tick_period_ns = (uint64_t)ms * 1000000ULL;
 	if (provider_path(path, sizeof(path))) {
 		FL_INFO("LTTng tracing unavailable: cannot locate %s", PROVIDER_NAME);
 		return;
@@ -126,9 +120,16 @@ static void load_provider(void)
 	FL_INFO("LTTng tracing available: provider %s loaded (events fabriclab:*)", path);
 }
 
-void fl_trace_start(void)
+int fl_trace_start(void)
 {
+	long ms;
+	int rc = fl_env_long("FABRICLAB_TRACE_INTERVAL_MS", TICK_DEFAULT_MS, 10, 3600000, &ms);
+
+	if (rc)
+		return rc;
+	tick_period_ns = (uint64_t)ms * 1000000ULL;
 	pthread_once(&start_once, load_provider);
+	return FL_OK;
 }
 
 /* lttng-ust forgets the records (and waits out readers) before their memory can go. */

@@ -59,9 +59,10 @@ static inline int fl_trace_on(enum fl_tp_event event)
 /*
  * Loads the provider once (first init): FABRICLAB_LTTNG_PROVIDER names it
  * ("off" skips it), else libfabriclab-lttng.so next to the plugin. Says once at
- * INFO whether tracing is available.
+ * INFO whether tracing is available. FL_ERR_USAGE when
+ * FABRICLAB_TRACE_INTERVAL_MS is not a number of ms from 10 to 3600000.
  */
-void fl_trace_start(void);
+int fl_trace_start(void);
 /* Stops emitting for good: the final report is written, the plugin may unload. */
 void fl_trace_stop(void);
 /* The hop's id in every event: FNV-1a 32 of "src_node/src_dev>dst_node/dst_dev". */
@@ -111,7 +112,7 @@ static inline void fl_trace_done(const struct fl_trace_conn *c, unsigned slot, u
 
 #else /* FABRICLAB_NO_TRACING */
 
-static inline void fl_trace_start(void) {}
+static inline int fl_trace_start(void) { return 0; }
 static inline void fl_trace_stop(void) {}
 static inline void fl_trace_conn_up(struct fl_trace_conn *c, fl_trace_props_fn props_of)
 {

@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/error.h"
+#include "base/identity.h"
 #include "base/version.h"
 #include "fault/fault.h"
 #include "report/report.h"
@@ -86,10 +87,13 @@ static void global_init(void)
 
 	FL_INFO("fabriclab %s", fl_version());
 	fl_clock_init();
-	fl_trace_start();
-	if (FL_FAULTS)
+	global_status = fl_identity_check();
+	if (!global_status)
+		global_status = fl_trace_start();
+	if (!global_status && FL_FAULTS)
 		fl_fault_set_observer(fl_trace_fault);
-	global_status = choose_transport();
+	if (!global_status)
+		global_status = choose_transport();
 	if (!global_status)
 		global_status = chosen->init();
 	if (!global_status)

@@ -210,6 +210,26 @@ healthy() {
 	echo "ok - healthy 4 ranks: $why"
 }
 
+# The healthy trace with its metadata cut to 300 bytes: babeltrace2's reader would spin on it
+# forever; fabriclab trace refuses it at once, naming the file. A deadline of 1 ms on the
+# whole trace shows the time bound for damage the check cannot see fails with a message too.
+damaged() {
+	local d=$tmp/damaged m
+	cp -r "$tmp/healthy/trace" "$d" || { fail "damaged: no healthy trace to damage"; return; }
+	m=$(find "$d" -name metadata | head -n 1)
+	truncate -s 300 "$m"
+	timeout 60 "$tool" trace "$d" >"$tmp/damaged.out" 2>&1
+	local rc=$?
+	[ "$rc" -eq 2 ] && grep -q "truncated CTF metadata" "$tmp/damaged.out" ||
+		{ fail "damaged: exit $rc (124: hung): $(head -n 2 "$tmp/damaged.out")"; return; }
+	FABRICLAB_TRACE_TIMEOUT_MS=1 timeout 60 "$tool" trace "$tmp/healthy/trace" \
+		>"$tmp/deadline.out" 2>&1
+	rc=$?
+	[ "$rc" -eq 2 ] && grep -q "did not finish within FABRICLAB_TRACE_TIMEOUT_MS" \
+		"$tmp/deadline.out" || { fail "deadline: exit $rc: $(head -n 2 "$tmp/deadline.out")"; return; }
+	echo "ok - metadata cut to 300 bytes: exit 2 at once ($(head -n 1 "$tmp/damaged.out" | sed "s|$tmp/||")); a 1 ms deadline fails with a message"
+}
+
 # Pacing by the fault layer (plugin/transport/pace.c): node2's cable at half the line rate.
 throttled() {
 	judged throttled link FABRICLAB_LINK_RATE=2gbit \
@@ -327,6 +347,7 @@ linkage
 no_sessiond
 start_sessiond
 healthy
+damaged
 throttled
 unload
 no_provider

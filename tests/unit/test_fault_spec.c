@@ -17,7 +17,8 @@ static struct fl_fault_spec spec;
 
 static const struct fl_fault_rule *parse_one(const char *text)
 {
-	assert_int_equal(fl_fault_parse(text, &spec), FL_OK);
+	if (fl_fault_parse(text, &spec) != FL_OK)
+		fail_msg("%s: %s", text, fl_error_text());
 	assert_int_equal(spec.nrules, 1);
 	return &spec.rules[0];
 }
@@ -469,6 +470,61 @@ static void test_describe_round_trips(void **state)
 	expect_describe("fail:after_bytes=1000", "fail:after_bytes=1000");
 }
 
+/* describe -> parse gives back the very rule, to the last bit of its numbers. */
+static void expect_same_rule(const char *text)
+{
+	struct fl_fault_rule first;
+	struct fl_fault_spec back;
+	char buf[FL_FAULT_DESCRIBE_LEN];
+
+	first = *parse_one(text);
+	fl_fault_describe(&first, buf, sizeof(buf));
+	if (fl_fault_parse(buf, &back) != FL_OK)
+		fail_msg("%s described as %s, which does not parse: %s", text, buf, fl_error_text());
+	assert_int_equal(back.nrules, 1);
+	if (first.throttle.fraction != back.rules[0].throttle.fraction ||
+	    first.slow.factor != back.rules[0].slow.factor ||
+	    first.throttle.bytes_per_s != back.rules[0].throttle.bytes_per_s)
+		fail_msg("%s described as %s, which parses to another rule", text, buf);
+}
+
+static void test_describe_parses_back_to_the_same_rule(void **state)
+{
+	static const char *const texts[] = {
+		"throttle:rate=0.000001%", "throttle:rate=0.0000000001%", "throttle:rate=100%",
+		"throttle:rate=99.99999999999999%", "throttle:rate=33.333333333333333333%",
+		"throttle:rate=0.1%", "throttle:rate=0.00000000000000000000000000000007%",
+		"throttle:rate=12.345678901234567890123%", "slow:factor=1.00000000000001",
+		"throttle:rate=0.00000000000000000000000000000880088000000001%",
+		"slow:factor=999.999999999", "slow:factor=1000", "slow:factor=1.1",
+		"throttle:rate=1.000001kbit", "throttle:rate=99.9999999999999tbit",
+	};
+	char text[80];
+	uint32_t x = 12345;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		expect_same_rule(texts[i]);
+	for (int i = 0; i < 3000; i++) { /* decimals of every length */
+		int len = snprintf(text, sizeof(text), "throttle:rate=%u.", (x >> 8) % 100);
+
+		for (int d = 0; d <= i % 24; d++) {
+			x = x * 1103515245u + 12345u;
+			text[len++] = (char)('0' + (x >> 16) % 10);
+		}
+		text[len] = '\0';
+		if (strspn(text + 14, "0.") < strlen(text + 14)) {
+			strcat(text, "%");
+			expect_same_rule(text);
+		}
+		memcpy(text, "slow:factor=1", 13);
+		memmove(text + 13, text + 14 + ((x >> 4) % 3), strlen(text + 14) + 1);
+		text[strcspn(text, "%")] = '\0';
+		if (strchr(text, '.') && strspn(text + 14, "0.") < strlen(text + 14))
+			expect_same_rule(text);
+	}
+}
+
 static void test_describe_small_buffer(void **state)
 {
 	char buf[12];
@@ -485,6 +541,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_issue_example),
+		cmocka_unit_test(test_describe_parses_back_to_the_same_rule),
 		cmocka_unit_test(test_throttle_rates_and_dir),
 		cmocka_unit_test(test_slow_stall_fail),
 		cmocka_unit_test(test_selectors),

@@ -273,11 +273,20 @@ static void test_discover_lo(void **state)
 	}
 
 	unsetenv("NCCL_SOCKET_FAMILY");
+	/* a selection that matches nothing is an error naming it and what exists */
 	setenv("FABRICLAB_SOCKET_IFNAME", "=no-such-if0", 1);
 	assert_int_equal(sock_config_load(&cfg), FL_OK);
-	assert_int_equal(sock_iface_discover(&cfg, ifs, SOCK_MAX_DEVS, &n), FL_OK);
+	assert_int_equal(sock_iface_discover(&cfg, ifs, SOCK_MAX_DEVS, &n), FL_ERR_USAGE);
 	assert_int_equal(n, 0);
+	assert_non_null(strstr(fl_error_text(), "FABRICLAB_SOCKET_IFNAME==no-such-if0"));
+	assert_non_null(strstr(fl_error_text(), "matches no network interface"));
+	assert_non_null(strstr(fl_error_text(), "lo"));
 	unsetenv("FABRICLAB_SOCKET_IFNAME");
+	setenv("NCCL_SOCKET_IFNAME", "garbage", 1);
+	assert_int_equal(sock_config_load(&cfg), FL_OK);
+	assert_int_equal(sock_iface_discover(&cfg, ifs, SOCK_MAX_DEVS, &n), FL_ERR_USAGE);
+	assert_non_null(strstr(fl_error_text(), "NCCL_SOCKET_IFNAME=garbage"));
+	unsetenv("NCCL_SOCKET_IFNAME");
 }
 
 /* FABRICLAB_SYSFS_ROOT redirects what discovery reads about a real interface. */

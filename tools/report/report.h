@@ -19,6 +19,7 @@
 #define REPORT_SCHEMA "fabriclab-report"
 #define REPORT_MERGED_SCHEMA "fabriclab-merged-report"
 #define REPORT_SCHEMA_VERSION 1
+#define REPORT_MAX_BYTES (256UL << 20) /* a report larger than this is not one of ours */
 #define REPORT_SIZE_BUCKETS 48 /* power-of-two message size buckets, 1 B .. 128 TiB */
 #define REPORT_COMMANDS_LEN 4096
 
@@ -145,6 +146,7 @@ struct report_set {
 	size_t nmissing_nodes;
 	struct report_port *suspects; /* ports trained down or with counters rising, one per port */
 	size_t nsuspects;
+	size_t skipped; /* files in folders that were no fabriclab reports */
 };
 
 /* Loading (report_load.c): 0, or FL_ERR_USAGE with fl_error_text() naming the file. */

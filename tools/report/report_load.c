@@ -3,15 +3,19 @@
  * checking every field the merge relies on. A file from another schema
  * version, a truncated file or a wrong field stops the run with the file
  * and the field named: a merge built on a half-understood file would mislead.
+ * In a folder, what is not a fabriclab report at all (another program's
+ * JSON, a FIFO or a folder named *.json) is skipped with a warning instead.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "plugin/base/error.h"
+#include "plugin/base/file_read.h"
 #include "plugin/base/version.h"
 #include "report.h"
 #include "report_fields.h"
@@ -294,12 +298,13 @@ static int read_hops(const struct report_reader *r, json_t *root, struct report_
 	return err;
 }
 
-static int check_schema(const struct report_reader *r, json_t *root)
+static int check_schema(const struct report_reader *r, json_t *root, bool *foreign)
 {
 	char schema[64] = "", version[32] = "unknown";
 	long long sv = 0;
 	int err;
 
+	*foreign = true;
 	if (!json_is_object(root))
 		return fl_fail(FL_ERR_USAGE,
 			       "%s: not a fabriclab report (the JSON is not an object)", r->path);
@@ -308,6 +313,7 @@ static int check_schema(const struct report_reader *r, json_t *root)
 		return fl_fail(FL_ERR_USAGE,
 			       "%s: not a fabriclab report (schema \"%s\", expected \"%s\")",
 			       r->path, schema, REPORT_SCHEMA);
+	*foreign = false;
 	err = report_get_int(r, root, "schema_version", true, 0, &sv);
 	if (err)
 		return err;
@@ -337,20 +343,34 @@ static int read_header(const struct report_reader *r, json_t *root, struct repor
 	return err ? err : report_get_number(r, root, "written_unix", false, &f->written_unix);
 }
 
-static int parse(const char *path, struct report_file *f)
+/* A file that never claimed to be a report; the schema check tells the rest. */
+static bool foreign_text(const char *text)
+{
+	return !strstr(text, "\"" REPORT_SCHEMA "\"");
+}
+
+/* *foreign: the failure is that the file is no fabriclab report at all. */
+static int parse(const char *path, struct report_file *f, bool *foreign)
 {
 	struct report_reader r = { path, "" };
 	json_error_t jerr;
-	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	int err;
+	json_t *root;
+	size_t len;
+	char *text;
+	int err = fl_read_regular(path, REPORT_MAX_BYTES, &text, &len);
 
+	*foreign = true;
+	if (err)
+		return err;
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		if (jerr.line < 0)
-			return fl_fail(FL_ERR_USAGE, "%s: cannot read: %s", path, jerr.text);
+		*foreign = foreign_text(text);
+		free(text);
 		return fl_fail(FL_ERR_USAGE, "%s: truncated or not JSON (line %d, column %d: %s)",
 			       path, jerr.line, jerr.column, jerr.text);
 	}
-	err = check_schema(&r, root);
+	free(text);
+	err = check_schema(&r, root, foreign);
 	err = err ? err : read_header(&r, root, f);
 	err = err ? err : read_hops(&r, root, f);
 	err = err ? err : report_read_ports(path, root, f);
@@ -376,14 +396,15 @@ static struct report_file *new_file(struct report_set *set)
 	return &set->files[set->nfiles];
 }
 
-int report_add_file(struct report_set *set, const char *path)
+static int load_file(struct report_set *set, const char *path, bool *foreign)
 {
 	struct report_file *f = new_file(set);
 	int err;
 
+	*foreign = false;
 	if (!f || !(f->path = strdup(path)))
 		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", path);
-	err = parse(path, f);
+	err = parse(path, f, foreign);
 	if (err) {
 		free(f->path);
 		free(f->views);
@@ -394,6 +415,13 @@ int report_add_file(struct report_set *set, const char *path)
 	}
 	set->nfiles++;
 	return 0;
+}
+
+int report_add_file(struct report_set *set, const char *path)
+{
+	bool foreign;
+
+	return load_file(set, path, &foreign);
 }
 
 static bool is_report_name(const char *name)
@@ -440,26 +468,43 @@ static int list_reports(const char *dir, char ***names, size_t *n)
 	return 0;
 }
 
+/* A folder's file that is no report: one warning naming it and why, then on. */
+static int skip_foreign(struct report_set *set, int err, bool foreign, char *last, size_t len)
+{
+	if (!err || !foreign)
+		return err;
+	fprintf(stderr, "fabriclab report: warning: skipping %s\n", fl_error_text());
+	snprintf(last, len, "%s", fl_error_text());
+	set->skipped++;
+	return 0;
+}
+
 /* Every *.json directly in dir (not below), in name order. */
 static int add_dir(struct report_set *set, const char *dir)
 {
-	char **names;
-	size_t n;
+	size_t n, before = set->nfiles, skipped = set->skipped;
+	char **names, last[FL_ERROR_LEN] = "";
 	int err = list_reports(dir, &names, &n);
 
-	if (!err && !n)
-		err = fl_fail(FL_ERR_USAGE, "%s: no *.json reports in this folder", dir);
 	for (size_t i = 0; i < n; i++) {
 		char *path = NULL;
+		bool foreign = false;
 
 		if (!err && asprintf(&path, "%s/%s", dir, names[i]) < 0)
 			err = fl_fail(FL_ERR_SYSTEM, "%s: out of memory", dir);
-		if (!err)
-			err = report_add_file(set, path);
+		if (!err) {
+			err = load_file(set, path, &foreign);
+			err = skip_foreign(set, err, foreign, last, sizeof(last));
+		}
 		free(path);
 		free(names[i]);
 	}
 	free(names);
+	if (!err && !n)
+		err = fl_fail(FL_ERR_USAGE, "%s: no *.json reports in this folder", dir);
+	if (!err && set->nfiles == before)
+		err = fl_fail(FL_ERR_USAGE, "%s: no fabriclab reports in this folder (%zu *.json "
+			      "skipped, the last: %s)", dir, set->skipped - skipped, last);
 	return err;
 }
 

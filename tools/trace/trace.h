@@ -79,6 +79,15 @@ uint64_t trace_field_u64(const struct trace_fields *f, const char *name);
 int64_t trace_field_s64(const struct trace_fields *f, const char *name);
 const char *trace_field_str(const struct trace_fields *f, const char *name);
 
+/* trace_check.c: FL_ERR_USAGE, naming the file, unless dir's metadata is whole CTF. */
+int trace_check_metadata(const char *dir);
+/*
+ * Arms FABRICLAB_TRACE_TIMEOUT_MS (default 10 min): past it the process exits 2
+ * with a message, for damage the check could not see; trace_read_done disarms.
+ */
+int trace_read_deadline(void);
+void trace_read_done(void);
+
 /* trace_read.c: every fabriclab event under dir (any depth) into the model. */
 int trace_read(const char *dir, struct trace_model *m);
 

@@ -290,8 +290,14 @@ int trace_read(const char *dir, struct trace_model *m)
 	if (!rc && !dirs.n)
 		rc = fl_fail(FL_ERR_USAGE, "no CTF trace (a folder with a metadata file) under %s",
 			     dir);
+	for (size_t i = 0; !rc && i < dirs.n; i++)
+		rc = trace_check_metadata(dirs.v[i]);
 	if (!rc)
+		rc = trace_read_deadline();
+	if (!rc) {
 		rc = run_graph(dir, &dirs, &r);
+		trace_read_done();
+	}
 	for (size_t i = 0; i < dirs.n; i++)
 		free(dirs.v[i]);
 	free(dirs.v);

@@ -1,12 +1,14 @@
 /*
  * The listening (receiving) side of ib connections. accept never blocks:
- * incoming side channels wait in a bounded table while their hello and the
- * sender's metadata arrive; a stream that is not a hello for this listener,
- * or stays silent past the timeout, is dropped without disturbing real peers.
+ * the socket transport's door (sock_admit) takes incoming side channels and
+ * reads their hello and the sender's metadata; a stream that is not a hello
+ * for this listener, stays silent past the timeout or is one of a crowd of
+ * strangers is dropped there without disturbing real peers.
  * Then the receiver's QPs connect to the sender's, its metadata goes back,
  * and the comm is handed out once the sender says its QPs are ready.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -16,6 +18,7 @@
 #include "ib_meta.h"
 #include "ib_side.h"
 #include "base/log.h"
+#include "transport/socket/sock_admit.h"
 #include "transport/socket/sock_bytes.h"
 #include "transport/socket/sock_handle.h"
 #include "transport/socket/sock_sys.h"
@@ -23,7 +26,7 @@
 #define IB_PENDING_MAX 32
 #define IB_SETUP_TIMEOUT_NS (20ULL * 1000000000ULL)
 
-enum pending_state { FREE, AWAITING_HELLO, SENDING_META, AWAITING_READY };
+enum pending_state { FREE, SENDING_META, AWAITING_READY };
 
 struct ib_pending {
 	int fd;
@@ -38,6 +41,7 @@ struct ib_listen_comm {
 	int fd;
 	uint64_t nonce;
 	struct ib_device *dev;
+	struct sock_admit door;
 	struct ib_pending pending[IB_PENDING_MAX];
 };
 
@@ -52,6 +56,16 @@ int ib_listen_open(struct ib_device *dev, const struct fl_endpoint *self, void *
 	if (!l)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory for an ib listener");
 	rc = ib_side_listen(&l->fd, &h.addr, &h.addrlen);
+	if (!rc) {
+		char addr[SOCK_ADDR_STRLEN], name[96];
+
+		sock_addr_format((struct sockaddr *)&h.addr, addr, sizeof(addr));
+		snprintf(name, sizeof(name), "ib listener on %s", addr);
+		rc = sock_admit_open(&l->door, l->fd, SOCK_HELLO_SIZE + IB_META_SIZE,
+				     ib_side_hello_timeout_ns(), name);
+		if (rc)
+			close(l->fd);
+	}
 	if (rc) {
 		free(l);
 		return rc;
@@ -84,59 +98,27 @@ static void drop(struct ib_pending *p, const char *why)
 	release(p);
 }
 
-static int take_new(struct ib_listen_comm *l, uint64_t now)
-{
-	for (int i = 0; i < IB_PENDING_MAX; i++) {
-		struct ib_pending *p = &l->pending[i];
-		int fd;
-
-		if (p->state != FREE)
-			continue;
-		fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
-			    errno == ECONNABORTED)
-				return FL_OK;
-			return fl_fail(FL_ERR_SYSTEM, "ib listener accept: %s", strerror(errno));
-		}
-		memset(p, 0, sizeof(*p));
-		p->fd = fd;
-		p->state = AWAITING_HELLO;
-		p->since_ns = now;
-		sock_peer_format(fd, p->addr, sizeof(p->addr));
-		sock_tune(fd, 0);
-		ib_io_start(&p->io, SOCK_HELLO_SIZE + IB_META_SIZE);
-	}
-	return FL_OK;
-}
-
 /* The sender's hello and metadata are in: make the receiving side and answer. */
-static int answer(struct ib_listen_comm *l, struct ib_pending *p, int *stranger)
+static int answer(struct ib_listen_comm *l, struct ib_pending *p, const struct sock_hello *hello,
+		  const struct ib_meta *remote)
 {
-	struct sock_hello hello;
-	struct ib_meta remote, mine;
+	struct ib_meta mine;
 	int rc;
 
-	*stranger = 1;
-	if (sock_hello_decode(p->io.buf, l->nonce, &hello) ||
-	    hello.kind != SOCK_STREAM_CONTROL ||
-	    ib_meta_decode(p->io.buf + SOCK_HELLO_SIZE, &remote))
-		return FL_ERR_REMOTE;
-	*stranger = 0;
 	p->comm = aligned_alloc(64, IB_ROUND64(sizeof(*p->comm)));
 	if (!p->comm)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory for an ib recv comm");
 	memset(p->comm, 0, sizeof(*p->comm));
-	p->comm->link.peer = hello.endpoint;
-	rc = ib_link_open(&p->comm->link, l->dev, remote.nqps, 0);
+	p->comm->link.peer = hello->endpoint;
+	rc = ib_link_open(&p->comm->link, l->dev, remote->nqps, 0);
 	if (!rc)
 		rc = ib_recv_comm_init(p->comm);
 	if (!rc)
-		rc = ib_link_connect(&p->comm->link, &remote);
+		rc = ib_link_connect(&p->comm->link, remote);
 	if (rc)
 		return rc;
-	p->comm->fifo_addr = remote.fifo_addr;
-	p->comm->fifo_rkey = remote.fifo_rkey;
+	p->comm->fifo_addr = remote->fifo_addr;
+	p->comm->fifo_rkey = remote->fifo_rkey;
 	ib_link_describe(&p->comm->link, &mine);
 	ib_meta_encode(&mine, p->io.buf);
 	ib_io_start(&p->io, IB_META_SIZE);
@@ -144,25 +126,58 @@ static int answer(struct ib_listen_comm *l, struct ib_pending *p, int *stranger)
 	return FL_OK;
 }
 
-/* Advances one pending side channel; *out when its comm is ready. */
-static int advance(struct ib_listen_comm *l, struct ib_pending *p, uint64_t now, void **out)
+static struct ib_pending *free_pending(struct ib_listen_comm *l)
 {
-	int complete = 0, stranger = 0, rc;
+	for (int i = 0; i < IB_PENDING_MAX; i++)
+		if (l->pending[i].state == FREE)
+			return &l->pending[i];
+	return NULL;
+}
+
+/* The door has a hello and metadata: answer if they are a peer's for this listener. */
+static int arrived(void *ctx, struct sock_newcomer *n, const char **reject)
+{
+	struct ib_listen_comm *l = ctx;
+	struct sock_hello hello;
+	struct ib_meta remote;
+	struct ib_pending *p;
+	int rc;
+
+	if (sock_hello_decode(n->record, l->nonce, &hello) ||
+	    ib_meta_decode(n->record + SOCK_HELLO_SIZE, &remote)) {
+		*reject = fl_error_text();
+		return FL_OK;
+	}
+	if (hello.kind != SOCK_STREAM_CONTROL) {
+		*reject = "a data stream's hello on an ib side channel";
+		return FL_OK;
+	}
+	p = free_pending(l);
+	if (!p) {
+		*reject = "too many ib connections in setup at once";
+		return FL_OK;
+	}
+	memset(p, 0, sizeof(*p));
+	p->fd = n->fd;
+	p->since_ns = fl_clock_ns();
+	memcpy(p->addr, n->addr, sizeof(p->addr));
+	n->fd = -1;
+	rc = answer(l, p, &hello, &remote);
+	if (rc == FL_ERR_REMOTE) {
+		drop(p, fl_error_text());
+		return FL_OK;
+	}
+	if (rc)
+		release(p);
+	return rc;
+}
+
+/* Advances one pending side channel; *out when its comm is ready. */
+static int advance(struct ib_pending *p, uint64_t now, void **out)
+{
+	int complete = 0, rc;
 
 	switch (p->state) {
-	case AWAITING_HELLO:
-		rc = ib_io_recv(p->fd, &p->io, &complete);
-		if (!rc && complete)
-			rc = answer(l, p, &stranger);
-		if (rc && (stranger || rc == FL_ERR_REMOTE)) {
-			drop(p, fl_error_text());
-			return FL_OK;
-		}
-		if (rc) {
-			release(p);
-			return rc;
-		}
-		break;
 	case SENDING_META:
 		rc = ib_io_send(p->fd, &p->io, &complete);
 		if (!rc && complete) {
@@ -198,16 +213,17 @@ static int advance(struct ib_listen_comm *l, struct ib_pending *p, uint64_t now,
 int ib_listen_accept(void *listen_comm, void **recv_comm)
 {
 	struct ib_listen_comm *l = listen_comm;
-	uint64_t now = fl_clock_ns();
+	uint64_t now;
 	int rc;
 
 	*recv_comm = NULL;
 	if (!l)
 		return fl_fail(FL_ERR_INTERNAL, "accept on a NULL listen comm");
-	rc = take_new(l, now);
+	rc = sock_admit_poll(&l->door, fl_clock_ns(), arrived, l);
+	now = fl_clock_ns(); /* after arrivals stamped themselves */
 	for (int i = 0; !rc && !*recv_comm && i < IB_PENDING_MAX; i++)
 		if (l->pending[i].state != FREE)
-			rc = advance(l, &l->pending[i], now, recv_comm);
+			rc = advance(&l->pending[i], now, recv_comm);
 	return rc;
 }
 
@@ -220,6 +236,7 @@ int ib_listen_close(void *listen_comm)
 	for (int i = 0; i < IB_PENDING_MAX; i++)
 		if (l->pending[i].state != FREE)
 			release(&l->pending[i]);
+	sock_admit_close(&l->door);
 	close(l->fd);
 	free(l);
 	return FL_OK;

@@ -16,6 +16,7 @@
 static pthread_mutex_t side_lock = PTHREAD_MUTEX_INITIALIZER;
 static int side_ready;
 static struct sock_iface side_iface;
+static uint64_t side_hello_timeout_ns;
 
 int ib_side_init(void)
 {
@@ -34,12 +35,18 @@ int ib_side_init(void)
 			char addr[SOCK_ADDR_STRLEN];
 
 			side_ready = 1;
+			side_hello_timeout_ns = (uint64_t)cfg.hello_timeout_ms * 1000000ULL;
 			sock_addr_format((struct sockaddr *)&side_iface.addr, addr, sizeof(addr));
 			FL_INFO("ib: connection setup over %s %s", side_iface.name, addr);
 		}
 	}
 	pthread_mutex_unlock(&side_lock);
 	return rc;
+}
+
+uint64_t ib_side_hello_timeout_ns(void)
+{
+	return side_hello_timeout_ns;
 }
 
 int ib_side_listen(int *fd, struct sockaddr_storage *addr, socklen_t *addrlen)

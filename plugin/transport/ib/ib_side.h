@@ -2,6 +2,7 @@
 #ifndef FL_IB_SIDE_H
 #define FL_IB_SIDE_H
 
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "ib_device.h"
@@ -9,6 +10,8 @@
 
 /* Picks the interface side channels listen on (NCCL_SOCKET_IFNAME rules), once. */
 int ib_side_init(void);
+/* FABRICLAB_SOCKET_HELLO_TIMEOUT_MS: how long a side channel may take to say its hello. */
+uint64_t ib_side_hello_timeout_ns(void);
 /* Listens on the side-channel interface, port 0; fills the bound address. */
 int ib_side_listen(int *fd, struct sockaddr_storage *addr, socklen_t *addrlen);
 

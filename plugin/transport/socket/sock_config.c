@@ -25,20 +25,26 @@ static int load_family(int *family)
 	return FL_OK;
 }
 
+static const char *const ifspec_names[] = { "FABRICLAB_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME",
+					    NULL };
+
+const char *sock_ifspec_variable(void)
+{
+	const char *first = fl_env_first(ifspec_names);
+
+	return first && first == getenv(ifspec_names[1]) ? ifspec_names[1] : ifspec_names[0];
+}
+
 static int load_ifspec(char *out, size_t len)
 {
-	static const char *const names[] = { "FABRICLAB_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME",
-					     NULL };
-	const char *spec = fl_env_first(names);
+	const char *spec = fl_env_first(ifspec_names);
 
 	out[0] = '\0';
 	if (!spec)
 		return FL_OK;
 	if (strlen(spec) >= len)
 		return fl_fail(FL_ERR_USAGE, "%s is longer than %zu characters",
-			       getenv("FABRICLAB_SOCKET_IFNAME") ? "FABRICLAB_SOCKET_IFNAME" :
-								   "NCCL_SOCKET_IFNAME",
-			       len - 1);
+			       sock_ifspec_variable(), len - 1);
 	strcpy(out, spec);
 	return FL_OK;
 }

@@ -43,6 +43,9 @@ struct sock_config {
 /* 0 when fewer than SOCK_STREAMS_MIN_CPUS CPUs are usable, else 2. */
 int sock_default_nstreams(void);
 
+/* Which variable the interface selection came from, for messages. */
+const char *sock_ifspec_variable(void);
+
 /* The configuration init loaded; read-only afterwards. */
 extern struct sock_config sock_cfg;
 

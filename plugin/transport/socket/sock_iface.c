@@ -152,6 +152,22 @@ static int list_candidates(int family, struct sock_candidate *cands, int max, in
 	return FL_OK;
 }
 
+/*
+ * A selection that matches nothing is a typo NCCL users expect to hear of:
+ * name the variable, its value and what there is to choose from.
+ */
+static int no_match(const char *spec, const struct sock_candidate *cands, int ncands)
+{
+	char names[256] = "";
+	size_t off = 0;
+
+	for (int i = 0; i < ncands && off < sizeof(names); i++)
+		off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", i ? ", " : "",
+					cands[i].name);
+	return fl_fail(FL_ERR_USAGE, "%s=%s matches no network interface; interfaces with an "
+		       "address: %s", sock_ifspec_variable(), spec, ncands ? names : "none");
+}
+
 int sock_iface_discover(const struct sock_config *cfg, struct sock_iface *out, int max,
 			int *count)
 {
@@ -169,6 +185,8 @@ int sock_iface_discover(const struct sock_config *cfg, struct sock_iface *out, i
 	if (rc)
 		return rc;
 	n = sock_iface_select(cands, ncands, cfg->ifspec, picked, max);
+	if (!n && cfg->ifspec[0])
+		return no_match(cfg->ifspec, cands, ncands);
 	for (int i = 0; i < n; i++) {
 		const struct sock_candidate *c = &cands[picked[i]];
 

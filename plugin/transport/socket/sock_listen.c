@@ -1,11 +1,13 @@
 /*
- * The listening side. accept() is a state machine that never blocks: new TCP
- * streams go into a bounded table, their hellos are read without waiting, and
- * anything that is not a hello for this listener (garbage, early close,
- * silence past the timeout) is dropped without disturbing the real peer.
+ * The listening side. accept() is a state machine that never blocks: the door
+ * (sock_admit) takes new TCP streams and reads their hellos without waiting;
+ * streams whose hello is for this listener wait here for the rest of their
+ * connection, and anything else (garbage, early close, silence past the
+ * timeout, a crowd of strangers) is dropped without disturbing the real peer.
  */
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -14,19 +16,17 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "sock_admit.h"
 #include "sock_comm.h"
 #include "sock_handle.h"
 #include "sock_listen.h"
 #include "sock_sys.h"
 
-#define SOCK_PENDING_MAX 64
+#define SOCK_JOINED_MAX 64 /* identified streams waiting for the rest of their connection */
 
-struct sock_pending {
+struct sock_joined {
 	int fd;            /* -1: free slot */
-	int valid;         /* a whole hello for this listener arrived */
-	uint64_t since_ns; /* accepted, or (valid) joined its connection */
-	size_t got;
-	uint8_t buf[SOCK_HELLO_SIZE];
+	uint64_t since_ns; /* joined its connection */
 	struct sock_hello hello;
 	char addr[SOCK_ADDR_STRLEN];
 };
@@ -36,7 +36,8 @@ struct sock_listen_comm {
 	uint64_t nonce;
 	uint64_t timeout_ns;
 	char name[SOCK_ADDR_STRLEN];
-	struct sock_pending pending[SOCK_PENDING_MAX];
+	struct sock_admit door;
+	struct sock_joined joined[SOCK_JOINED_MAX];
 };
 
 int sock_listen_bind(int fd, const struct sock_iface *iface, size_t bufsize,
@@ -66,14 +67,15 @@ int sock_listen_open(const struct sock_iface *iface, const struct fl_endpoint *s
 {
 	struct sock_listen_comm *l;
 	struct sock_handle h = { 0 };
+	char door_name[96];
 	int rc;
 
 	*listen_comm = NULL;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory for a socket listener");
-	for (int i = 0; i < SOCK_PENDING_MAX; i++)
-		l->pending[i].fd = -1;
+	for (int i = 0; i < SOCK_JOINED_MAX; i++)
+		l->joined[i].fd = -1;
 	l->fd = socket(iface->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (l->fd < 0) {
 		rc = fl_fail(FL_ERR_SYSTEM, "socket: %s", strerror(errno));
@@ -81,14 +83,17 @@ int sock_listen_open(const struct sock_iface *iface, const struct fl_endpoint *s
 		return rc;
 	}
 	rc = sock_listen_bind(l->fd, iface, sock_cfg.sock_buf, &h.addr, &h.addrlen);
+	l->timeout_ns = (uint64_t)sock_cfg.hello_timeout_ms * 1000000ULL;
+	sock_addr_format((struct sockaddr *)&h.addr, l->name, sizeof(l->name));
+	snprintf(door_name, sizeof(door_name), "socket listener on %s", l->name);
+	if (!rc)
+		rc = sock_admit_open(&l->door, l->fd, SOCK_HELLO_SIZE, l->timeout_ns, door_name);
 	if (rc) {
 		close(l->fd);
 		free(l);
 		return rc;
 	}
 	l->nonce = sock_random_u64();
-	l->timeout_ns = (uint64_t)sock_cfg.hello_timeout_ms * 1000000ULL;
-	sock_addr_format((struct sockaddr *)&h.addr, l->name, sizeof(l->name));
 	h.nonce = l->nonce;
 	h.listener = *self;
 	sock_handle_encode(&h, handle);
@@ -96,44 +101,10 @@ int sock_listen_open(const struct sock_iface *iface, const struct fl_endpoint *s
 	return FL_OK;
 }
 
-static void drop(struct sock_pending *p, const char *why)
+static void drop(struct sock_listen_comm *l, struct sock_joined *j, const char *why)
 {
-	FL_INFO("socket listener: dropping stream from %s: %s", p->addr, why);
-	close(p->fd);
-	p->fd = -1;
-}
-
-static struct sock_pending *free_slot(struct sock_listen_comm *l)
-{
-	for (int i = 0; i < SOCK_PENDING_MAX; i++)
-		if (l->pending[i].fd < 0)
-			return &l->pending[i];
-	return NULL;
-}
-
-/* Moves streams from the kernel's backlog into the table while it has room. */
-static int take_new_streams(struct sock_listen_comm *l, uint64_t now)
-{
-	struct sock_pending *p;
-
-	while ((p = free_slot(l))) {
-		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-		if (fd < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return FL_OK;
-			if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
-				continue;
-			return fl_fail(FL_ERR_SYSTEM, "accept on %s: %s", l->name, strerror(errno));
-		}
-		memset(p, 0, sizeof(*p));
-		p->fd = fd;
-		p->since_ns = now;
-		sock_peer_format(fd, p->addr, sizeof(p->addr));
-		if (sock_tune(fd, 0))
-			drop(p, fl_error_text());
-	}
-	return FL_OK;
+	sock_admit_reject(&l->door, j->fd, j->addr, why);
+	j->fd = -1;
 }
 
 static int same_stream(const struct sock_hello *a, const struct sock_hello *b)
@@ -142,78 +113,83 @@ static int same_stream(const struct sock_hello *a, const struct sock_hello *b)
 }
 
 /* A valid hello still has to fit the connection its id names. */
-static const char *misfit(const struct sock_listen_comm *l, const struct sock_pending *p)
+static const char *misfit(const struct sock_listen_comm *l, const struct sock_hello *h)
 {
-	for (int i = 0; i < SOCK_PENDING_MAX; i++) {
-		const struct sock_pending *o = &l->pending[i];
+	for (int i = 0; i < SOCK_JOINED_MAX; i++) {
+		const struct sock_joined *o = &l->joined[i];
 
-		if (o == p || o->fd < 0 || !o->valid || o->hello.conn_id != p->hello.conn_id)
+		if (o->fd < 0 || o->hello.conn_id != h->conn_id)
 			continue;
-		if (same_stream(&o->hello, &p->hello))
+		if (same_stream(&o->hello, h))
 			return "a second stream with the same place in its connection";
-		if (o->hello.nstreams != p->hello.nstreams)
+		if (o->hello.nstreams != h->nstreams)
 			return "stream count differs from the rest of its connection";
 	}
 	return NULL;
 }
 
-static void read_hello(struct sock_listen_comm *l, struct sock_pending *p, uint64_t now)
+static struct sock_joined *free_joined(struct sock_listen_comm *l)
 {
-	ssize_t n = recv(p->fd, p->buf + p->got, SOCK_HELLO_SIZE - p->got, MSG_DONTWAIT);
-	const char *why;
+	for (int i = 0; i < SOCK_JOINED_MAX; i++)
+		if (l->joined[i].fd < 0)
+			return &l->joined[i];
+	return NULL;
+}
 
-	if (n == 0) {
-		drop(p, "closed before its hello");
-		return;
+/* The door has a whole hello: keep the stream if it is one of our peers'. */
+static int arrived(void *ctx, struct sock_newcomer *n, const char **reject)
+{
+	struct sock_listen_comm *l = ctx;
+	struct sock_joined *j;
+	struct sock_hello hello;
+
+	if (sock_hello_decode(n->record, l->nonce, &hello)) {
+		*reject = fl_error_text();
+		return FL_OK;
 	}
-	if (n < 0) {
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-			drop(p, strerror(errno));
-		else if (now - p->since_ns > l->timeout_ns)
-			drop(p, "no hello within FABRICLAB_SOCKET_HELLO_TIMEOUT_MS");
-		return;
+	*reject = misfit(l, &hello);
+	if (*reject)
+		return FL_OK;
+	j = free_joined(l);
+	if (!j) {
+		*reject = "too many streams waiting for their connections";
+		return FL_OK;
 	}
-	p->got += (size_t)n;
-	if (p->got < SOCK_HELLO_SIZE)
-		return;
-	if (sock_hello_decode(p->buf, l->nonce, &p->hello)) {
-		drop(p, fl_error_text());
-		return;
-	}
-	p->valid = 1;
-	p->since_ns = now;
-	why = misfit(l, p);
-	if (why)
-		drop(p, why);
+	j->fd = n->fd;
+	j->hello = hello;
+	j->since_ns = fl_clock_ns();
+	memcpy(j->addr, n->addr, sizeof(j->addr));
+	n->fd = -1;
+	return FL_OK;
 }
 
 /* Finds the streams of connection `conn`; returns how many data streams are in. */
 static unsigned gather_connection(struct sock_listen_comm *l, uint64_t conn,
-				  struct sock_pending **ctrl, struct sock_pending **data,
+				  struct sock_joined **ctrl, struct sock_joined **data,
 				  uint64_t *last_join)
 {
 	unsigned ndata = 0;
 
 	*ctrl = NULL;
 	*last_join = 0;
-	for (int i = 0; i < SOCK_PENDING_MAX; i++) {
-		struct sock_pending *p = &l->pending[i];
+	for (int i = 0; i < SOCK_JOINED_MAX; i++) {
+		struct sock_joined *j = &l->joined[i];
 
-		if (p->fd < 0 || !p->valid || p->hello.conn_id != conn)
+		if (j->fd < 0 || j->hello.conn_id != conn)
 			continue;
-		if (p->since_ns > *last_join)
-			*last_join = p->since_ns;
-		if (p->hello.kind == SOCK_STREAM_CONTROL) {
-			*ctrl = p;
+		if (j->since_ns > *last_join)
+			*last_join = j->since_ns;
+		if (j->hello.kind == SOCK_STREAM_CONTROL) {
+			*ctrl = j;
 		} else {
-			data[p->hello.index] = p;
+			data[j->hello.index] = j;
 			ndata++;
 		}
 	}
 	return ndata;
 }
 
-static int hand_over(struct sock_pending *ctrl, struct sock_pending **data, void **recv_comm)
+static int hand_over(struct sock_joined *ctrl, struct sock_joined **data, void **recv_comm)
 {
 	const struct sock_hello *h = &ctrl->hello;
 	struct sock_rules rules = { h->nstreams, h->inline_max, h->min_chunk };
@@ -232,24 +208,23 @@ static int hand_over(struct sock_pending *ctrl, struct sock_pending **data, void
 /* Returns a connection whose streams are all in; drops ones that stopped growing. */
 static int assemble(struct sock_listen_comm *l, uint64_t now, void **recv_comm)
 {
-	for (int i = 0; i < SOCK_PENDING_MAX; i++) {
-		struct sock_pending *data[SOCK_MAX_STREAMS], *ctrl;
-		struct sock_pending *p = &l->pending[i];
+	for (int i = 0; i < SOCK_JOINED_MAX; i++) {
+		struct sock_joined *data[SOCK_MAX_STREAMS], *ctrl;
+		struct sock_joined *j = &l->joined[i];
 		uint64_t conn, last_join;
 		unsigned ndata;
 
-		if (p->fd < 0 || !p->valid)
+		if (j->fd < 0)
 			continue;
-		conn = p->hello.conn_id;
+		conn = j->hello.conn_id;
 		ndata = gather_connection(l, conn, &ctrl, data, &last_join);
 		if (ctrl && ndata == ctrl->hello.nstreams)
 			return hand_over(ctrl, data, recv_comm);
 		if (now - last_join <= l->timeout_ns)
 			continue;
-		for (int j = 0; j < SOCK_PENDING_MAX; j++)
-			if (l->pending[j].fd >= 0 && l->pending[j].valid &&
-			    l->pending[j].hello.conn_id == conn)
-				drop(&l->pending[j], "its connection stayed incomplete");
+		for (int k = 0; k < SOCK_JOINED_MAX; k++)
+			if (l->joined[k].fd >= 0 && l->joined[k].hello.conn_id == conn)
+				drop(l, &l->joined[k], "its connection stayed incomplete");
 	}
 	return FL_OK;
 }
@@ -257,19 +232,15 @@ static int assemble(struct sock_listen_comm *l, uint64_t now, void **recv_comm)
 int sock_listen_accept(void *listen_comm, void **recv_comm)
 {
 	struct sock_listen_comm *l = listen_comm;
-	uint64_t now = fl_clock_ns();
 	int rc;
 
 	*recv_comm = NULL;
 	if (!l)
 		return fl_fail(FL_ERR_INTERNAL, "accept on a NULL listen comm");
-	rc = take_new_streams(l, now);
+	rc = sock_admit_poll(&l->door, fl_clock_ns(), arrived, l);
 	if (rc)
 		return rc;
-	for (int i = 0; i < SOCK_PENDING_MAX; i++)
-		if (l->pending[i].fd >= 0 && !l->pending[i].valid)
-			read_hello(l, &l->pending[i], now);
-	return assemble(l, now, recv_comm);
+	return assemble(l, fl_clock_ns(), recv_comm);
 }
 
 int sock_listen_close(void *listen_comm)
@@ -278,9 +249,10 @@ int sock_listen_close(void *listen_comm)
 
 	if (!l)
 		return FL_OK;
-	for (int i = 0; i < SOCK_PENDING_MAX; i++)
-		if (l->pending[i].fd >= 0)
-			close(l->pending[i].fd);
+	for (int i = 0; i < SOCK_JOINED_MAX; i++)
+		if (l->joined[i].fd >= 0)
+			close(l->joined[i].fd);
+	sock_admit_close(&l->door);
 	close(l->fd);
 	free(l);
 	return FL_OK;

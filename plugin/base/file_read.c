@@ -1,0 +1,111 @@
+/* Non-blocking, regular-files-only reads (file_read.h). */
+#include "file_read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "fl_types.h"
+
+static const char *kind_of(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "not a regular file (a folder)";
+	if (S_ISFIFO(mode))
+		return "not a regular file (a FIFO)";
+	if (S_ISSOCK(mode))
+		return "not a regular file (a socket)";
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		return "not a regular file (a device)";
+	return "not a regular file";
+}
+
+int fl_open_regular(const char *path, const char **why)
+{
+	struct stat st;
+	int fd;
+
+	/* stat first: opening a device may have side effects even without reading */
+	if (stat(path, &st)) {
+		*why = strerror(errno);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*why = kind_of(st.st_mode);
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	/* it may have been swapped since the stat */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		*why = kind_of(st.st_mode);
+		return -1;
+	}
+	return fd;
+}
+
+/* Reads fd to its end into a growing buffer; NULL when it passes max or a read fails. */
+static char *read_all(int fd, size_t max, size_t *len, int *too_large)
+{
+	size_t used = 0, cap = 4096;
+	char *buf = malloc(cap + 1);
+
+	*too_large = 0;
+	while (buf) {
+		ssize_t n;
+
+		if (used == cap) {
+			char *grown = realloc(buf, (cap *= 2) + 1);
+
+			if (!grown)
+				break;
+			buf = grown;
+		}
+		n = read(fd, buf + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0) {
+				buf[used] = '\0';
+				*len = used;
+				return buf;
+			}
+			break;
+		}
+		used += (size_t)n;
+		if (used > max) {
+			*too_large = 1;
+			break;
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+int fl_read_regular(const char *path, size_t max, char **text, size_t *len)
+{
+	const char *why = NULL;
+	int fd = fl_open_regular(path, &why), too_large, err;
+
+	*text = NULL;
+	*len = 0;
+	if (fd < 0)
+		return fl_fail(FL_ERR_USAGE, "%s: %s", path, why);
+	errno = 0;
+	*text = read_all(fd, max, len, &too_large);
+	err = errno;
+	close(fd);
+	if (*text)
+		return FL_OK;
+	if (too_large)
+		return fl_fail(FL_ERR_USAGE, "%s: larger than %zu bytes", path, max);
+	return fl_fail(FL_ERR_USAGE, "%s: cannot read: %s", path, strerror(err ? err : ENOMEM));
+}
