@@ -261,6 +261,10 @@ $(BUILD)/fuzz/obj/%.o: %.c $(ALL_HDR)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SAN) -c $< -o $@
 
+# The version string reaches the fuzz build's copy of version.c as it reaches the plugin's.
+$(BUILD)/fuzz/obj/plugin/base/version.o: $(VERSION_STAMP)
+$(BUILD)/fuzz/obj/plugin/base/version.o: FUZZ_FLAGS += -DFABRICLAB_VERSION='"$(VERSION_STRING)"'
+
 $(FUZZ_LIB): $(FUZZ_OBJ)
 	ar rcs $@ $^
 

@@ -37,7 +37,10 @@ struct fl_transport {
 		     void **request);
 	int (*iflush)(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
 		      void **request);
-	/* On *done, sizes[] hold the bytes moved and times the phases; the request is then gone. */
+	/*
+	 * On *done, sizes[] hold the bytes moved and times the phases; the request is then
+	 * gone. sizes and times may be NULL (a flush; a caller that does not time).
+	 */
 	int (*test)(void *request, int *done, int *sizes, struct fl_xfer_times *times);
 	/* Optional (NULL: cannot be paced). Attaches a pacer to an established send or recv comm
 	 * before its first request; NULL detaches. Called on the thread that will post. */

@@ -133,7 +133,7 @@ bool verdict_typical_slow(const struct verdict_input *in, size_t i, const char *
 		const struct fl_hop_figures *h = &in->hops[k];
 
 		if (k == i || !verdict_has_rate(in, k) || h->wire_p50_us <= 0.0 ||
-		    !verdict_comparable(h, &in->hops[i]) || (node && verdict_touches(h, node, dev)))
+		    !verdict_comparable(h, &in->hops[i]) || (node && fl_verdict_touches(h, node, dev)))
 			continue;
 		v[n++] = h->wire_p50_us;
 	}
@@ -239,7 +239,16 @@ double verdict_median_rate(const struct verdict_input *in)
 	return median;
 }
 
-bool verdict_touches(const struct fl_hop_figures *h, const char *node, const char *dev)
+double verdict_mad(double *v, size_t n)
+{
+	double median = verdict_median(v, n);
+
+	for (size_t k = 0; k < n; k++)
+		v[k] = v[k] > median ? v[k] - median : median - v[k];
+	return verdict_median(v, n);
+}
+
+bool fl_verdict_touches(const struct fl_hop_figures *h, const char *node, const char *dev)
 {
 	bool src = !strcmp(h->src_node, node) && (!dev || !strcmp(h->src_dev, dev));
 	bool dst = !strcmp(h->dst_node, node) && (!dev || !strcmp(h->dst_dev, dev));

@@ -6,6 +6,7 @@
 #ifndef FL_VERDICT_H
 #define FL_VERDICT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -104,6 +105,8 @@ void fl_verdict_compute(const struct fl_hop_figures *hops, size_t nhops,
 void fl_verdict_compute_groups(const struct fl_hop_figures *hops, const int *group,
 			       size_t nhops, const struct fl_verdict_params *params,
 			       struct fl_verdict *out);
+/* Whether the hop starts or ends at node (and, when dev is not NULL, at that device). */
+bool fl_verdict_touches(const struct fl_hop_figures *h, const char *node, const char *dev);
 const char *fl_verdict_kind_name(enum fl_verdict_kind kind);
 /* The finding's culprit for people: "node3/eth0", "n1/eth0 -> n2/eth0", "node3". */
 void fl_finding_culprit(const struct fl_finding *f, const struct fl_hop_figures *hops,

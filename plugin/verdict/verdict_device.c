@@ -29,7 +29,7 @@ struct device_evidence {
 
 static bool through(const struct fl_hop_figures *h, const struct device_ref *d)
 {
-	return verdict_touches(h, d->node, d->dev);
+	return fl_verdict_touches(h, d->node, d->dev);
 }
 
 static double distance(double a, double b)

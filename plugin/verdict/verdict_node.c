@@ -97,7 +97,7 @@ static bool blamed(const struct verdict_input *in, const struct fl_verdict *v, s
 
 		if (f->kind == FL_VERDICT_LINK && f->hop == (int)i)
 			return true;
-		if (f->kind == FL_VERDICT_DEVICE && verdict_touches(&in->hops[i], f->node, f->dev))
+		if (f->kind == FL_VERDICT_DEVICE && fl_verdict_touches(&in->hops[i], f->node, f->dev))
 			return true;
 	}
 	return false;
@@ -107,7 +107,7 @@ bool verdict_node_hops_low(const struct verdict_input *in, const struct fl_verdi
 			   const char *node)
 {
 	for (size_t i = 0; i < in->nhops; i++) {
-		if (verdict_touches(&in->hops[i], node, NULL) && blamed(in, v, i))
+		if (fl_verdict_touches(&in->hops[i], node, NULL) && blamed(in, v, i))
 			return true;
 	}
 	return false;
@@ -135,7 +135,8 @@ static size_t least_waiting(const struct verdict_input *in, const struct fl_verd
 	return best;
 }
 
-static double others_median(const struct node_share *s, size_t nodes, size_t skip, double *v)
+/* The shares of every node but skip into v; returns how many. */
+static size_t others_shares(const struct node_share *s, size_t nodes, size_t skip, double *v)
 {
 	size_t n = 0;
 
@@ -143,26 +144,24 @@ static double others_median(const struct node_share *s, size_t nodes, size_t ski
 		if (k != skip)
 			v[n++] = s[k].share;
 	}
-	return verdict_median(v, n);
+	return n;
+}
+
+static double others_median(const struct node_share *s, size_t nodes, size_t skip, double *v)
+{
+	return verdict_median(v, others_shares(s, nodes, skip, v));
 }
 
 /* The others' median absolute deviation from their median. */
-static double others_mad(const struct node_share *s, size_t nodes, size_t skip, double median,
-			 double *v)
+static double others_mad(const struct node_share *s, size_t nodes, size_t skip, double *v)
 {
-	size_t n = 0;
-
-	for (size_t k = 0; k < nodes; k++) {
-		if (k != skip)
-			v[n++] = s[k].share > median ? s[k].share - median : median - s[k].share;
-	}
-	return verdict_median(v, n);
+	return verdict_mad(v, others_shares(s, nodes, skip, v));
 }
 
 static bool stands_out(const struct node_share *s, size_t nodes, size_t culprit, double others,
 		       double *v)
 {
-	double mad = others_mad(s, nodes, culprit, others, v);
+	double mad = others_mad(s, nodes, culprit, v);
 	double gap = others - s[culprit].share;
 
 	if (others < OTHERS_MIN_SHARE || s[culprit].share > STRAGGLER_MAX_RATIO * others)

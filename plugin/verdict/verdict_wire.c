@@ -105,14 +105,9 @@ static double distance(double a, double b)
 /* Median absolute deviation of a group's rates from its median (scratch holds n). */
 static double group_mad(const struct rated_hop *g, size_t n, double *scratch)
 {
-	double median;
-
 	for (size_t k = 0; k < n; k++)
 		scratch[k] = g[k].gbs;
-	median = verdict_median(scratch, n);
-	for (size_t k = 0; k < n; k++)
-		scratch[k] = distance(g[k].gbs, median);
-	return verdict_median(scratch, n);
+	return verdict_mad(scratch, n);
 }
 
 /*

@@ -406,22 +406,14 @@ bool report_rate_error(const struct report_set *set, size_t i, char *why, size_t
 	return true;
 }
 
-static bool touches(const struct report_hop_key *k, const char *node, const char *dev)
-{
-	bool src = !strcmp(k->src_node, node) && (!dev || !strcmp(k->src_dev, dev));
-	bool dst = !strcmp(k->dst_node, node) && (!dev || !strcmp(k->dst_dev, dev));
-
-	return src || dst;
-}
-
 static bool finding_blames(const struct report_set *set, const struct fl_finding *v, size_t i)
 {
 	const struct fl_hop_figures *f = &set->figures[i];
 
 	switch (v->kind) {
-	case FL_VERDICT_DEVICE: return touches(&set->hops[i].key, v->node, v->dev);
+	case FL_VERDICT_DEVICE: return fl_verdict_touches(f, v->node, v->dev);
 	case FL_VERDICT_GDR:
-		return touches(&set->hops[i].key, v->node, NULL) && f->mem_types &&
+		return fl_verdict_touches(f, v->node, NULL) && f->mem_types &&
 		       !(f->mem_types & (FL_PTR_CUDA | FL_PTR_DMABUF));
 	case FL_VERDICT_TRANSPORT: return f->rdma_port_active && !strcmp(f->transport, "socket");
 	case FL_VERDICT_LINK: return v->hop >= 0 && (size_t)v->hop == i;

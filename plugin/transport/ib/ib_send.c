@@ -154,10 +154,16 @@ static int post_piece(struct ib_send_comm *c, struct ib_send_req *r, int s, uint
 	return POSTED;
 }
 
+/* The final_posted mask of a request whose last piece went out on every QP. */
+static uint8_t all_qps(const struct ib_send_comm *c)
+{
+	return (uint8_t)((1u << c->link.nqps) - 1);
+}
+
 /* Posts r's pieces a round at a time, so the QPs fill side by side. */
 static int post_request(struct ib_send_comm *c, struct ib_send_req *r, uint64_t now)
 {
-	uint8_t all = (uint8_t)((1u << c->link.nqps) - 1);
+	uint8_t all = all_qps(c);
 
 	while (r->final_posted != all) {
 		for (int s = 0; s < c->link.nqps; s++) {
@@ -305,16 +311,17 @@ int ib_test_send(struct ib_send_req *r, int *done, int *sizes, struct fl_xfer_ti
 
 	*done = 0;
 	/* A send whose writes completed is done even if the link failed since: it is sticky. */
-	if (!r->matched || r->completed < r->expected ||
-	    r->final_posted != (uint8_t)((1u << c->link.nqps) - 1))
+	if (!r->matched || r->completed < r->expected || r->final_posted != all_qps(c))
 		return rc;
 	*done = 1;
 	if (sizes)
 		sizes[0] = (int)r->sent;
-	times->ready_ns = r->ready_ns;
-	times->wire_start_ns = r->wire_start_ns;
-	times->wire_end_ns = r->wire_end_ns;
-	times->wire_bytes = 0;
+	if (times) {
+		times->ready_ns = r->ready_ns;
+		times->wire_start_ns = r->wire_start_ns;
+		times->wire_end_ns = r->wire_end_ns;
+		times->wire_bytes = 0;
+	}
 	give_back(c, r);
 	return FL_OK;
 }
