@@ -335,9 +335,13 @@ static int start_once(const struct fl_transport *tp, const struct fl_report_hook
 	if (rs.cfg.mode != FL_REPORT_OFF) {
 		fl_port_watch_start(); /* the base of the port counters' deltas */
 		rc = start_thread();
-		if (rc)
+		if (rc) {
+			fl_port_watch_stop();
 			return rc;
-		__cxa_atexit(report_at_exit, NULL, &__dso_handle);
+		}
+		if (__cxa_atexit(report_at_exit, NULL, &__dso_handle))
+			FL_WARN("no exit hook (out of memory): the final report is written at the "
+				"last finalize or when NCCL unloads the plugin, not at exit");
 	}
 	atomic_store_explicit(&rs.started, 1, memory_order_release);
 	FL_INFO("reports %s in %s, snapshot every %ld s",

@@ -81,11 +81,14 @@ int fl_wrap_dereg_mr(void *comm, void *mhandle)
  * A pooled request is taken, and its post time stamped, before the transport
  * sees the request: a transport may move bytes inside isend, and nothing it
  * reports may start before the post time (the report's watermark relies on it).
+ * NULL when all of the comm's requests are out: NCCL posts again later.
  */
 static struct fl_wreq *stamp(struct fl_wcomm *c, int n)
 {
 	struct fl_wreq *r = req_get(c);
 
+	if (!r)
+		return NULL;
 	r->n = n;
 	if (COUNTING && n)
 		fl_stats_post(&c->stats, (unsigned)(r - c->reqs), fl_clock_ns());
@@ -118,14 +121,14 @@ int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhand
 	*request = NULL;
 	if (!c)
 		return FL_ERR_INTERNAL;
-	if (c->free_head < 0)
-		return FL_OK;
 	/* slow: the send is held back before the wire; NCCL posts it again */
 	if (FL_FAULTS && c->fault && fl_fault_hold_post(c->fault, size, fl_clock_ns()))
 		return FL_OK;
 	if (COUNTING)
 		fl_stats_note_tag(&c->stats, tag); /* NCCL's tag: this process's rank */
 	r = stamp(c, 1);
+	if (!r)
+		return FL_OK;
 	if (c->tp->isend_ph)
 		rc = c->tp->isend_ph(c->tcomm, data, size, tag, mhandle, phandle, &treq);
 	else
@@ -161,8 +164,6 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 		return fl_wrap_report_error(c, "irecv",
 					    fl_fail(FL_ERR_INTERNAL, "irecv of %d buffers (1..%d)",
 						    n, FL_MAX_RECVS));
-	if (c->free_head < 0)
-		return FL_OK;
 	/* slow: the receive is held back too, as a slow GPU frees its buffers late */
 	if (FL_FAULTS && c->fault &&
 	    fl_fault_hold_post(c->fault, total_size(n, sizes), fl_clock_ns()))
@@ -170,6 +171,8 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 	if (COUNTING && tags)
 		fl_stats_note_tag(&c->stats, tags[0]); /* NCCL's tags: the sender's rank */
 	r = stamp(c, n);
+	if (!r)
+		return FL_OK;
 	if (c->tp->irecv_ph)
 		rc = c->tp->irecv_ph(c->tcomm, n, data, sizes, tags, mhandles, phandles, &treq);
 	else
@@ -192,10 +195,10 @@ int fl_wrap_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhand
 	*request = NULL;
 	if (!c)
 		return FL_ERR_INTERNAL;
-	if (c->free_head < 0)
-		return FL_OK;
 	/* A flush moves no payload: n = 0 keeps it out of the counts. */
 	r = stamp(c, 0);
+	if (!r)
+		return FL_OK;
 	rc = c->tp->iflush(c->tcomm, n, data, sizes, mhandles, &treq);
 	return post(c, r, request, rc, treq, "iflush");
 }
