@@ -190,7 +190,7 @@ int nl_parse_line(struct nl_log *log, const char *line, struct nl_rank **last)
 	if (marker && nccl_header(rest, marker, host, sizeof(host), &pid))
 		host[0] = '\0';
 	if (!key[0] && host[0])
-		snprintf(key, sizeof(key), "%s:%ld", host, pid);
+		snprintf(key, sizeof(key), "%.40s:%ld", host, pid); /* room for any pid */
 	if (key[0])
 		r = find_or_add(log, key);
 	else if (!r)
