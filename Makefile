@@ -292,10 +292,12 @@ bench: deps
 
 # Everything under ASan+UBSan, then under TSan, each in its own build folder.
 sanitize: deps
-	@$(MAKE) --no-print-directory all BUILD=build-asan OPT=-O1 \
+	@$(MAKE) --no-print-directory all $(if $(shell command -v $(FUZZ_CC)),fuzz-build) \
+		BUILD=build-asan OPT=-O1 \
 		SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 	@FABRICLAB_SANITIZER=asan tests/run.sh build-asan
-	@$(MAKE) --no-print-directory all BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread"
+	@$(MAKE) --no-print-directory all $(if $(shell command -v $(FUZZ_CC)),fuzz-build) \
+		BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread"
 	@FABRICLAB_SANITIZER=tsan tests/run.sh build-tsan
 
 clean:

@@ -646,7 +646,7 @@ static void test_many_hops_stay_fast(void **state)
 	static struct fl_hop_figures big[8192];
 	struct fl_verdict_params p;
 	struct fl_verdict v;
-	double cpu0, cpu_ms;
+	double cpu0, cpu_ms, bound_ms;
 
 	(void)state;
 	/* 1024 nodes x 8 rails; n17's rail 3 is bad in both directions. */
@@ -676,12 +676,17 @@ static void test_many_hops_stay_fast(void **state)
 	fl_verdict_compute(big, 8192, &p, &v);
 	cpu_ms = thread_cpu_ms() - cpu0;
 	/*
-	 * CPU time, so a loaded machine does not count: 4-9 ms at -O2 and 8-16 ms under ASan on
-	 * the 2-core development machine. Working out the exact spread of the other 8191 for
-	 * every hop, slow or not (quadratic), took 3.2 s there. 250 ms leaves room for TSan.
+	 * CPU time, so a loaded machine does not count. Working out the exact spread of the
+	 * other 8191 for every hop, slow or not (quadratic), took 3.2 s at -O2 on the 2-core
+	 * development machine; with the device rule and findings the verdict takes tens of ms
+	 * at -O2 and ~340 ms under ASan there. Sanitizers (make sanitize says which) get 4x.
 	 */
-	if (cpu_ms > 250.0)
-		fail_msg("the verdict over 8192 hops took %.1f ms of CPU time (bound 250 ms)", cpu_ms);
+	bound_ms = getenv("FABRICLAB_SANITIZER") ? 1000.0 : 250.0;
+	print_message("verdict over 8192 hops: %.1f ms of CPU time (bound %.0f ms)\n", cpu_ms,
+		      bound_ms);
+	if (cpu_ms > bound_ms)
+		fail_msg("the verdict over 8192 hops took %.1f ms of CPU time (bound %.0f ms)",
+			 cpu_ms, bound_ms);
 	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
 	assert_string_equal(v.node, "node0017");
 	assert_string_equal(v.dev, "mlx5_3");
