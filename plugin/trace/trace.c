@@ -104,6 +104,12 @@ static int open_provider(const char *path)
 static void load_provider(void)
 {
 	char path[PATH_MAX];
+	long ms = TICK_DEFAULT_MS;
+
+	/* Checked by fl_trace_start before; set here, once, whatever thread starts first. */
+	if (fl_env_long("FABRICLAB_TRACE_INTERVAL_MS", TICK_DEFAULT_MS, 10, 3600000, &ms))
+		ms = TICK_DEFAULT_MS;
+	tick_period_ns = (uint64_t)ms * 1000000ULL;
 
 	if (provider_path(path, sizeof(path))) {
 		FL_INFO("LTTng tracing unavailable: cannot locate %s", PROVIDER_NAME);
@@ -127,7 +133,6 @@ int fl_trace_start(void)
 
 	if (rc)
 		return rc;
-	tick_period_ns = (uint64_t)ms * 1000000ULL;
 	pthread_once(&start_once, load_provider);
 	return FL_OK;
 }

@@ -23,9 +23,17 @@ export FABRICLAB_SOCKET_BUF=64K
 
 common=(--link-rate 200mbit --grad 4M --steps 3 --compute 5
 	--transport "ext:$inner/libnccl-net-flsock-v12.so")
+# TSan slows every rank some 10x: the short run then measures the sanitizer, not the throttle.
+# There (as in test_ib_bench) a wrong verdict is a skip that says what it was, never a pass.
+tsan_skip() {
+	[ "${FABRICLAB_SANITIZER:-}" = tsan ] || return 0
+	echo "skipped: under TSan the verdict was: $(verdict_of "$tmp/halve.json" 2>&1)"
+	exit 77
+}
 lab halve -n 4 "${common[@]}" --target node2 halve-cable &&
 	grep -q "transport: FABRICLAB_TRANSPORT=ext:" "$tmp/halve.out" &&
-	expect_verdict halve "halve-cable on node2 over ext: its device" "^kind=device node=node2 dev=lo "
+	{ expect_verdict halve "halve-cable on node2 over ext: its device" \
+		"^kind=device node=node2 dev=lo " || tsan_skip; }
 if "$tool" lab --transport bogus -n 2 >/dev/null 2>"$tmp/bogus.err" ||
 	! grep -q -- '--transport "bogus": expected socket, ib, auto or ext:<plugin>' "$tmp/bogus.err"; then
 	not_ok "lab --transport bogus is refused with the accepted forms"
