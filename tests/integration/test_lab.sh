@@ -66,7 +66,10 @@ big=(-n 4 --link-rate 200mbit --grad 8M --steps 3 --compute 5)
 if lab step-healthy "${big[@]}" healthy && lab step-halved "${big[@]}" --target node2 halve-cable
 then
 	h=$(median_step step-healthy) s=$(median_step step-halved)
-	if awk -v h="$h" -v s="$s" 'BEGIN { exit !(h > 0 && s >= 1.6 * h) }'; then
+	# Under TSan every rank runs some 10x slower: the step measures the sanitizer.
+	if [ "${FABRICLAB_SANITIZER:-}" = tsan ]; then
+		echo "# step time not judged under TSan: healthy $h ms, halve-cable $s ms"
+	elif awk -v h="$h" -v s="$s" 'BEGIN { exit !(h > 0 && s >= 1.6 * h) }'; then
 		ok "step time: halve-cable median step $s ms >= 1.6 x healthy $h ms"
 	else
 		not_ok "step time: halve-cable median step $s ms < 1.6 x healthy $h ms"

@@ -60,7 +60,9 @@ if lab gdroff --fabric ib "${common[@]}" --target node1 gdr-off; then
 	[ "$got" = "$want" ] || not_ok "ib gdr-off: $got; expected $want"
 	# Staging 2 MiB each way at 100 mbit/s adds 0.34 s to a step the ring does in ~0.06 s.
 	h=$(median_step healthy) g=$(median_step gdroff)
-	awk -v h="$h" -v g="$g" 'BEGIN { exit !(h > 0 && g > 2 * h) }' ||
+	# Under TSan every rank runs some 10x slower: the step measures the sanitizer.
+	[ "${FABRICLAB_SANITIZER:-}" = tsan ] ||
+		awk -v h="$h" -v g="$g" 'BEGIN { exit !(h > 0 && g > 2 * h) }' ||
 		not_ok "gdr-off median step $g ms is not above twice the healthy $h ms"
 	[ "$got" = "$want" ] && echo "ok - ib gdr-off: $got; median step $h -> $g ms"
 fi

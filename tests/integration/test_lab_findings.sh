@@ -15,6 +15,10 @@ unset FABRICLAB_FAULT FABRICLAB_NODE_NAME RANK WORLD_SIZE MASTER_ADDR MASTER_POR
 failures=0
 
 [ -x "$tool" ] || { echo "not ok - $tool missing (run make)"; exit 1; }
+if [ "${FABRICLAB_SANITIZER:-}" = tsan ]; then
+	echo "skipped: 10% effects are far inside the timing noise TSan adds (every rank ~10x slower)"
+	exit 77
+fi
 
 common=(--link-rate 200mbit --steps 10 --grad 2M --compute 0)
 
