@@ -39,7 +39,7 @@ PLUGIN_BELOW_WRAP = ["plugin/base", "plugin/stats", "plugin/verdict", "plugin/po
                      "plugin/fault", "plugin/report"]
 TOOL_COMMON = ["tools/common", "shim", "plugin/abi"] + PLUGIN_BELOW_WRAP
 ALLOWED.update({
-    "tools/common": [],
+    "tools/common": ["shim", "plugin/base"],
     "tools/report": TOOL_COMMON,
     "tools/trace": ["tools/report"] + TOOL_COMMON,
     "tools/bench": TOOL_COMMON,

@@ -9,6 +9,7 @@
 #include "plugin/base/config.h"
 #include "shim/shim.h"
 #include "shim/shim_env.h"
+#include "tools/common/tool_opts.h"
 #include "tools/common/tool_path.h"
 
 #define MAX_BYTES_LIMIT (16ULL << 30)
@@ -54,9 +55,7 @@ void bench_usage(FILE *out)
 
 static int bad(const char *opt, const char *value, const char *expected)
 {
-	fprintf(stderr, "fabriclab bench: %s \"%s\": expected %s (see `fabriclab bench --help`)\n",
-		opt, value, expected);
-	return EXIT_USAGE;
+	return tool_bad_option("bench", opt, value, expected);
 }
 
 static int parse_bytes_opt(const char *opt, const char *v, size_t *out)
@@ -68,13 +67,7 @@ static int parse_bytes_opt(const char *opt, const char *v, size_t *out)
 
 static int parse_long_opt(const char *opt, const char *v, long min, long max, long *out)
 {
-	char expected[64];
-
-	if (shim_parse_long(v, out) || *out < min || *out > max) {
-		snprintf(expected, sizeof(expected), "an integer from %ld to %ld", min, max);
-		return bad(opt, v, expected);
-	}
-	return 0;
+	return tool_long_option("bench", opt, v, min, max, out);
 }
 
 static int parse_op(const char *v, enum bench_op *op)

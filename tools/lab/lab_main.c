@@ -14,6 +14,7 @@
 #include "shim/shim_env.h"
 #include "lab.h"
 #include "lab_web.h"
+#include "tools/common/tool_opts.h"
 #include "tools/common/tool_path.h"
 
 #define EXIT_FAILED 1
@@ -76,9 +77,7 @@ void lab_usage(FILE *out)
 
 static int bad(const char *opt, const char *value, const char *expected)
 {
-	fprintf(stderr, "fabriclab lab: %s \"%s\": expected %s (see `fabriclab lab --help`)\n", opt,
-		value, expected);
-	return EXIT_USAGE;
+	return tool_bad_option("lab", opt, value, expected);
 }
 
 static int parse_target(const char *v, struct lab_opts *o)

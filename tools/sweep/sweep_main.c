@@ -11,6 +11,7 @@
 #include "plugin/base/config.h"
 #include "shim/shim.h"
 #include "shim/shim_env.h"
+#include "tools/common/tool_opts.h"
 #include "tools/common/tool_path.h"
 
 #define MAX_BYTES_LIMIT (16ULL << 30)
@@ -60,9 +61,7 @@ void sweep_usage(FILE *out)
 
 static int bad(const char *opt, const char *value, const char *expected)
 {
-	fprintf(stderr, "fabriclab sweep: %s \"%s\": expected %s (see `fabriclab sweep --help`)\n",
-		opt, value, expected);
-	return SWEEP_EXIT_USAGE;
+	return tool_bad_option("sweep", opt, value, expected);
 }
 
 static int parse_bytes_opt(const char *opt, const char *v, size_t *out)
@@ -74,13 +73,7 @@ static int parse_bytes_opt(const char *opt, const char *v, size_t *out)
 
 static int parse_long_opt(const char *opt, const char *v, long min, long max, long *out)
 {
-	char expected[64];
-
-	if (shim_parse_long(v, out) || *out < min || *out > max) {
-		snprintf(expected, sizeof(expected), "an integer from %ld to %ld", min, max);
-		return bad(opt, v, expected);
-	}
-	return 0;
+	return tool_long_option("sweep", opt, v, min, max, out);
 }
 
 static int parse_number(const char *opt, const char *v, double min, double max, double *out)
