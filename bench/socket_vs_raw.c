@@ -267,7 +267,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* The same stream count the plugin will use, so raw TCP gets as many. */
-	if (fl_env_long("FABRICLAB_SOCKET_NSTREAMS", sock_default_nstreams(), 0, 16, &nstreams))
+	if (fl_env_long("FABRICLAB_SOCKET_NSTREAMS", SOCK_DEFAULT_NSTREAMS, 0, 16, &nstreams))
 		return fprintf(stderr, "socket_vs_raw: bad FABRICLAB_SOCKET_NSTREAMS\n"), 2;
 	/* With 0 data streams the plugin carries everything on its one control stream. */
 	if (nstreams == 0)

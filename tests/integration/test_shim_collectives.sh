@@ -68,7 +68,7 @@ for ranks in 2 4 8; do
 		run "$op-$ranks-ranks-1B-$max" "$ranks" "$op" 1 "$max" 4 2
 	done
 done
-# Helper-thread data streams (the default on hosts with 8+ CPUs), split and unsplit messages.
+# Helper-thread data streams (opt-in: FABRICLAB_SOCKET_NSTREAMS), split and unsplit messages.
 for streams in 1 2 5; do
 	run "all_reduce-4-ranks-$streams-streams" 4 all_reduce 1 "$max" 8 2 FABRICLAB_SOCKET_NSTREAMS=$streams
 done

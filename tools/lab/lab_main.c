@@ -302,7 +302,7 @@ static void rank_env(const struct lab_opts *o)
 	setenv("FABRICLAB_SOCKET_IFNAME", o->netns ? "eth0" : "lo", 1);
 	/*
 	 * A data stream per connection: a helper thread blocked in recv() times the
-	 * receiver's wire. Without it (the default below 8 CPUs) only senders time
+	 * receiver's wire. Without it (the plugin's default) only senders time
 	 * it, and the kernel's socket buffers hide a receiver paced slower.
 	 */
 	setenv("FABRICLAB_SOCKET_NSTREAMS", "1", 0);

@@ -1,6 +1,5 @@
 #include "sock_config.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,22 +48,13 @@ static int load_ifspec(char *out, size_t len)
 	return FL_OK;
 }
 
-int sock_default_nstreams(void)
-{
-	cpu_set_t cpus;
-
-	if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0)
-		return SOCK_DEFAULT_NSTREAMS_MANY_CPUS;
-	return CPU_COUNT(&cpus) < SOCK_STREAMS_MIN_CPUS ? 0 : SOCK_DEFAULT_NSTREAMS_MANY_CPUS;
-}
-
 int sock_config_load(struct sock_config *cfg)
 {
 	long nstreams;
 	int rc;
 
 	memset(cfg, 0, sizeof(*cfg));
-	rc = fl_env_long("FABRICLAB_SOCKET_NSTREAMS", sock_default_nstreams(), 0, SOCK_MAX_STREAMS,
+	rc = fl_env_long("FABRICLAB_SOCKET_NSTREAMS", SOCK_DEFAULT_NSTREAMS, 0, SOCK_MAX_STREAMS,
 			 &nstreams);
 	if (!rc)
 		rc = fl_env_bytes("FABRICLAB_SOCKET_INLINE", SOCK_DEFAULT_INLINE, 0,

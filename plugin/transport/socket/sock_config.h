@@ -26,22 +26,20 @@ struct sock_config {
 /*
  * Measured on loopback, 2 vCPUs, 8 requests in flight: 64 KiB inline moved
  * 32 KiB messages 2.4-3.3x faster than 16 KiB; 128 KiB pieces beat 32-64 KiB
- * ones on 128 KiB messages. Helper threads only pay off with cores to run on:
- * on 2 vCPUs, 512 KiB steps moved 5.1 GB/s with no data streams (all on the
- * control stream) and 2.3 GB/s with 2, so the default depends on the CPUs
- * this process may use (sock_default_nstreams).
+ * ones on 128 KiB messages. Data streams with helper threads are opt-in: no
+ * measurement has shown them faster (on 2 vCPUs 512 KiB steps fell to 0.4x of
+ * NCCL Socket with 1 or 2), so every host gets what NCCL's own Socket
+ * transport does on an ordinary host: everything on one non-blocking stream
+ * driven by the proxy thread. docs/benchmarks.md says how to judge it on a
+ * many-core host.
  */
-#define SOCK_STREAMS_MIN_CPUS 8 /* below this many usable CPUs: no helper streams */
-#define SOCK_DEFAULT_NSTREAMS_MANY_CPUS 2
+#define SOCK_DEFAULT_NSTREAMS 0
 #define SOCK_DEFAULT_INLINE (64 << 10)
 #define SOCK_DEFAULT_MIN_CHUNK (128 << 10)
 #define SOCK_DEFAULT_HELLO_TIMEOUT_MS 10000
 #define SOCK_MAX_INLINE (1 << 20)
 #define SOCK_MIN_CHUNK_FLOOR 4096
 #define SOCK_MIN_CHUNK_CEIL (1 << 30)
-
-/* 0 when fewer than SOCK_STREAMS_MIN_CPUS CPUs are usable, else 2. */
-int sock_default_nstreams(void);
 
 /* Which variable the interface selection came from, for messages. */
 const char *sock_ifspec_variable(void);
