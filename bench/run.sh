@@ -15,14 +15,14 @@ echo "== wrapper cost (null transport, isend+test pairs)"
 echo
 echo "== profiler role: ns per callback through ncclProfiler_v5 vs a no-op table"
 "$build/bench/profiler_cost"
-for so in "${plugins[@]}"; do
-	echo
-	echo "== $(basename "$so") vs raw TCP, same number of streams, loopback"
-	"$build/bench/socket_vs_raw" "$so" 64M 5
-	echo
-	echo "== all_reduce, 4 local ranks through $(basename "$so")"
-	NCCL_NET_PLUGIN="$so" "$build/fabriclab" bench --ranks 4 -b 8 -e 64M -f 8 -n 10 -w 3
-done
+echo
+echo "== socket transport: $(for so in "${plugins[@]}"; do basename "$so"; done | paste -sd' ') and raw TCP"
+echo "   (polling, same message sizes), loopback, interleaved rounds; CPU = task-clock of both processes"
+"$build/bench/socket_vs_raw" "${plugins[0]}" 64M 9 "${plugins[@]:1}"
+bench/iperf3_loopback.sh 64M 5
+echo
+echo "== all_reduce, 4 local ranks, through $(for so in "${plugins[@]}"; do basename "$so"; done | paste -sd' '), interleaved"
+bench/allreduce_vs.sh "$build" 5 "${plugins[@]}"
 echo
 echo "== slow loris: connection setup alone vs with 1000 strangers held on the listen port (3 runs)"
 for run in 1 2 3; do

@@ -1,15 +1,12 @@
 /*
- * One direction, two local processes: 64 MiB moved through the plugin (loaded
- * by the shim as NCCL would) against the same bytes over raw TCP with the same
- * number of streams, one thread per stream. Rounds alternate so both see the
- * same machine. Usage: socket_vs_raw PLUGIN_SO [bytes] [rounds]
+ * One direction, two local processes: the same bytes moved through one or more
+ * net plugins (each loaded by the shim as NCCL loads it) and over raw TCP that
+ * polls the way the plugins are driven: non-blocking calls of the same message
+ * sizes, yielding the core when nothing moved. Contestants take turns inside
+ * every round (the order rotating), so each sees the same machine; the spread
+ * of the rounds and the ratios paired round by round are printed.
+ * Usage: socket_vs_raw PLUGIN_SO [bytes] [rounds] [PEER_SO...]
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +18,12 @@
 #include "plugin/base/config.h"
 #include "plugin/transport/socket/sock_config.h"
 #include "shim/shim_net.h"
+#include "bench_cost.h"
+#include "raw_tcp.h"
 
 #define STEPS_IN_FLIGHT 8
-#define RAW_CALL_BYTES (256 << 10)
+#define MAX_PLUGINS 4
+#define MAX_ROUNDS 64
 
 struct pattern {
 	const char *name;
@@ -31,15 +31,30 @@ struct pattern {
 };
 
 static const struct pattern patterns[] = {
-	{ "one 64 MiB message", 0 },
+	{ "one message of the whole size", 0 },
 	{ "512 KiB steps, 8 in flight", 512 << 10 },
 };
+enum { NPAT = sizeof(patterns) / sizeof(patterns[0]) };
 
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
+struct contestant {
+	const char *label;
+	int raw;
+	struct shim_net net;
+	void *comm, *mh;
+};
+
+struct run {
+	struct contestant c[MAX_PLUGINS + 1];
+	int n;
+	int raw_fds[SOCK_MAX_STREAMS];
+	int nstreams;
+	int sending;
+	int out_fd, in_fd;
+	char *buf;
+	size_t bytes;
+	int counter; /* syscalls of this thread, or -1 */
+	int helpers; /* fabriclab runs helper threads (FABRICLAB_SOCKET_NSTREAMS > 0) */
+};
 
 static void check(int rc, const char *what)
 {
@@ -49,16 +64,19 @@ static void check(int rc, const char *what)
 	}
 }
 
+static size_t steps_of(size_t bytes, size_t step)
+{
+	return step && step < bytes ? (bytes + step - 1) / step : 1;
+}
+
 /* Moves `bytes` over an established comm in steps of `step`, 8 in flight. */
-static void plugin_transfer(struct shim_net *net, void *comm, int sending, char *buf, size_t bytes,
-			    size_t step, void *mh)
+static void plugin_transfer(struct contestant *c, int sending, char *buf, size_t bytes, size_t step)
 {
 	void *reqs[STEPS_IN_FLIGHT] = { 0 };
-	size_t nsteps, posted = 0, completed = 0;
+	size_t nsteps = steps_of(bytes, step), posted = 0, completed = 0;
 
 	if (!step || step > bytes)
 		step = bytes;
-	nsteps = (bytes + step - 1) / step;
 	while (completed < nsteps) {
 		if (posted < nsteps && posted - completed < STEPS_IN_FLIGHT) {
 			size_t off = posted * step, len = bytes - off < step ? bytes - off : step;
@@ -67,9 +85,11 @@ static void plugin_transfer(struct shim_net *net, void *comm, int sending, char 
 			int tag = 0;
 
 			if (sending)
-				check(shim_net_isend(net, comm, data, len, tag, mh, slot), "isend");
+				check(shim_net_isend(&c->net, c->comm, data, len, tag, c->mh, slot),
+				      "isend");
 			else
-				check(shim_net_irecv(net, comm, 1, &data, &len, &tag, &mh, slot),
+				check(shim_net_irecv(&c->net, c->comm, 1, &data, &len, &tag, &c->mh,
+						     slot),
 				      "irecv");
 			if (*slot)
 				posted++;
@@ -77,218 +97,188 @@ static void plugin_transfer(struct shim_net *net, void *comm, int sending, char 
 		if (completed < posted) {
 			int done = 0, size;
 
-			check(shim_net_test(net, reqs[completed % STEPS_IN_FLIGHT], &done, &size),
+			check(shim_net_test(&c->net, reqs[completed % STEPS_IN_FLIGHT], &done,
+					    &size),
 			      "test");
 			if (done)
 				completed++;
 			else
-				sched_yield(); /* as the shim does: the helpers need the core */
+				sched_yield(); /* as the shim does: whatever else runs needs the core */
 		}
 	}
 }
 
-static double plugin_round(struct shim_net *net, void *comm, int sending, char *buf,
-			   size_t bytes, size_t step, void *mh, int out_fd, int in_fd)
+static void transfer(struct run *run, struct contestant *c, size_t step)
 {
+	if (c->raw)
+		raw_tcp_transfer(run->raw_fds, run->nstreams, run->sending, run->buf, run->bytes,
+				 step);
+	else
+		plugin_transfer(c, run->sending, run->buf, run->bytes, step);
+}
+
+/*
+ * One turn: the receiver starts the clock and says go (like a CTS); the
+ * sender's own CPU and syscall cost comes back over the pipe afterwards.
+ */
+static void turn(struct run *run, struct contestant *c, size_t step, struct bench_sample *out)
+{
+	struct bench_cost mine, theirs;
 	char go = 0;
 	uint64_t t0;
 
-	/* The receiver posts first and tells the sender to start, like a CTS. */
-	if (sending && read(in_fd, &go, 1) != 1)
-		die("read go");
+	if (run->sending) {
+		if (read(run->in_fd, &go, 1) != 1)
+			bench_die("read go");
+		bench_cost_start(&mine, run->counter);
+		transfer(run, c, step);
+		bench_cost_stop(&mine, run->counter);
+		if (write(run->out_fd, &mine, sizeof(mine)) != (ssize_t)sizeof(mine))
+			bench_die("write cost");
+		return;
+	}
 	t0 = fl_clock_mono_ns();
-	if (!sending && write(out_fd, &go, 1) != 1)
-		die("write go");
-	plugin_transfer(net, comm, sending, buf, bytes, step, mh);
-	return (double)bytes / (double)(fl_clock_mono_ns() - t0);
+	if (write(run->out_fd, &go, 1) != 1)
+		bench_die("write go");
+	bench_cost_start(&mine, run->counter);
+	transfer(run, c, step);
+	bench_cost_stop(&mine, run->counter);
+	out->gbs = (double)run->bytes / (double)(fl_clock_mono_ns() - t0);
+	if (read(run->in_fd, &theirs, sizeof(theirs)) != (ssize_t)sizeof(theirs))
+		bench_die("read cost");
+	bench_sample_fill(out, &theirs, &mine, run->bytes, steps_of(run->bytes, step));
 }
 
-struct raw_stream {
-	int fd;
-	int sending;
-	char *buf;
-	size_t len;
-};
-
-static void *raw_stream_run(void *arg)
-{
-	struct raw_stream *s = arg;
-	size_t off = 0;
-
-	/* 256 KiB per call, like iperf3's writes: one huge call thrashes the caches. */
-	while (off < s->len) {
-		size_t len = s->len - off < RAW_CALL_BYTES ? s->len - off : RAW_CALL_BYTES;
-		ssize_t n = s->sending ? send(s->fd, s->buf + off, len, MSG_NOSIGNAL)
-				       : recv(s->fd, s->buf + off, len, MSG_WAITALL);
-		if (n <= 0)
-			die("raw stream");
-		off += (size_t)n;
-	}
-	return NULL;
-}
-
-static double raw_round(int *fds, int nstreams, int sending, char *buf, size_t bytes, int out_fd,
-			int in_fd)
-{
-	pthread_t threads[16];
-	struct raw_stream s[16];
-	size_t share = bytes / (size_t)nstreams;
-	char go = 0;
-	uint64_t t0;
-
-	if (sending && read(in_fd, &go, 1) != 1)
-		die("read go");
-	t0 = fl_clock_mono_ns();
-	if (!sending && write(out_fd, &go, 1) != 1)
-		die("write go");
-	for (int i = 0; i < nstreams; i++) {
-		s[i] = (struct raw_stream){ fds[i], sending, buf + share * (size_t)i,
-					    i == nstreams - 1 ? bytes - share * (size_t)i : share };
-		pthread_create(&threads[i], NULL, raw_stream_run, &s[i]);
-	}
-	for (int i = 0; i < nstreams; i++)
-		pthread_join(threads[i], NULL);
-	return (double)bytes / (double)(fl_clock_mono_ns() - t0);
-}
-
-static void raw_connect(int *fds, int nstreams, int sending, int listen_fd, uint16_t port)
-{
-	for (int i = 0; i < nstreams; i++) {
-		int one = 1;
-
-		if (sending) {
-			struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-
-			a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-			fds[i] = socket(AF_INET, SOCK_STREAM, 0);
-			if (connect(fds[i], (struct sockaddr *)&a, sizeof(a)))
-				die("raw connect");
-		} else if ((fds[i] = accept(listen_fd, NULL, NULL)) < 0) {
-			die("raw accept");
-		}
-		setsockopt(fds[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	}
-}
-
-static void plugin_connect(struct shim_net *net, int sending, int out_fd, int in_fd, void **comm)
+static void plugin_connect(struct run *run, struct contestant *c)
 {
 	char handle[FL_HANDLE_SIZE];
 	void *listen_comm = NULL;
 
-	if (!sending) {
-		check(shim_net_listen(net, 0, handle, &listen_comm), "listen");
-		if (write(out_fd, handle, sizeof(handle)) != (ssize_t)sizeof(handle))
-			die("write handle");
-	} else if (read(in_fd, handle, sizeof(handle)) != (ssize_t)sizeof(handle)) {
-		die("read handle");
+	if (!run->sending) {
+		check(shim_net_listen(&c->net, 0, handle, &listen_comm), "listen");
+		if (write(run->out_fd, handle, sizeof(handle)) != (ssize_t)sizeof(handle))
+			bench_die("write handle");
+	} else if (read(run->in_fd, handle, sizeof(handle)) != (ssize_t)sizeof(handle)) {
+		bench_die("read handle");
 	}
-	while (!*comm) {
-		if (sending)
-			check(shim_net_connect(net, 0, handle, comm), "connect");
+	while (!c->comm) {
+		if (run->sending)
+			check(shim_net_connect(&c->net, 0, handle, &c->comm), "connect");
 		else
-			check(shim_net_accept(net, listen_comm, comm), "accept");
+			check(shim_net_accept(&c->net, listen_comm, &c->comm), "accept");
 	}
 	if (listen_comm)
-		shim_net_close_listen(net, listen_comm);
+		shim_net_close_listen(&c->net, listen_comm);
 }
 
-static int cmp_double(const void *a, const void *b)
+static void plugin_open(struct run *run, struct contestant *c, const char *so)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	return v[n / 2];
-}
-
-/* Runs every round on one side; the receiver reports GB/s through `results`. */
-static void run_side(const char *so, int sending, size_t bytes, int rounds, int nstreams,
-		     int listen_fd, uint16_t port, int out_fd, int in_fd, FILE *results)
-{
-	enum { NPAT = sizeof(patterns) / sizeof(patterns[0]) };
-	double plugin_gbs[NPAT][64], raw_gbs[NPAT][64];
-	struct shim_net net;
 	char err[256];
-	void *comm = NULL, *mh = NULL;
-	int fds[16];
-	char *buf = malloc(bytes);
 
-	if (!buf)
-		die("malloc");
-	memset(buf, sending ? 0x5a : 0, bytes);
-	if (shim_net_load(so, 0, &net, err, sizeof(err)))
+	if (shim_net_load(so, 0, &c->net, err, sizeof(err)))
 		fprintf(stderr, "socket_vs_raw: %s\n", err), exit(1);
-	check(shim_net_init(&net, 42), "init");
-	plugin_connect(&net, sending, out_fd, in_fd, &comm);
-	check(shim_net_reg_mr(&net, comm, buf, bytes, FL_PTR_HOST, &mh), "regMr");
-	raw_connect(fds, nstreams, sending, listen_fd, port);
-	for (int r = 0; r < rounds; r++) {
-		for (int p = 0; p < NPAT; p++) {
-			plugin_gbs[p][r] = plugin_round(&net, comm, sending, buf, bytes,
-							patterns[p].step, mh, out_fd, in_fd);
-			raw_gbs[p][r] = raw_round(fds, nstreams, sending, buf, bytes, out_fd, in_fd);
-		}
-	}
-	for (int p = 0; p < NPAT && !sending; p++) {
-		double pm = median(plugin_gbs[p], rounds), rm = median(raw_gbs[p], rounds);
+	check(shim_net_init(&c->net, 42), "init");
+	c->label = c->net.name;
+	plugin_connect(run, c);
+	check(shim_net_reg_mr(&c->net, c->comm, run->buf, run->bytes, FL_PTR_HOST, &c->mh),
+	      "regMr");
+}
 
-		fprintf(results,
-			"%s vs raw TCP, %zu MiB, %s, %d TCP stream(s): plugin %.2f GB/s, raw %.2f "
-			"GB/s, ratio %.3f (goal >= 0.95; median of %d rounds)\n",
-			net.name, bytes >> 20, patterns[p].name, nstreams, pm, rm, pm / rm, rounds);
-	}
-	shim_net_dereg_mr(&net, comm, mh);
-	if (sending)
-		shim_net_close_send(&net, comm);
+static void plugin_close(struct run *run, struct contestant *c)
+{
+	shim_net_dereg_mr(&c->net, c->comm, c->mh);
+	if (run->sending)
+		shim_net_close_send(&c->net, c->comm);
 	else
-		shim_net_close_recv(&net, comm);
-	shim_net_close(&net);
-	for (int i = 0; i < nstreams; i++)
-		close(fds[i]);
-	free(buf);
+		shim_net_close_recv(&c->net, c->comm);
+	shim_net_close(&c->net);
+}
+
+static void report(struct run *run, int rounds, struct bench_sample s[][MAX_PLUGINS + 1][MAX_ROUNDS])
+{
+	for (int p = 0; p < NPAT; p++) {
+		printf("-- %s, %zu MiB per turn, %d TCP stream(s), %d rounds (min / median / max)\n",
+		       patterns[p].name, run->bytes >> 20, run->nstreams, rounds);
+		for (int k = 0; k < run->n; k++)
+			bench_print_samples(run->c[k].label, s[p][k], rounds);
+		for (int k = 1; k < run->n; k++)
+			bench_print_ratio(run->c[0].label, s[p][0], run->c[k].label, s[p][k], rounds,
+					  run->c[k].raw ? 0.95 : 1.0);
+	}
+	if (run->helpers)
+		printf("(syscalls counted on the thread that drives the plugin; helper threads' not)\n");
+}
+
+/* Runs every round on one side; the receiver prints. */
+static void run_side(struct run *run, char **plugins, int nplugins, int rounds, int listen_fd,
+		     uint16_t port)
+{
+	static struct bench_sample samples[NPAT][MAX_PLUGINS + 1][MAX_ROUNDS];
+
+	run->buf = malloc(run->bytes);
+	if (!run->buf)
+		bench_die("malloc");
+	memset(run->buf, run->sending ? 0x5a : 0, run->bytes);
+	run->counter = bench_syscall_counter_open();
+	for (int k = 0; k < nplugins; k++)
+		plugin_open(run, &run->c[k], plugins[k]);
+	run->c[nplugins] = (struct contestant){ .label = "raw TCP, polling", .raw = 1 };
+	run->n = nplugins + 1;
+	raw_tcp_connect(run->raw_fds, run->nstreams, run->sending, listen_fd, port);
+	for (int r = 0; r < rounds; r++)
+		for (int p = 0; p < NPAT; p++)
+			for (int i = 0; i < run->n; i++) {
+				int k = (i + r) % run->n;
+
+				turn(run, &run->c[k], patterns[p].step, &samples[p][k][r]);
+			}
+	if (!run->sending)
+		report(run, rounds, samples);
+	for (int k = 0; k < nplugins; k++)
+		plugin_close(run, &run->c[k]);
+	for (int i = 0; i < run->nstreams; i++)
+		close(run->raw_fds[i]);
+	free(run->buf);
 }
 
 int main(int argc, char **argv)
 {
-	size_t bytes = 64 << 20;
-	int rounds = argc > 3 ? atoi(argv[3]) : 5;
+	struct run run = { .bytes = 64 << 20 };
+	int rounds = argc > 3 ? atoi(argv[3]) : 5, nplugins = argc > 4 ? argc - 3 : 1;
+	char *plugins[MAX_PLUGINS];
 	long nstreams;
 	int to_sender[2], to_receiver[2], listen_fd, status;
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t alen = sizeof(a);
+	uint16_t port;
 	pid_t child;
 
-	if (argc < 2 || (argc > 2 && fl_parse_bytes(argv[2], &bytes)) || rounds < 1 || rounds > 64) {
-		fprintf(stderr, "usage: socket_vs_raw PLUGIN_SO [bytes, e.g. 64M] [rounds 1..64]\n");
+	if (argc < 2 || (argc > 2 && fl_parse_bytes(argv[2], &run.bytes)) || !run.bytes ||
+	    rounds < 1 || rounds > MAX_ROUNDS || nplugins > MAX_PLUGINS) {
+		fprintf(stderr, "usage: socket_vs_raw PLUGIN_SO [bytes, e.g. 64M] [rounds 1..%d] "
+				"[PEER_SO... (up to %d plugins in all)]\n",
+			MAX_ROUNDS, MAX_PLUGINS);
 		return 2;
 	}
-	/* The same stream count the plugin will use, so raw TCP gets as many. */
-	if (fl_env_long("FABRICLAB_SOCKET_NSTREAMS", SOCK_DEFAULT_NSTREAMS, 0, 16, &nstreams))
+	plugins[0] = argv[1];
+	for (int k = 1; k < nplugins; k++)
+		plugins[k] = argv[3 + k];
+	/* The stream count fabriclab will use, so raw TCP gets as many (0: control only). */
+	if (fl_env_long("FABRICLAB_SOCKET_NSTREAMS", SOCK_DEFAULT_NSTREAMS, 0, SOCK_MAX_STREAMS,
+			&nstreams))
 		return fprintf(stderr, "socket_vs_raw: bad FABRICLAB_SOCKET_NSTREAMS\n"), 2;
-	/* With 0 data streams the plugin carries everything on its one control stream. */
-	if (nstreams == 0)
-		nstreams = 1;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	listen_fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (bind(listen_fd, (struct sockaddr *)&a, sizeof(a)) || listen(listen_fd, 16) ||
-	    getsockname(listen_fd, (struct sockaddr *)&a, &alen))
-		die("raw listen");
+	run.helpers = nstreams > 0;
+	run.nstreams = nstreams ? (int)nstreams : 1;
+	listen_fd = raw_tcp_listen(&port);
 	if (pipe(to_sender) || pipe(to_receiver))
-		die("pipe");
+		bench_die("pipe");
 	child = fork();
 	if (child < 0)
-		die("fork");
-	if (child == 0) {
-		run_side(argv[1], 1, bytes, rounds, (int)nstreams, listen_fd, ntohs(a.sin_port),
-			 to_receiver[1], to_sender[0], NULL);
+		bench_die("fork");
+	run.sending = child == 0;
+	run.out_fd = run.sending ? to_receiver[1] : to_sender[1];
+	run.in_fd = run.sending ? to_sender[0] : to_receiver[0];
+	run_side(&run, plugins, nplugins, rounds, listen_fd, port);
+	if (run.sending)
 		_exit(0);
-	}
-	run_side(argv[1], 0, bytes, rounds, (int)nstreams, listen_fd, ntohs(a.sin_port),
-		 to_sender[1], to_receiver[0], stdout);
 	waitpid(child, &status, 0);
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
