@@ -171,6 +171,17 @@ static void plugin_connect(struct run *run, struct contestant *c)
 		shim_net_close_listen(&c->net, listen_comm);
 }
 
+/* The table's name, or the file's when an earlier contestant has that name too. */
+static const char *label_of(const struct run *run, const struct contestant *c, const char *so)
+{
+	const char *base = strrchr(so, '/');
+
+	for (const struct contestant *o = run->c; o < c; o++)
+		if (!strcmp(o->label, c->net.name))
+			return base ? base + 1 : so;
+	return c->net.name;
+}
+
 static void plugin_open(struct run *run, struct contestant *c, const char *so)
 {
 	char err[256];
@@ -178,7 +189,7 @@ static void plugin_open(struct run *run, struct contestant *c, const char *so)
 	if (shim_net_load(so, 0, &c->net, err, sizeof(err)))
 		fprintf(stderr, "socket_vs_raw: %s\n", err), exit(1);
 	check(shim_net_init(&c->net, 42), "init");
-	c->label = c->net.name;
+	c->label = label_of(run, c, so);
 	plugin_connect(run, c);
 	check(shim_net_reg_mr(&c->net, c->comm, run->buf, run->bytes, FL_PTR_HOST, &c->mh),
 	      "regMr");

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "base/clock.h"
 #include "base/error.h"
@@ -44,11 +45,13 @@ int sock_recv_comm_create(int ctrl_fd, const int *data_fds, const struct sock_ru
 	return FL_OK;
 }
 
-/* Non-blocking read on control; *got = 0 when nothing is there yet. */
-static int recv_control_bytes(struct sock_recv_comm *c, uint8_t *buf, size_t len, size_t *got)
+/* Non-blocking read on control into iov; *got = 0 when nothing is there yet. */
+static int recv_control_iov(struct sock_recv_comm *c, struct iovec *iov, size_t niov, size_t *got)
 {
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = niov };
+
 	for (;;) {
-		ssize_t n = recv(c->link.ctrl_fd, buf, len, MSG_DONTWAIT);
+		ssize_t n = recvmsg(c->link.ctrl_fd, &msg, MSG_DONTWAIT);
 
 		if (n > 0) {
 			*got = (size_t)n;
@@ -62,6 +65,13 @@ static int recv_control_bytes(struct sock_recv_comm *c, uint8_t *buf, size_t len
 		sock_fault_errno(&c->link.fault, "recv on control stream", n ? errno : 0);
 		return sock_link_failed(&c->link);
 	}
+}
+
+static int recv_control_bytes(struct sock_recv_comm *c, uint8_t *buf, size_t len, size_t *got)
+{
+	struct iovec iov = { buf, len };
+
+	return recv_control_iov(c, &iov, 1, got);
 }
 
 /*
@@ -83,9 +93,17 @@ static void paced_read(struct sock_recv_comm *c, size_t got)
 				now + fl_pace_wait_ns(c->link.pacer, now), c->payload_len);
 }
 
-static int read_payload(struct sock_recv_comm *c)
+/*
+ * Unpaced, the rest of the payload and the next message's header come in one
+ * call: a header costs no syscall of its own. *drained: the kernel had less
+ * than asked for, so asking again now would only get EAGAIN.
+ */
+static int read_payload(struct sock_recv_comm *c, int *drained)
 {
 	size_t want = c->payload_len - c->payload_got, got;
+	struct iovec iov[2] = { { c->payload_buf + c->payload_got, want },
+				{ c->header + c->header_got, SOCK_MSG_HEADER_SIZE - c->header_got } };
+	size_t niov = 2;
 	int rc;
 
 	/* paced: the payload waits in the socket (TCP holds the sender back) for a later test */
@@ -93,8 +111,15 @@ static int read_payload(struct sock_recv_comm *c)
 		if (!fl_pace_try(c->link.pacer, fl_clock_ns()))
 			return FL_OK;
 		want = want < FL_PACE_SLICE ? want : FL_PACE_SLICE;
+		iov[0].iov_len = want;
+		niov = 1;
 	}
-	rc = recv_control_bytes(c, c->payload_buf + c->payload_got, want, &got);
+	rc = recv_control_iov(c, iov, niov, &got);
+	*drained = got < iov[0].iov_len + (niov > 1 ? iov[1].iov_len : 0);
+	if (got > want) {
+		c->header_got += got - want;
+		got = want;
+	}
 	if (FL_PACING && c->link.pacer && !rc && got)
 		paced_read(c, got);
 
@@ -199,19 +224,31 @@ static int claim_message(struct sock_recv_comm *c)
 	return FL_OK;
 }
 
-/* Moves control bytes while a receive waits for them. Never blocks. */
+/*
+ * Moves control bytes while a receive waits for them. Never blocks. A header
+ * that came in behind a payload waits, whole, for the receive it belongs to.
+ */
 static int recv_control(struct sock_recv_comm *c)
 {
+	int drained = 0;
 	size_t got;
 	int rc;
 
 	for (;;) {
 		if (c->payload_req) {
-			rc = read_payload(c);
+			rc = read_payload(c, &drained);
 			if (rc || c->payload_req)
 				return rc;
 		}
-		if (c->wait_head == c->wait_tail)
+		if (c->header_got == SOCK_MSG_HEADER_SIZE) {
+			if (c->wait_head == c->wait_tail)
+				return FL_OK;
+			rc = claim_message(c);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (drained || c->wait_head == c->wait_tail)
 			return FL_OK;
 		rc = recv_control_bytes(c, c->header + c->header_got,
 					SOCK_MSG_HEADER_SIZE - c->header_got, &got);
@@ -220,9 +257,6 @@ static int recv_control(struct sock_recv_comm *c)
 		c->header_got += got;
 		if (c->header_got < SOCK_MSG_HEADER_SIZE)
 			return FL_OK;
-		rc = claim_message(c);
-		if (rc)
-			return rc;
 	}
 }
 
