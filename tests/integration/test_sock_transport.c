@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,6 +23,7 @@
 
 #include "plugin/base/error.h"
 #include "plugin/base/fl_types.h"
+#include "plugin/transport/socket/sock_comm.h"
 #include "plugin/transport/socket/sock_config.h"
 #include "plugin/transport/socket/sock_handle.h"
 #include "plugin/transport/transport.h"
@@ -465,6 +467,58 @@ static void test_multi_recv_tags(void **state)
 	close_pair(&p);
 }
 
+/* Until `bytes` wait unread in fd's receive queue. */
+static void wait_readable(int fd, size_t bytes)
+{
+	double end = now_s() + DEADLINE_S;
+	int n = 0;
+
+	while (ioctl(fd, FIONREAD, &n) == 0 && (size_t)n < bytes && now_s() < end)
+		usleep(1000);
+	assert_int_equal(n, (int)bytes);
+}
+
+/*
+ * The receiver reads the next header in the same call as the payload before
+ * it: that header must wait, whole, for a receive posted later, and then
+ * claim it like any other (inline payloads, the next one sent with no receive
+ * posted for it yet; a zero-byte message last).
+ */
+static void test_header_read_ahead_of_its_receive(void **state)
+{
+	static const size_t size[] = { 1000, 3000, 0 };
+	enum { N = sizeof(size) / sizeof(size[0]) };
+	uint8_t src[N][4096], dst[N][4096];
+	void *sreq[N], *rreq;
+	size_t queued = 0;
+	struct pair p;
+
+	(void)state;
+	open_pair(&p);
+	for (int i = 0; i < N; i++) {
+		fill(src[i], size[i], (unsigned)i + 40);
+		post_send(p.send, src[i], size[i], 10 + i, &sreq[i]);
+		assert_int_equal(wait_done(sreq[i], NULL, NULL, DEADLINE_S), FL_OK);
+		queued += SOCK_MSG_HEADER_SIZE + size[i];
+	}
+	wait_readable(((struct sock_recv_comm *)p.recv)->link.ctrl_fd, queued);
+	for (int i = 0; i < N; i++) {
+		void *buf = dst[i];
+		size_t cap = sizeof(dst[i]);
+		int tag = 10 + i, got = -1;
+
+		memset(dst[i], 0, sizeof(dst[i]));
+		post_recv(p.recv, 1, &buf, &cap, &tag, &rreq);
+		assert_int_equal(wait_done(rreq, &got, NULL, DEADLINE_S), FL_OK);
+		assert_int_equal(got, (int)size[i]);
+		assert_memory_equal(dst[i], src[i], size[i]);
+		if (i + 1 < N) /* all bytes were there: the next header came with this payload */
+			assert_int_equal(((struct sock_recv_comm *)p.recv)->header_got,
+					 SOCK_MSG_HEADER_SIZE);
+	}
+	close_pair(&p);
+}
+
 static void test_message_larger_than_slot(void **state)
 {
 	uint8_t src[2000] = { 0 }, dst[1000];
@@ -782,6 +836,7 @@ int main(void)
 		cmocka_unit_test(test_send_pool_exhaustion),
 		cmocka_unit_test(test_multi_recv_tags),
 		cmocka_unit_test(test_message_larger_than_slot),
+		cmocka_unit_test(test_header_read_ahead_of_its_receive),
 		cmocka_unit_test(test_strangers_do_not_disturb),
 		cmocka_unit_test(test_silent_stranger_keeps_its_slot_until_timeout),
 		cmocka_unit_test(test_sender_closed_mid_transfer),
