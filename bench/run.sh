@@ -18,7 +18,7 @@ echo "== profiler role: ns per callback through ncclProfiler_v5 vs a no-op table
 echo
 echo "== socket transport: $(for so in "${plugins[@]}"; do basename "$so"; done | paste -sd' ') and raw TCP"
 echo "   (polling, same message sizes), loopback, interleaved rounds; CPU = task-clock of both processes"
-"$build/bench/socket_vs_raw" "${plugins[0]}" 64M 9 "${plugins[@]:1}"
+"$build/bench/socket_vs_raw" "${plugins[0]}" 64M 15 "${plugins[@]:1}"
 bench/iperf3_loopback.sh 64M 5
 echo
 echo "== all_reduce, 4 local ranks, through $(for so in "${plugins[@]}"; do basename "$so"; done | paste -sd' '), interleaved"
