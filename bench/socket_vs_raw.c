@@ -33,7 +33,16 @@ struct pattern {
 static const struct pattern patterns[] = {
 	{ "one message of the whole size", 0 },
 	{ "512 KiB steps, 8 in flight", 512 << 10 },
+	{ "4 KiB steps, 8 in flight", 4 << 10 },
 };
+
+/* Small steps move less per turn, so a turn stays short: at most this many messages. */
+#define MAX_MSGS_PER_TURN 4096
+
+static size_t turn_bytes(size_t bytes, size_t step)
+{
+	return step && bytes / step > MAX_MSGS_PER_TURN ? step * MAX_MSGS_PER_TURN : bytes;
+}
 enum { NPAT = sizeof(patterns) / sizeof(patterns[0]) };
 
 struct contestant {
@@ -110,11 +119,12 @@ static void plugin_transfer(struct contestant *c, int sending, char *buf, size_t
 
 static void transfer(struct run *run, struct contestant *c, size_t step)
 {
+	size_t bytes = turn_bytes(run->bytes, step);
+
 	if (c->raw)
-		raw_tcp_transfer(run->raw_fds, run->nstreams, run->sending, run->buf, run->bytes,
-				 step);
+		raw_tcp_transfer(run->raw_fds, run->nstreams, run->sending, run->buf, bytes, step);
 	else
-		plugin_transfer(c, run->sending, run->buf, run->bytes, step);
+		plugin_transfer(c, run->sending, run->buf, bytes, step);
 }
 
 /*
@@ -124,6 +134,7 @@ static void transfer(struct run *run, struct contestant *c, size_t step)
 static void turn(struct run *run, struct contestant *c, size_t step, struct bench_sample *out)
 {
 	struct bench_cost mine, theirs;
+	size_t bytes = turn_bytes(run->bytes, step);
 	char go = 0;
 	uint64_t t0;
 
@@ -143,10 +154,10 @@ static void turn(struct run *run, struct contestant *c, size_t step, struct benc
 	bench_cost_start(&mine, run->counter);
 	transfer(run, c, step);
 	bench_cost_stop(&mine, run->counter);
-	out->gbs = (double)run->bytes / (double)(fl_clock_mono_ns() - t0);
+	out->gbs = (double)bytes / (double)(fl_clock_mono_ns() - t0);
 	if (read(run->in_fd, &theirs, sizeof(theirs)) != (ssize_t)sizeof(theirs))
 		bench_die("read cost");
-	bench_sample_fill(out, &theirs, &mine, run->bytes, steps_of(run->bytes, step));
+	bench_sample_fill(out, &theirs, &mine, bytes, steps_of(bytes, step));
 }
 
 static void plugin_connect(struct run *run, struct contestant *c)
@@ -208,8 +219,10 @@ static void plugin_close(struct run *run, struct contestant *c)
 static void report(struct run *run, int rounds, struct bench_sample s[][MAX_PLUGINS + 1][MAX_ROUNDS])
 {
 	for (int p = 0; p < NPAT; p++) {
-		printf("-- %s, %zu MiB per turn, %d TCP stream(s), %d rounds (min / median / max)\n",
-		       patterns[p].name, run->bytes >> 20, run->nstreams, rounds);
+		size_t bytes = turn_bytes(run->bytes, patterns[p].step);
+
+		printf("-- %s, %zu KiB per turn, %d TCP stream(s), %d rounds (min / median / max)\n",
+		       patterns[p].name, bytes >> 10, run->nstreams, rounds);
 		for (int k = 0; k < run->n; k++)
 			bench_print_samples(run->c[k].label, s[p][k], rounds);
 		for (int k = 1; k < run->n; k++)

@@ -519,6 +519,42 @@ static void test_header_read_ahead_of_its_receive(void **state)
 	close_pair(&p);
 }
 
+/*
+ * Many small messages already queued: one read takes several at once, and
+ * with 264 bytes each (header and payload) the 32nd header straddles the end
+ * of the first 8 KiB read into the receiver's stage. Every message must
+ * come out whole, in order.
+ */
+static void test_small_messages_straddle_reads(void **state)
+{
+	enum { N = 64, SIZE = 248 };
+	static uint8_t src[N][SIZE], dst[SIZE];
+	void *sreq[N], *rreq;
+	struct pair p;
+
+	(void)state;
+	open_pair(&p);
+	for (int i = 0; i < N; i++) {
+		fill(src[i], SIZE, (unsigned)i + 90);
+		post_send(p.send, src[i], SIZE, i, &sreq[i]);
+		assert_int_equal(wait_done(sreq[i], NULL, NULL, DEADLINE_S), FL_OK);
+	}
+	wait_readable(((struct sock_recv_comm *)p.recv)->link.ctrl_fd,
+		      N * (SOCK_MSG_HEADER_SIZE + SIZE));
+	for (int i = 0; i < N; i++) {
+		void *buf = dst;
+		size_t cap = sizeof(dst);
+		int got = -1;
+
+		memset(dst, 0, sizeof(dst));
+		post_recv(p.recv, 1, &buf, &cap, &i, &rreq);
+		assert_int_equal(wait_done(rreq, &got, NULL, DEADLINE_S), FL_OK);
+		assert_int_equal(got, SIZE);
+		assert_memory_equal(dst, src[i], SIZE);
+	}
+	close_pair(&p);
+}
+
 static void test_message_larger_than_slot(void **state)
 {
 	uint8_t src[2000] = { 0 }, dst[1000];
@@ -837,6 +873,7 @@ int main(void)
 		cmocka_unit_test(test_multi_recv_tags),
 		cmocka_unit_test(test_message_larger_than_slot),
 		cmocka_unit_test(test_header_read_ahead_of_its_receive),
+		cmocka_unit_test(test_small_messages_straddle_reads),
 		cmocka_unit_test(test_strangers_do_not_disturb),
 		cmocka_unit_test(test_silent_stranger_keeps_its_slot_until_timeout),
 		cmocka_unit_test(test_sender_closed_mid_transfer),

@@ -18,6 +18,9 @@
 /* A send comm holds 32 x 8 requests: NCCL may post 32 multi-receives of 8 each. */
 #define SOCK_SEND_REQS (FL_MAX_REQUESTS * FL_MAX_RECVS)
 #define SOCK_RECV_REQS FL_MAX_REQUESTS
+#define SOCK_RECV_STAGE 8192
+/* a payload rest up to this is read through the stage: copying it costs less than a syscall */
+#define SOCK_RECV_STAGE_VIA 4096
 
 enum sock_kind { SOCK_SEND = 1, SOCK_RECV = 2 };
 
@@ -82,6 +85,13 @@ struct sock_recv_comm {
 	/* receives with unclaimed slots, oldest first: incoming messages go there */
 	uint32_t wait_head, wait_tail;
 	struct sock_recv_req *waiting[SOCK_RECV_REQS];
+	/*
+	 * Bytes read from control but not yet used: a header read takes what the
+	 * kernel has up to this size, so small messages need one recv each, or
+	 * less. Payloads are read straight into their buffers once it is empty.
+	 */
+	size_t stage_pos, stage_len;
+	uint8_t stage[SOCK_RECV_STAGE];
 	/* progress on the control stream */
 	size_t header_got;
 	uint8_t header[SOCK_MSG_HEADER_SIZE];

@@ -93,10 +93,33 @@ static void paced_read(struct sock_recv_comm *c, size_t got)
 				now + fl_pace_wait_ns(c->link.pacer, now), c->payload_len);
 }
 
+/* Copies up to len staged bytes to dst; how many. */
+static size_t take_staged(struct sock_recv_comm *c, uint8_t *dst, size_t len)
+{
+	size_t n = c->stage_len - c->stage_pos;
+
+	n = n < len ? n : len;
+	memcpy(dst, c->stage + c->stage_pos, n);
+	c->stage_pos += n;
+	return n;
+}
+
+/* Reads what the kernel has, up to a stageful; *drained when that was less. */
+static int fill_stage(struct sock_recv_comm *c, int *drained)
+{
+	int rc = recv_control_bytes(c, c->stage, sizeof(c->stage), &c->stage_len);
+
+	c->stage_pos = 0;
+	*drained = c->stage_len < sizeof(c->stage);
+	return rc;
+}
+
 /*
- * Unpaced, the rest of the payload and the next message's header come in one
- * call: a header costs no syscall of its own. *drained: the kernel had less
- * than asked for, so asking again now would only get EAGAIN.
+ * Staged bytes first. Unpaced, a small rest goes through the stage (so one
+ * read can bring several small messages), a large one straight into the
+ * buffer together with the next message's header: a header costs no syscall
+ * of its own. *drained: the kernel had less than asked for, so asking again
+ * now would only get EAGAIN.
  */
 static int read_payload(struct sock_recv_comm *c, int *drained)
 {
@@ -104,7 +127,7 @@ static int read_payload(struct sock_recv_comm *c, int *drained)
 	struct iovec iov[2] = { { c->payload_buf + c->payload_got, want },
 				{ c->header + c->header_got, SOCK_MSG_HEADER_SIZE - c->header_got } };
 	size_t niov = 2;
-	int rc;
+	int rc = FL_OK;
 
 	/* paced: the payload waits in the socket (TCP holds the sender back) for a later test */
 	if (FL_PACING && c->link.pacer) {
@@ -114,11 +137,20 @@ static int read_payload(struct sock_recv_comm *c, int *drained)
 		iov[0].iov_len = want;
 		niov = 1;
 	}
-	rc = recv_control_iov(c, iov, niov, &got);
-	*drained = got < iov[0].iov_len + (niov > 1 ? iov[1].iov_len : 0);
-	if (got > want) {
-		c->header_got += got - want;
-		got = want;
+	if (c->stage_pos == c->stage_len && niov > 1 && want <= SOCK_RECV_STAGE_VIA) {
+		rc = fill_stage(c, drained);
+		if (rc || c->stage_pos == c->stage_len)
+			return rc;
+	}
+	if (c->stage_pos < c->stage_len) {
+		got = take_staged(c, iov[0].iov_base, want);
+	} else {
+		rc = recv_control_iov(c, iov, niov, &got);
+		*drained = got < iov[0].iov_len + (niov > 1 ? iov[1].iov_len : 0);
+		if (got > want) {
+			c->header_got += got - want;
+			got = want;
+		}
 	}
 	if (FL_PACING && c->link.pacer && !rc && got)
 		paced_read(c, got);
@@ -136,6 +168,32 @@ static int read_payload(struct sock_recv_comm *c, int *drained)
 		c->payload_req->inline_open--;
 		c->payload_req = NULL;
 	}
+	return FL_OK;
+}
+
+/*
+ * Header bytes from the stage, else from the socket: unpaced through the
+ * stage (whatever follows the header comes along), paced only the header (a
+ * payload is read slice by slice as the pacer allows). *got = 0: nothing yet.
+ */
+static int read_header(struct sock_recv_comm *c, int *drained, size_t *got)
+{
+	size_t need = SOCK_MSG_HEADER_SIZE - c->header_got;
+	int rc;
+
+	if (c->stage_pos == c->stage_len) {
+		if (FL_PACING && c->link.pacer) {
+			rc = recv_control_bytes(c, c->header + c->header_got, need, got);
+			c->header_got += *got;
+			*drained = *got < need;
+			return rc;
+		}
+		rc = fill_stage(c, drained);
+		if (rc)
+			return rc;
+	}
+	*got = take_staged(c, c->header + c->header_got, need);
+	c->header_got += *got;
 	return FL_OK;
 }
 
@@ -226,7 +284,7 @@ static int claim_message(struct sock_recv_comm *c)
 
 /*
  * Moves control bytes while a receive waits for them. Never blocks. A header
- * that came in behind a payload waits, whole, for the receive it belongs to.
+ * that came in ahead of its receive waits, whole, for the receive.
  */
 static int recv_control(struct sock_recv_comm *c)
 {
@@ -248,15 +306,11 @@ static int recv_control(struct sock_recv_comm *c)
 				return rc;
 			continue;
 		}
-		if (drained || c->wait_head == c->wait_tail)
+		if (c->stage_pos == c->stage_len && (drained || c->wait_head == c->wait_tail))
 			return FL_OK;
-		rc = recv_control_bytes(c, c->header + c->header_got,
-					SOCK_MSG_HEADER_SIZE - c->header_got, &got);
+		rc = read_header(c, &drained, &got);
 		if (rc || !got)
 			return rc;
-		c->header_got += got;
-		if (c->header_got < SOCK_MSG_HEADER_SIZE)
-			return FL_OK;
 	}
 }
 
