@@ -18,7 +18,8 @@ for ((r = 0; r < rounds; r++)); do
 		json=$(iperf3 -c 127.0.0.1 -p "$port" -n "$bytes" -l 512K -J 2>/dev/null) && break
 	done
 	python3 -c 'import json, sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e9)' <<<"$json"
-	wait "$server" || true
+	kill "$server" 2>/dev/null || true # not left behind when no client got through
+	wait "$server" 2>/dev/null || true
 done | python3 -c '
 import statistics, sys
 v = sorted(float(x) for x in sys.stdin)
