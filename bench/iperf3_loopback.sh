@@ -17,10 +17,12 @@ for ((r = 0; r < rounds; r++)); do
 		sleep 0.2 # the server listens a moment after it starts
 		json=$(iperf3 -c 127.0.0.1 -p "$port" -n "$bytes" -l 512K -J 2>/dev/null) && break
 	done
-	python3 -c 'import json, sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e9)' <<<"$json"
+	[ -n "$json" ] && python3 -c 'import json, sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e9)' <<<"$json" || true
 	kill "$server" 2>/dev/null || true # not left behind when no client got through
 	wait "$server" 2>/dev/null || true
 done | python3 -c '
 import statistics, sys
-v = sorted(float(x) for x in sys.stdin)
+v = sorted(float(x) for x in sys.stdin if x.strip())
+if not v:
+    sys.exit(print("  iperf3: no run completed (server did not answer)"))
 print("  iperf3 -n %s -l 512K, %d runs: GB/s %.2f / %.2f / %.2f (min / median / max)" % (sys.argv[1], len(v), v[0], statistics.median(v), v[-1]))' "$bytes"
