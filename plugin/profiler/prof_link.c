@@ -1,8 +1,11 @@
 /*
  * Links: one per (rank, peer, direction, channel) of a context, created at the
  * first ProxyOp that uses it (warm-up) and attached to the hop of its rank pair.
- * Hops are named by rank: the peer's node is not known here, `fabriclab report`
- * names it from the peer's own report ({commHash, rank, node, pid}).
+ * With the net role loaded too, the link takes the node and device of both
+ * ends from the net connection of the same (commHash, rank, peer, direction)
+ * (stats/hop_names.h). Otherwise hops are named by rank: the peer's node is not
+ * known here, `fabriclab report` names it from the peer's own report
+ * ({commHash, rank, node, pid}).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +14,7 @@
 #include "base/log.h"
 #include "prof_internal.h"
 #include "stats/hop.h"
+#include "stats/hop_names.h"
 
 #define FL_PROF_UNKNOWN_NODE "?"
 
@@ -32,12 +36,15 @@ static void attach(struct fl_prof_ctx *c, struct fl_prof_link *l)
 	enum fl_hop_view view = l->is_send ? FL_HOP_SEND : FL_HOP_RECV;
 	uint64_t hash = __atomic_load_n(&c->comm_hash, __ATOMIC_RELAXED);
 
-	rank_endpoint(&self, c->node, l->rank, hash);
-	rank_endpoint(&peer, FL_PROF_UNKNOWN_NODE, l->peer, hash);
+	if (fl_names_find(hash, l->rank, l->peer, l->is_send, l->channel, &self, &peer)) {
+		rank_endpoint(&self, c->node, l->rank, hash);
+		rank_endpoint(&peer, FL_PROF_UNKNOWN_NODE, l->peer, hash);
+	}
 	fl_hop_key_make(&key, view, &self, &peer);
 	key.mode = FL_HOP_PROFILER;
 	key.comm_hash = hash;
-	fl_hop_attach(&l->stats, &key, -1, l->is_send ? l->rank : l->peer,
+	fl_hop_key_ranks(&key, l->is_send ? l->rank : l->peer, l->is_send ? l->peer : l->rank);
+	fl_hop_attach(&l->stats, &key, self.dev, l->is_send ? l->rank : l->peer,
 		      l->is_send ? l->peer : l->rank);
 }
 
