@@ -7,12 +7,14 @@
  * known here, `fabriclab report` names it from the peer's own report
  * ({commHash, rank, node, pid}).
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
 #include "prof_internal.h"
+#include "report/report.h"
 #include "stats/hop.h"
 #include "stats/hop_names.h"
 
@@ -27,6 +29,20 @@ static void rank_endpoint(struct fl_endpoint *ep, const char *node, int rank,
 	ep->dev = -1;
 	ep->rank = rank;
 	ep->comm_hash = comm_hash;
+}
+
+/* Trace ids of links: the upper half, so they never meet the net role's connection ids. */
+#define FL_PROF_TRACE_ID_BASE 0x80000000u
+static _Atomic uint32_t next_trace_id;
+
+static void trace_up(struct fl_prof_link *l)
+{
+	l->trace = (struct fl_trace_conn){
+		.id = FL_PROF_TRACE_ID_BASE | (atomic_fetch_add(&next_trace_id, 1) + 1),
+		.send = l->is_send, .transport = FL_REPORT_NCCL_TRANSPORT, .self = &l->self,
+		.peer = &l->peer_end, .stats = &l->stats, .profiler = 1,
+	};
+	fl_trace_conn_up(&l->trace, NULL);
 }
 
 static void attach(struct fl_prof_ctx *c, struct fl_prof_link *l)
@@ -46,6 +62,13 @@ static void attach(struct fl_prof_ctx *c, struct fl_prof_link *l)
 	fl_hop_key_ranks(&key, l->is_send ? l->rank : l->peer, l->is_send ? l->peer : l->rank);
 	fl_hop_attach(&l->stats, &key, self.dev, l->is_send ? l->rank : l->peer,
 		      l->is_send ? l->peer : l->rank);
+	/* The trace names the link as the key does: the ranks of this communicator. */
+	self.rank = l->rank;
+	peer.rank = l->peer;
+	self.comm_hash = peer.comm_hash = hash;
+	l->self = self;
+	l->peer_end = peer;
+	trace_up(l);
 }
 
 static struct fl_prof_link *link_new(struct fl_prof_ctx *c, int rank, int peer, int is_send,
@@ -105,6 +128,7 @@ void fl_prof_slot_give(struct fl_prof_link *l, unsigned slot)
 void fl_prof_links_close(struct fl_prof_ctx *c)
 {
 	for (int i = 0; i < c->nlinks; i++) {
+		fl_trace_conn_down(&c->links[i]->trace);
 		fl_hop_detach(&c->links[i]->stats);
 		free(c->links[i]);
 		c->links[i] = NULL;
