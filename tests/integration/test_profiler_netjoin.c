@@ -9,6 +9,10 @@
  * node and device of both ends, no merge needed; without the net role the
  * report names peers "?" and `fabriclab report`'s rank join still names them.
  * Every case runs through profiler v1..v6 (v1..v3 cannot join: see below).
+ *
+ * `test_profiler_netjoin --play DIR VERSION [SLOW_SRC SLOW_DST]` plays one such
+ * job (both roles; one slow link when given) into DIR and exits: how
+ * test_trace_profiler.sh records profiler mode under an LTTng session.
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -376,7 +380,30 @@ static int versions[] = { 1, 2, 3, 4, 5, 6 };
 	cmocka_unit_test_prestate_setup_teardown(test_profiler_alone, setup, teardown,        \
 						 &versions[i])
 
-int main(void)
+/* --play DIR VERSION [SLOW_SRC SLOW_DST]: one job with both roles, reports into DIR. */
+static int play_only(int argc, char **argv)
+{
+	struct player_scenario s;
+
+	snprintf(dir, sizeof(dir), "%s", argv[2]);
+	snprintf(handles, sizeof(handles), "%s/handles", dir);
+	if (mkdir(handles, 0700) && access(handles, W_OK))
+		return 1;
+	scenario(&s, atoi(argv[3]), &net_role);
+	/*
+	 * Named by the net role, the hops get its device's line rate (loopback says
+	 * 10 Gb/s) and are judged against it: ten times the default step time keeps
+	 * a healthy hop at 1.05 GB/s, under it.
+	 */
+	s.wire_ns *= 10;
+	if (argc == 6) {
+		s.slow_src = atoi(argv[4]);
+		s.slow_dst = atoi(argv[5]);
+	}
+	return player_run(&s, dir) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = { CASES(0), CASES(1), CASES(2),
 					    CASES(3), CASES(4), CASES(5) };
@@ -389,6 +416,8 @@ int main(void)
 	setenv("FABRICLAB_TRANSPORT", "socket", 1);
 	setenv("FABRICLAB_SOCKET_IFNAME", "lo", 1);
 	setenv("FABRICLAB_REPORT", "brief", 1);
+	if (argc >= 4 && !strcmp(argv[1], "--play") && (argc == 4 || argc == 6))
+		return play_only(argc, argv);
 	/* The device name as the net role gives it, asked in a child: no state left here. */
 	if (pipe(fds))
 		return 1;
