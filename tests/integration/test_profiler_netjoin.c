@@ -4,7 +4,7 @@
  * listen/connect/accept of its ring neighbours over loopback, one connection
  * per channel), and the player drives the profiler role for the same
  * communicator in NCCL's order (net init, profiler init, connect, events).
- * Two ranks per process share one commHash, so only the thread tells them
+ * Three ranks per process share one commHash, so only the thread tells them
  * apart. Each process's own report must name its profiler-mode hops with the
  * node and device of both ends, no merge needed; without the net role the
  * report names peers "?" and `fabriclab report`'s rank join still names them.
@@ -35,8 +35,9 @@
 #include "tests/player/prof_player.h"
 #include "tools/report/report.h"
 
-#define NRANKS 4
-#define PER_NODE 2
+/* Three ranks a process: two rank pairs share node0/lo -> node0/lo once named by the net role. */
+#define NRANKS 6
+#define PER_NODE 3
 #define CHANNELS 2
 
 static char dir[256], handles[300];
@@ -91,9 +92,9 @@ static int get_handle(uint64_t hash, int rank, int channel, char *h)
 
 /*
  * The order that tells a join by hash alone from one by thread: in each process
- * the even rank's net init, the odd rank's net init, the odd rank's profiler
- * init, then the even rank's profiler init. Keyed by hash alone, the odd rank
- * would take the even rank's ctx (the first of that hash).
+ * an even rank's net init, then the odd ranks' net and profiler inits, then the
+ * even ranks' profiler inits. Keyed by hash alone, an odd rank would take an
+ * even rank's ctx (the first of that hash).
  */
 static pthread_mutex_t order_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t order_cond = PTHREAD_COND_INITIALIZER;
@@ -296,14 +297,23 @@ static void expect_names(const struct player_scenario *s, const struct report_ho
 			 h->key.dst_node, h->key.dst_dev);
 }
 
-/* node0 holds ranks 0 and 1: it sees 0 -> 1 both ways, sends 1 -> 2, receives 3 -> 0. */
+/*
+ * node0 holds ranks 0..PER_NODE-1: it sees r -> r+1 both ways inside, sends
+ * its last rank's hop to node1 and receives the ring's last rank's.
+ */
 static void check_node0(const struct player_scenario *s, int joined)
 {
 	uint64_t bytes = (uint64_t)s->ops * s->nsteps * s->nchannels * s->chunk;
-	const int pairs[3][2] = { { 0, 1 }, { 1, 2 }, { 3, 0 } };
+	int pairs[PER_NODE + 1][2];
 
-	assert_int_equal(profiler_hops(), 3);
-	for (int i = 0; i < 3; i++) {
+	for (int r = 0; r < PER_NODE; r++) {
+		pairs[r][0] = r;
+		pairs[r][1] = r + 1;
+	}
+	pairs[PER_NODE][0] = NRANKS - 1;
+	pairs[PER_NODE][1] = 0;
+	assert_int_equal(profiler_hops(), PER_NODE + 1);
+	for (int i = 0; i <= PER_NODE; i++) {
 		const struct report_hop *h = profiler_hop(pairs[i][0], pairs[i][1]);
 		char src_dev[16], dst_dev[16];
 		int sender_here = pairs[i][0] < PER_NODE, receiver_here = pairs[i][1] < PER_NODE;
@@ -324,6 +334,37 @@ static void check_node0(const struct player_scenario *s, int joined)
 	}
 }
 
+/*
+ * Prometheus takes no two series of one label set: every hop's bytes series
+ * is its own, the profiler's with their communicator and ranks.
+ */
+static void check_prom(void)
+{
+	char path[300], line[600], seen[64][600];
+	size_t n = 0, prof = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/out.prom", dir);
+	assert_int_equal(report_write_prom(&set, path), 0);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *value = strrchr(line, ' ');
+
+		if (strncmp(line, "fabriclab_hop_bytes_total{", 26) || !value)
+			continue;
+		*value = '\0';
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(seen[i], line))
+				fail_msg("two series of one label set: %s", line);
+		prof += strstr(line, "src_rank=\"") && strstr(line, "comm=\"");
+		if (n < 64)
+			snprintf(seen[n++], sizeof(seen[0]), "%s", line);
+	}
+	fclose(f);
+	assert_int_equal(prof, profiler_hops());
+}
+
 /* The whole job merged: every ring hop named by node, both views joined, verdict none. */
 static void check_merged(const struct player_scenario *s, int joined)
 {
@@ -338,6 +379,7 @@ static void check_merged(const struct player_scenario *s, int joined)
 		expect_names(s, h, joined ? dev_name : src_dev, joined ? dev_name : dst_dev, 1, 1);
 		assert_true(h->send.present && h->recv.present);
 	}
+	check_prom();
 	if (set.verdict.kind != FL_VERDICT_NONE)
 		fail_msg("v%d: verdict %s (%s)", s->version, fl_verdict_kind_name(set.verdict.kind),
 			 set.verdict.reason);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Profiler mode under a real LTTng session (docs/profiler.md, docs/tracing.md): the player
-# (test_profiler_netjoin --play: 4 ranks in 2 processes, both roles loaded, profiler v5)
+# (test_profiler_netjoin --play: 6 ranks in 2 processes, both roles loaded, profiler v5)
 # recorded with fabriclab:* enabled. Profiler links must give the events net mode gives:
 # conn_up (transport nccl) and conn_down per link, request_ready and request_done per step,
 # hop_snapshot and a verdict per process; the request_done bytes and counts add up, hop view
@@ -10,7 +10,7 @@
 # healthy job (none) and one slow link (link).
 # The daemon: a per-user `lttng-sessiond --daemonize --no-kernel` in an LTTNG_HOME of this
 # test's own, killed by its PID at the end (as test_trace.sh; as root, the user is nobody).
-# Usage: test_trace_profiler.sh [BUILD_DIR]
+# Usage: test_trace_profiler.sh [BUILD_DIR]   (FABRICLAB_KEEP_TMP=1 keeps the traces and reports)
 set -u
 build=${1:-build}
 tool=$build/fabriclab
@@ -107,9 +107,9 @@ for line in open(events):
 for k in ("conn_up", "conn_down", "request_ready", "request_done", "hop_snapshot", "verdict"):
     if kinds[k] == 0:
         sys.exit(f"no fabriclab:{k} event (events: {dict(kinds)})")
-# 4 ranks x 2 channels x (send, recv): 16 profiler links; as many net connections.
-if len(conns) != 16 or kinds["conn_up"] != 32:
-    sys.exit(f"expected 16 profiler links among 32 conn_up: {len(conns)}, {dict(kinds)}")
+# 6 ranks x 2 channels x (send, recv): 24 profiler links; as many net connections.
+if len(conns) != 24 or kinds["conn_up"] != 48:
+    sys.exit(f"expected 24 profiler links among 48 conn_up: {len(conns)}, {dict(kinds)}")
 names = lambda s: {x[:4] for x in s}
 for n in names(ids["nccl"]) & names(ids["net"]):
     a = {x[4] for x in ids["nccl"] if x[:4] == n}
