@@ -15,7 +15,6 @@
  * test_trace_profiler.sh records profiler mode under an LTTng session.
  */
 #include <dirent.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,14 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-#include "plugin/abi/nccl_abi.h"
 #include "plugin/base/error.h"
+#include "tests/player/player_net.h"
 #include "tests/player/prof_player.h"
 #include "tools/report/report.h"
 
@@ -44,162 +41,7 @@ static char dir[256], handles[300];
 static char dev_name[32]; /* the socket transport's device 0, as the net role names it */
 static struct report_set set;
 
-/* One rank's net-role communicator: a listener and a ring connection per channel. */
-struct net_rank {
-	uint64_t hash;
-	int rank;
-	void *ctx;
-	void *listen[CHANNELS], *send[CHANNELS], *recv[CHANNELS];
-	char handle[CHANNELS][FL_HANDLE_SIZE];
-	int have_handle[CHANNELS];
-};
-
-static void handle_path(char *buf, size_t len, uint64_t hash, int rank, int channel)
-{
-	snprintf(buf, len, "%s/%016llx-%d-%d", handles, (unsigned long long)hash, rank, channel);
-}
-
-static int put_handle(uint64_t hash, int rank, int channel, const char *h)
-{
-	char path[400], tmp[420];
-	FILE *f;
-	int ok;
-
-	handle_path(path, sizeof(path), hash, rank, channel);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "wb");
-	if (!f)
-		return -1;
-	ok = fwrite(h, FL_HANDLE_SIZE, 1, f) == 1;
-	ok &= fclose(f) == 0;
-	return ok && !rename(tmp, path) ? 0 : -1;
-}
-
-static int get_handle(uint64_t hash, int rank, int channel, char *h)
-{
-	char path[400];
-	FILE *f;
-	int ok;
-
-	handle_path(path, sizeof(path), hash, rank, channel);
-	f = fopen(path, "rb");
-	if (!f)
-		return 0;
-	ok = fread(h, FL_HANDLE_SIZE, 1, f) == 1;
-	fclose(f);
-	return ok;
-}
-
-/*
- * The order that tells a join by hash alone from one by thread: in each process
- * an even rank's net init, then the odd ranks' net and profiler inits, then the
- * even ranks' profiler inits. Keyed by hash alone, an odd rank would take an
- * even rank's ctx (the first of that hash).
- */
-static pthread_mutex_t order_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t order_cond = PTHREAD_COND_INITIALIZER;
-static int even_net_done, odd_prof_done; /* per process: each node is a fork */
-
-static void order_wait(const int *flag)
-{
-	struct timespec until;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 10; /* a lost wake-up costs time, never a hang */
-	pthread_mutex_lock(&order_lock);
-	while (!*flag && pthread_cond_timedwait(&order_cond, &order_lock, &until) == 0)
-		;
-	pthread_mutex_unlock(&order_lock);
-}
-
-static void order_set(int *flag)
-{
-	pthread_mutex_lock(&order_lock);
-	*flag = 1;
-	pthread_cond_broadcast(&order_cond);
-	pthread_mutex_unlock(&order_lock);
-}
-
-/* NCCL's commAlloc: the net role's init, on the thread the profiler's init follows on. */
-static int net_before_init(void *arg, uint64_t hash, int rank, void **state)
-{
-	struct net_rank *n = calloc(1, sizeof(*n));
-	int rc;
-
-	(void)arg;
-	*state = n;
-	if (!n)
-		return -1;
-	n->hash = hash;
-	n->rank = rank;
-	if (rank & 1)
-		order_wait(&even_net_done);
-	rc = ncclNetPlugin_v12.init(&n->ctx, hash, NULL, NULL, NULL);
-	if (!(rank & 1)) {
-		order_set(&even_net_done);
-		order_wait(&odd_prof_done);
-	}
-	return rc;
-}
-
-static int all_up(const struct net_rank *n)
-{
-	for (int c = 0; c < CHANNELS; c++)
-		if (!n->send[c] || !n->recv[c])
-			return 0;
-	return 1;
-}
-
-/* NCCL's ring connect: listen for the previous rank, connect to the next, per channel. */
-static int net_after_init(void *state)
-{
-	struct net_rank *n = state;
-	struct fl_abi_dev_handle *dev = NULL;
-	time_t deadline = time(NULL) + 30;
-	int next = (n->rank + 1) % NRANKS, rc = 0;
-
-	if (n->rank & 1)
-		order_set(&odd_prof_done); /* its profiler init has run */
-
-	for (int c = 0; !rc && c < CHANNELS; c++) {
-		char h[FL_HANDLE_SIZE] = { 0 };
-
-		rc = ncclNetPlugin_v12.listen(n->ctx, 0, h, &n->listen[c]);
-		rc = rc ? rc : put_handle(n->hash, n->rank, c, h);
-	}
-	while (!rc && !all_up(n) && time(NULL) < deadline) {
-		for (int c = 0; !rc && c < CHANNELS; c++) {
-			if (!n->have_handle[c])
-				n->have_handle[c] = get_handle(n->hash, next, c, n->handle[c]);
-			if (!n->send[c] && n->have_handle[c])
-				rc = ncclNetPlugin_v12.connect(n->ctx, 0, n->handle[c], &n->send[c],
-							       &dev);
-			if (!rc && !n->recv[c])
-				rc = ncclNetPlugin_v12.accept(n->listen[c], &n->recv[c], &dev);
-		}
-		usleep(1000);
-	}
-	return rc ? rc : all_up(n) ? 0 : -1;
-}
-
-static int net_after_finalize(void *state)
-{
-	struct net_rank *n = state;
-	int rc = 0;
-
-	for (int c = 0; c < CHANNELS; c++) {
-		rc |= n->send[c] ? ncclNetPlugin_v12.close_send(n->send[c]) : 0;
-		rc |= n->recv[c] ? ncclNetPlugin_v12.close_recv(n->recv[c]) : 0;
-		rc |= n->listen[c] ? ncclNetPlugin_v12.close_listen(n->listen[c]) : 0;
-	}
-	rc |= n->ctx ? ncclNetPlugin_v12.finalize(n->ctx) : 0;
-	free(n);
-	return rc;
-}
-
-static const struct player_rank_hooks net_role = {
-	net_before_init, net_after_init, net_after_finalize, NULL,
-};
+static struct player_net net_role; /* its hooks: player_net.h */
 
 static int setup(void **state)
 {
@@ -209,6 +51,7 @@ static int setup(void **state)
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(handles, sizeof(handles), "%s/handles", dir);
+	player_net_init(&net_role, handles, NRANKS, CHANNELS, 1);
 	return mkdir(handles, 0700);
 }
 
@@ -396,7 +239,7 @@ static void test_joined_by_net_role(void **state)
 	struct player_scenario s;
 	int joined = *(int *)*state >= 4;
 
-	scenario(&s, *(int *)*state, &net_role);
+	scenario(&s, *(int *)*state, &net_role.hooks);
 	assert_int_equal(player_run(&s, dir), 0);
 	load_node0_report();
 	check_node0(&s, joined);
@@ -431,7 +274,8 @@ static int play_only(int argc, char **argv)
 	snprintf(handles, sizeof(handles), "%s/handles", dir);
 	if (mkdir(handles, 0700) && access(handles, W_OK))
 		return 1;
-	scenario(&s, atoi(argv[3]), &net_role);
+	player_net_init(&net_role, handles, NRANKS, CHANNELS, 0);
+	scenario(&s, atoi(argv[3]), &net_role.hooks);
 	/*
 	 * Named by the net role, the hops get its device's line rate (loopback says
 	 * 10 Gb/s) and are judged against it: ten times the default step time keeps
@@ -449,36 +293,13 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = { CASES(0), CASES(1), CASES(2),
 					    CASES(3), CASES(4), CASES(5) };
-	struct fl_abi_props_v12 props;
-	int ndev = 0, fds[2], status;
-	ssize_t got;
-	pid_t pid;
-
 	/* Loopback and sockets whatever the caller's environment says. */
 	setenv("FABRICLAB_TRANSPORT", "socket", 1);
 	setenv("FABRICLAB_SOCKET_IFNAME", "lo", 1);
 	setenv("FABRICLAB_REPORT", "brief", 1);
 	if (argc >= 4 && !strcmp(argv[1], "--play") && (argc == 4 || argc == 6))
 		return play_only(argc, argv);
-	/* The device name as the net role gives it, asked in a child: no state left here. */
-	if (pipe(fds))
-		return 1;
-	pid = fork();
-	if (pid == 0) {
-		void *ctx = NULL;
-		int ok = !ncclNetPlugin_v12.init(&ctx, 1, NULL, NULL, NULL) &&
-			 !ncclNetPlugin_v12.devices(&ndev) && ndev > 0 &&
-			 !ncclNetPlugin_v12.get_properties(0, &props);
-
-		if (ok && write(fds[1], props.name, strlen(props.name)) < 0)
-			ok = 0;
-		_exit(ok ? 0 : 1);
-	}
-	close(fds[1]);
-	got = pid > 0 ? read(fds[0], dev_name, sizeof(dev_name) - 1) : -1;
-	close(fds[0]);
-	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) || got <= 0) {
+	if (player_net_device_name(dev_name, sizeof(dev_name))) {
 		fprintf(stderr, "the net role has no socket device on lo\n");
 		return 1;
 	}
