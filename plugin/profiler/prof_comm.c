@@ -16,6 +16,7 @@
 #include "base/identity.h"
 #include "prof_internal.h"
 #include "report/report.h"
+#include "stats/hop_names.h"
 #include "trace/trace.h"
 
 static uint64_t real_clock(void)
@@ -53,8 +54,10 @@ static void tell_report(const struct fl_prof_ctx *c)
 	uint64_t hash = __atomic_load_n(&c->comm_hash, __ATOMIC_RELAXED);
 	int rank = __atomic_load_n(&c->rank, __ATOMIC_RELAXED);
 
-	if (hash && rank >= 0)
+	if (hash && rank >= 0) {
 		fl_report_note_rank(hash, rank, c->nranks, c->nnodes, c->comm_name);
+		fl_names_prof_init(hash, rank); /* the net role's ctx of this thread learns it */
+	}
 }
 
 static struct fl_prof_ctx *ctx_new(const struct fl_prof_comm_info *info)

@@ -14,6 +14,7 @@
 #include "base/fl_types.h"
 #include "profiler.h"
 #include "stats/stats.h"
+#include "trace/trace.h"
 
 #define FL_PROF_MAX_LINKS 128   /* (rank, peer, direction, channel) per context */
 #define FL_PROF_MAX_OPS 2048    /* ops alive at once per context */
@@ -31,6 +32,8 @@ enum fl_prof_kind {
 struct fl_prof_link {
 	int rank, peer, is_send, channel;
 	uint64_t free_slots[FL_PROF_SLOT_WORDS]; /* bit set = stats slot free */
+	struct fl_endpoint self, peer_end;       /* the hop's ends, as its key names them */
+	struct fl_trace_conn trace;              /* LTTng events name the link as a connection */
 	struct fl_conn_stats stats;
 };
 

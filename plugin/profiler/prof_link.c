@@ -1,16 +1,22 @@
 /*
  * Links: one per (rank, peer, direction, channel) of a context, created at the
  * first ProxyOp that uses it (warm-up) and attached to the hop of its rank pair.
- * Hops are named by rank: the peer's node is not known here, `fabriclab report`
- * names it from the peer's own report ({commHash, rank, node, pid}).
+ * With the net role loaded too, the link takes the node and device of both
+ * ends from the net connection of the same (commHash, rank, peer, direction)
+ * (stats/hop_names.h). Otherwise hops are named by rank: the peer's node is not
+ * known here, `fabriclab report` names it from the peer's own report
+ * ({commHash, rank, node, pid}).
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
 #include "prof_internal.h"
+#include "report/report.h"
 #include "stats/hop.h"
+#include "stats/hop_names.h"
 
 #define FL_PROF_UNKNOWN_NODE "?"
 
@@ -25,6 +31,20 @@ static void rank_endpoint(struct fl_endpoint *ep, const char *node, int rank,
 	ep->comm_hash = comm_hash;
 }
 
+/* Trace ids of links: the upper half, so they never meet the net role's connection ids. */
+#define FL_PROF_TRACE_ID_BASE 0x80000000u
+static _Atomic uint32_t next_trace_id;
+
+static void trace_up(struct fl_prof_link *l)
+{
+	l->trace = (struct fl_trace_conn){
+		.id = FL_PROF_TRACE_ID_BASE | (atomic_fetch_add(&next_trace_id, 1) + 1),
+		.send = l->is_send, .transport = FL_REPORT_NCCL_TRANSPORT, .self = &l->self,
+		.peer = &l->peer_end, .stats = &l->stats, .profiler = 1,
+	};
+	fl_trace_conn_up(&l->trace, NULL);
+}
+
 static void attach(struct fl_prof_ctx *c, struct fl_prof_link *l)
 {
 	struct fl_endpoint self, peer;
@@ -32,13 +52,23 @@ static void attach(struct fl_prof_ctx *c, struct fl_prof_link *l)
 	enum fl_hop_view view = l->is_send ? FL_HOP_SEND : FL_HOP_RECV;
 	uint64_t hash = __atomic_load_n(&c->comm_hash, __ATOMIC_RELAXED);
 
-	rank_endpoint(&self, c->node, l->rank, hash);
-	rank_endpoint(&peer, FL_PROF_UNKNOWN_NODE, l->peer, hash);
+	if (fl_names_find(hash, l->rank, l->peer, l->is_send, l->channel, &self, &peer)) {
+		rank_endpoint(&self, c->node, l->rank, hash);
+		rank_endpoint(&peer, FL_PROF_UNKNOWN_NODE, l->peer, hash);
+	}
 	fl_hop_key_make(&key, view, &self, &peer);
 	key.mode = FL_HOP_PROFILER;
 	key.comm_hash = hash;
-	fl_hop_attach(&l->stats, &key, -1, l->is_send ? l->rank : l->peer,
+	fl_hop_key_ranks(&key, l->is_send ? l->rank : l->peer, l->is_send ? l->peer : l->rank);
+	fl_hop_attach(&l->stats, &key, self.dev, l->is_send ? l->rank : l->peer,
 		      l->is_send ? l->peer : l->rank);
+	/* The trace names the link as the key does: the ranks of this communicator. */
+	self.rank = l->rank;
+	peer.rank = l->peer;
+	self.comm_hash = peer.comm_hash = hash;
+	l->self = self;
+	l->peer_end = peer;
+	trace_up(l);
 }
 
 static struct fl_prof_link *link_new(struct fl_prof_ctx *c, int rank, int peer, int is_send,
@@ -98,6 +128,7 @@ void fl_prof_slot_give(struct fl_prof_link *l, unsigned slot)
 void fl_prof_links_close(struct fl_prof_ctx *c)
 {
 	for (int i = 0; i < c->nlinks; i++) {
+		fl_trace_conn_down(&c->links[i]->trace);
 		fl_hop_detach(&c->links[i]->stats);
 		free(c->links[i]);
 		c->links[i] = NULL;

@@ -6,7 +6,8 @@
  *   recv: wire      RecvWait -> RecvFlushWait (includes waiting for the sender,
  *                   so it is also the receive side's peer wait)
  *         GPU wait  RecvGPUWait -> stop (the kernel consuming the data)
- * and active time from the first of those waits to the stop. The stats slot,
+ * and active time from the first of those waits to the stop; a request_done
+ * event (LTTng) carries the same figures. The stats slot,
  * held since the step started, is the hop table's watermark: nothing a step
  * reports starts before it.
  */
@@ -28,6 +29,7 @@ static void account_send(struct fl_prof_link *l, const struct fl_prof_step *s, u
 		return; /* never handed to the network: nothing moved */
 	if (gpu && post > gpu)
 		fl_stats_add(&l->stats.gpu_wait_ns, post - gpu);
+	fl_trace_step_done(&l->trace, s->slot, s->bytes, &t, post, stop);
 	fl_stats_account(&l->stats, s->bytes, post, stop, &t);
 }
 
@@ -43,6 +45,8 @@ static void account_recv(struct fl_prof_link *l, const struct fl_prof_step *s, u
 		return; /* nothing arrived (an empty or aborted step) */
 	if (gpu && stop > gpu)
 		fl_stats_add(&l->stats.gpu_wait_ns, stop - gpu);
+	fl_trace_step_done(&l->trace, s->slot, s->bytes, &t, posted,
+			   stop > arrived ? stop : arrived);
 	fl_stats_account(&l->stats, s->bytes, posted, stop > arrived ? stop : arrived, &t);
 }
 

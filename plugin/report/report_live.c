@@ -39,9 +39,11 @@ void fl_report_live_reset(void)
 
 static bool same_key(const struct fl_hop_key *a, const struct fl_hop_key *b)
 {
-	return a->view == b->view && !strcmp(a->src_node, b->src_node) &&
-	       !strcmp(a->src_dev, b->src_dev) && !strcmp(a->dst_node, b->dst_node) &&
-	       !strcmp(a->dst_dev, b->dst_dev);
+	/* A profiler-mode hop the net role named has a net-mode twin: the mode tells them apart. */
+	return a->view == b->view && a->mode == b->mode && a->comm_hash == b->comm_hash &&
+	       a->src_rank == b->src_rank && a->dst_rank == b->dst_rank &&
+	       !strcmp(a->src_node, b->src_node) && !strcmp(a->src_dev, b->src_dev) &&
+	       !strcmp(a->dst_node, b->dst_node) && !strcmp(a->dst_dev, b->dst_dev);
 }
 
 /* The state of a hop, added (from zero) when new; NULL when the table is full. */

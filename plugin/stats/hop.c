@@ -51,6 +51,12 @@ void fl_hop_key_make(struct fl_hop_key *key, enum fl_hop_view view,
 	key->view = view;
 }
 
+void fl_hop_key_ranks(struct fl_hop_key *key, int src_rank, int dst_rank)
+{
+	key->src_rank = src_rank;
+	key->dst_rank = dst_rank;
+}
+
 static void hop_init(struct fl_hop *h, const struct fl_hop_key *key, int local_dev)
 {
 	memset(h, 0, sizeof(*h));

@@ -30,6 +30,8 @@ struct fl_hop_key {
 	int view;
 	int mode;           /* enum fl_hop_mode */
 	uint64_t comm_hash; /* profiler mode: ranks name hops only within a communicator */
+	/* Profiler mode: hops are per rank pair even where two pairs share node and device. */
+	int32_t src_rank, dst_rank; /* 0 in net mode: its hops join every rank pair of a link */
 };
 
 /* What a report needs of one hop, copied out under the lock. */
@@ -47,6 +49,8 @@ struct fl_hop_snapshot {
 /* The hop of a connection: send view self -> peer, receive view peer -> self. */
 void fl_hop_key_make(struct fl_hop_key *key, enum fl_hop_view view,
 		     const struct fl_endpoint *self, const struct fl_endpoint *peer);
+/* Profiler mode: the rank pair into the key (net mode keeps rank pairs of one link together). */
+void fl_hop_key_ranks(struct fl_hop_key *key, int src_rank, int dst_rank);
 /*
  * Adds a connection to its hop, creating the hop if new. Never fails: when the
  * table is full (or memory is short) the connection joins the "other" hop of its

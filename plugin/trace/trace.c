@@ -48,6 +48,28 @@ uint32_t fl_trace_hop_id(const char *src_node, const char *src_dev, const char *
 	return h;
 }
 
+uint32_t fl_trace_profiler_hop_id(const char *src_node, const char *src_dev, const char *dst_node,
+				  const char *dst_dev, int src_rank, int dst_rank,
+				  uint64_t comm_hash)
+{
+	uint32_t h = fl_trace_hop_id(src_node, src_dev, dst_node, dst_dev);
+	char tail[64];
+
+	snprintf(tail, sizeof(tail), "|%d>%d@%016llx", src_rank, dst_rank,
+		 (unsigned long long)comm_hash);
+	for (const unsigned char *p = (const unsigned char *)tail; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h;
+}
+
+uint32_t fl_trace_key_hop_id(const struct fl_hop_key *k)
+{
+	if (k->mode == FL_HOP_PROFILER)
+		return fl_trace_profiler_hop_id(k->src_node, k->src_dev, k->dst_node, k->dst_dev,
+						k->src_rank, k->dst_rank, k->comm_hash);
+	return fl_trace_hop_id(k->src_node, k->src_dev, k->dst_node, k->dst_dev);
+}
+
 /* The provider next to the object this code is in (the plugin, or a tool that links it). */
 static int provider_path(char *buf, size_t len)
 {
@@ -179,7 +201,10 @@ void fl_trace_conn_up(struct fl_trace_conn *c, fl_trace_props_fn props_of)
 	struct fl_props props = { 0 };
 	struct fl_tp_conn e;
 
-	c->hop_id = fl_trace_hop_id(src->node, src->dev_name, dst->node, dst->dev_name);
+	c->hop_id = c->profiler ? fl_trace_profiler_hop_id(src->node, src->dev_name, dst->node,
+							     dst->dev_name, src->rank, dst->rank,
+							     c->self->comm_hash)
+				: fl_trace_hop_id(src->node, src->dev_name, dst->node, dst->dev_name);
 	remember_hop(c->id, c->hop_id);
 	if (!fl_trace_on(FL_TP_CONN_UP))
 		return;
@@ -255,11 +280,18 @@ void fl_trace_emit_done(const struct fl_trace_conn *c, unsigned slot, uint64_t b
 			const struct fl_xfer_times *t)
 {
 	uint64_t posted = fl_stats_posted_at(c->stats, slot);
+
+	fl_trace_emit_done_at(c, slot, bytes, t, posted == FL_SLOT_FREE ? 0 : posted,
+			      fl_clock_ns());
+}
+
+void fl_trace_emit_done_at(const struct fl_trace_conn *c, unsigned slot, uint64_t bytes,
+			   const struct fl_xfer_times *t, uint64_t posted_ns, uint64_t done_ns)
+{
 	int wired = t->wire_start_ns && t->wire_end_ns > t->wire_start_ns;
 	struct fl_tp_done d = {
 		.conn_id = c->id, .hop_id = c->hop_id, .slot = slot, .bytes = bytes,
-		.posted_ns = posted == FL_SLOT_FREE ? 0 : posted,
-		.ready_ns = t->ready_ns, .done_ns = fl_clock_ns(),
+		.posted_ns = posted_ns, .ready_ns = t->ready_ns, .done_ns = done_ns,
 	};
 
 	if (wired) {
@@ -284,7 +316,7 @@ static void emit_hop(const struct fl_hop_snapshot *h, int final)
 {
 	const struct fl_hop_key *k = &h->key;
 	struct fl_tp_hop e = {
-		.hop_id = fl_trace_hop_id(k->src_node, k->src_dev, k->dst_node, k->dst_dev),
+		.hop_id = fl_trace_key_hop_id(k),
 		.view = k->view == FL_HOP_SEND ? "send" : "recv",
 		.src_node = k->src_node, .src_dev = k->src_dev,
 		.dst_node = k->dst_node, .dst_dev = k->dst_dev,
@@ -322,7 +354,7 @@ static void emit_verdict(const struct fl_report *r)
 	if (v->hop >= 0 && v->hop < r->nhops) {
 		const struct fl_hop_key *k = &r->hops[v->hop].key;
 
-		hop = fl_trace_hop_id(k->src_node, k->src_dev, k->dst_node, k->dst_dev);
+		hop = fl_trace_key_hop_id(k);
 	}
 	e = (struct fl_tp_verdict){
 		.kind = fl_verdict_kind_name(v->kind), .hop_id = hop, .node = v->node,

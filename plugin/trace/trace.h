@@ -36,7 +36,14 @@ struct fl_trace_conn {
 	const struct fl_endpoint *self;
 	const struct fl_endpoint *peer;
 	const struct fl_conn_stats *stats; /* post times per slot, totals at close */
+	/*
+	 * Profiler mode: a link (rank, peer, direction, channel) in place of a
+	 * connection; its hop id holds the rank pair and communicator as its hop does.
+	 */
+	int profiler;
 };
+
+struct fl_hop_key;
 
 /* The device's properties as NCCL sees them, asked only when conn_up is enabled. */
 typedef int (*fl_trace_props_fn)(int dev, struct fl_props *props);
@@ -68,6 +75,16 @@ void fl_trace_stop(void);
 /* The hop's id in every event: FNV-1a 32 of "src_node/src_dev>dst_node/dst_dev". */
 uint32_t fl_trace_hop_id(const char *src_node, const char *src_dev, const char *dst_node,
 			 const char *dst_dev);
+/*
+ * A profiler-mode hop's id: the names' FNV-1a 32 continued over
+ * "|<src_rank>><dst_rank>@<comm_hash, 16 hex>", so it never equals the id of the
+ * net-mode hop the same names give when both roles are loaded.
+ */
+uint32_t fl_trace_profiler_hop_id(const char *src_node, const char *src_dev, const char *dst_node,
+				  const char *dst_dev, int src_rank, int dst_rank,
+				  uint64_t comm_hash);
+/* The id of the hop a key names, in either mode. */
+uint32_t fl_trace_key_hop_id(const struct fl_hop_key *k);
 /* A connection is up and has joined its hop: sets c->hop_id, emits conn_up. */
 void fl_trace_conn_up(struct fl_trace_conn *c, fl_trace_props_fn props_of);
 void fl_trace_conn_down(const struct fl_trace_conn *c);
@@ -90,6 +107,8 @@ void fl_trace_emit_posted(const struct fl_trace_conn *c, unsigned slot, int n,
 			  const size_t *sizes, const int *tags);
 void fl_trace_emit_done(const struct fl_trace_conn *c, unsigned slot, uint64_t bytes,
 			const struct fl_xfer_times *t);
+void fl_trace_emit_done_at(const struct fl_trace_conn *c, unsigned slot, uint64_t bytes,
+			   const struct fl_xfer_times *t, uint64_t posted_ns, uint64_t done_ns);
 
 /*
  * A request of n buffers was taken by the transport (slot: its index in the
@@ -108,6 +127,18 @@ static inline void fl_trace_done(const struct fl_trace_conn *c, unsigned slot, u
 {
 	if (fl_trace_on(FL_TP_REQUEST_DONE) || fl_trace_on(FL_TP_REQUEST_READY))
 		fl_trace_emit_done(c, slot, bytes, t);
+}
+
+/*
+ * Profiler mode: a step stopped, with the post and done times its hop counts
+ * (fl_stats_account's), so the trace adds up to the report as in net mode.
+ */
+static inline void fl_trace_step_done(const struct fl_trace_conn *c, unsigned slot,
+				      uint64_t bytes, const struct fl_xfer_times *t,
+				      uint64_t posted_ns, uint64_t done_ns)
+{
+	if (fl_trace_on(FL_TP_REQUEST_DONE) || fl_trace_on(FL_TP_REQUEST_READY))
+		fl_trace_emit_done_at(c, slot, bytes, t, posted_ns, done_ns);
 }
 
 #else /* FABRICLAB_NO_TRACING */
@@ -140,6 +171,12 @@ static inline void fl_trace_done(const struct fl_trace_conn *c, unsigned slot, u
 				 const struct fl_xfer_times *t)
 {
 	(void)c, (void)slot, (void)bytes, (void)t;
+}
+static inline void fl_trace_step_done(const struct fl_trace_conn *c, unsigned slot,
+				      uint64_t bytes, const struct fl_xfer_times *t,
+				      uint64_t posted_ns, uint64_t done_ns)
+{
+	(void)c, (void)slot, (void)bytes, (void)t, (void)posted_ns, (void)done_ns;
 }
 
 #endif /* FABRICLAB_NO_TRACING */

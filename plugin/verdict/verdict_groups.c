@@ -31,6 +31,13 @@ static void judge_group(const struct fl_hop_figures *sub, const size_t *map, siz
 	fl_verdict_compute(sub, n, params, out);
 	if (out->hop >= 0 && (size_t)out->hop < n)
 		out->hop = (int)map[out->hop];
+	/* Each finding names its hop too (a report marks culprits by them). */
+	for (int k = 0; k < out->nfindings; k++) {
+		struct fl_finding *f = &out->findings[k];
+
+		if (f->hop >= 0 && (size_t)f->hop < n)
+			f->hop = (int)map[f->hop];
+	}
 }
 
 void fl_verdict_compute_groups(const struct fl_hop_figures *hops, const int *group,

@@ -13,6 +13,7 @@
 #include "base/version.h"
 #include "fault/fault.h"
 #include "report/report.h"
+#include "stats/hop_names.h"
 #include "trace/trace.h"
 #include "wrap_internal.h"
 
@@ -137,6 +138,8 @@ int fl_wrap_init(void **ctx, uint64_t comm_id, int traffic_class, fl_logger_fn l
 		free(c);
 		return rc;
 	}
+	/* The profiler role, loaded too, tells this ctx its rank (hop_names.h). */
+	fl_names_net_init(c, comm_id);
 	atomic_fetch_add(&live_ctxs, 1);
 	*ctx = c;
 	return FL_OK;
@@ -160,6 +163,7 @@ int fl_wrap_finalize(void *ctx)
 	if (chosen->close_ctx && chosen->close_ctx(c->tctx))
 		FL_WARN("finalize of communicator %016llx: %s", (unsigned long long)c->comm_id,
 			fl_error_text());
+	fl_names_net_fini(c);
 	free(c);
 	if (atomic_fetch_sub(&live_ctxs, 1) == 1)
 		fl_report_final("the last communicator's finalize");

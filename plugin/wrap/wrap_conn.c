@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "fault/fault.h"
 #include "stats/hop.h"
+#include "stats/hop_names.h"
 #include "base/identity.h"
 #include "trace/trace.h"
 #include "wrap.h"
@@ -41,6 +42,13 @@ static void local_endpoint(const struct fl_transport *tp, void *ctx, int dev,
 	if (tp->get_properties(dev, &props) != FL_OK)
 		props.name = "";
 	fl_identity_local(self, dev, props.name, c ? c->comm_id : 0);
+	/* The communicator's own rank where the profiler role knows it: several per process. */
+	if (c && !c->process_wide) {
+		int rank = fl_names_rank_of(c);
+
+		if (rank >= 0)
+			self->rank = rank;
+	}
 }
 
 /* The process-wide ctx (v6-v10 NCCL) has no transport state of its own. */
@@ -124,6 +132,7 @@ static int wrap_established(const struct fl_transport *tp, void *tcomm, enum fl_
 		c->peer.rank = -1;
 	}
 	join_hop(c);
+	fl_names_conn_up(c, kind == FL_COMM_SEND, &c->self, &c->peer);
 	c->trace = (struct fl_trace_conn){
 		.id = c->id, .send = kind == FL_COMM_SEND, .transport = tp->name,
 		.self = &c->self, .peer = &c->peer, .stats = &c->stats,
@@ -197,6 +206,7 @@ static int close_comm(struct fl_wcomm *c)
 	if (!c)
 		return FL_OK;
 	fl_trace_conn_down(&c->trace);
+	fl_names_conn_down(c);
 	fl_hop_detach(&c->stats);
 	fl_wrap_log_summary(c);
 	rc = c->kind == FL_COMM_SEND ? c->tp->close_send(c->tcomm) : c->tp->close_recv(c->tcomm);

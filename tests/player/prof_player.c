@@ -136,10 +136,20 @@ static void *rank_main(void *arg)
 	void *ctx[MAX_COMMS] = { NULL };
 	int comms = s->comms < MAX_COMMS ? s->comms : MAX_COMMS;
 
+	void *hook_state[MAX_COMMS] = { NULL };
+	const struct player_rank_hooks *hk = s->hooks;
+
 	job->rc = !h || !d;
-	for (int c = 0; !job->rc && c < comms; c++)
-		job->rc = d->init(&ctx[c], s, s->comm_hash + (uint64_t)c,
-				  player_comm_rank(s, c, job->rank));
+	for (int c = 0; !job->rc && c < comms; c++) {
+		uint64_t hash = s->comm_hash + (uint64_t)c;
+		int rank = player_comm_rank(s, c, job->rank);
+
+		if (hk && hk->before_init)
+			job->rc = hk->before_init(hk->arg, hash, rank, &hook_state[c]);
+		job->rc = job->rc ? job->rc : d->init(&ctx[c], s, hash, rank);
+		if (!job->rc && hk && hk->after_init)
+			job->rc = hk->after_init(hook_state[c]);
+	}
 	for (int c = 0; !job->rc && c < comms; c++) {
 		struct player_scenario one = *s;
 		struct player_thread th = { .rank = player_comm_rank(s, c, job->rank) };
@@ -153,6 +163,9 @@ static void *rank_main(void *arg)
 	for (int c = 0; c < comms; c++)
 		if (ctx[c])
 			job->rc |= d->finalize(ctx[c]);
+	for (int c = 0; hk && hk->after_finalize && c < comms; c++)
+		if (hook_state[c])
+			job->rc |= hk->after_finalize(hook_state[c]);
 	free(h);
 	return NULL;
 }

@@ -14,6 +14,19 @@
 
 #include <stdint.h>
 
+/*
+ * What else a rank thread does around each of its profiler contexts, in NCCL's
+ * order: the net role's init comes before the profiler's (commAlloc), its
+ * connections after (ring connect), its teardown after the profiler's finalize.
+ * NULL members are skipped.
+ */
+struct player_rank_hooks {
+	int (*before_init)(void *arg, uint64_t comm_hash, int rank, void **state);
+	int (*after_init)(void *state);
+	int (*after_finalize)(void *state);
+	void *arg;
+};
+
 struct player_scenario {
 	int version;         /* ABI v1..v6 */
 	int nranks;
@@ -32,6 +45,7 @@ struct player_scenario {
 	int pxn;  /* odd ranks' channel-1 ops run by their node-mate's proxy (PXN) */
 	int comms; /* communicators per rank (each its own hash), 1 or more */
 	int split; /* odd communicators number their ranks backwards (a split, renumbered) */
+	const struct player_rank_hooks *hooks; /* NULL: the profiler role alone */
 };
 
 void player_defaults(struct player_scenario *s, int version, int nranks);

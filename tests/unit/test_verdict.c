@@ -108,6 +108,33 @@ static void test_one_slow_link(void **state)
 	assert_non_null(strstr(v.reason, "4.00 GB/s"));
 }
 
+/*
+ * Two groups (net-mode hops first, profiler-mode after): the profiler ring's
+ * slow link is the verdict, and its finding names the same hop of the whole
+ * array, not the index it had inside its group.
+ */
+static void test_groups_name_the_hop_of_the_whole_array(void **state)
+{
+	int group[16];
+	struct fl_verdict_params p;
+	struct fl_verdict v;
+	size_t n = ring(8, 10.0);
+
+	(void)state;
+	for (size_t i = 0; i < 8; i++) {
+		hops[8 + i] = hops[i];
+		group[i] = 0;
+		group[8 + i] = 1;
+	}
+	hops[8 + 4].wire_gbs = 4.0; /* the profiler's n5 -> n6 */
+	fl_verdict_default_params(&p);
+	fl_verdict_compute_groups(hops, group, 2 * n, &p, &v);
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+	assert_int_equal(v.hop, 12);
+	assert_true(v.nfindings >= 1);
+	assert_int_equal(v.findings[0].hop, 12);
+}
+
 static void check_slow_device(size_t nodes)
 {
 	size_t n = ring(nodes, 10.0);
@@ -848,6 +875,7 @@ int main(void)
 		cmocka_unit_test(test_straggler_refused_when_its_hops_are_low),
 		cmocka_unit_test(test_rate_above_line_is_judged_as_line),
 		cmocka_unit_test(test_one_slow_link),
+		cmocka_unit_test(test_groups_name_the_hop_of_the_whole_array),
 		cmocka_unit_test(test_slow_device_both_directions_4_nodes),
 		cmocka_unit_test(test_slow_device_4_nodes_with_uneven_good_hops),
 		cmocka_unit_test(test_slow_device_both_directions_8_nodes),

@@ -55,7 +55,17 @@ static void adopt_ranks(struct report_hop *h, const struct report_file_view *fv)
 }
 
 /*
- * The hop with this key and agreeing ranks, added when new. The same names
+ * Profiler-mode views (transport "nccl") never join net-mode ones: with both
+ * roles loaded, the net role names them alike, and a trace carries no commHash
+ * to keep them apart.
+ */
+static bool same_mode(const struct report_hop *h, const struct report_file_view *fv)
+{
+	return !strcmp(h->transport, "nccl") == !strcmp(fv->transport, "nccl");
+}
+
+/*
+ * The hop with this key, mode and agreeing ranks, added when new. The same names
  * with other ranks are another process pair of the same nodes: a hop of its own.
  */
 static struct report_hop *find_or_add(struct report_set *set, struct hop_index *ix,
@@ -66,7 +76,7 @@ static struct report_hop *find_or_add(struct report_set *set, struct hop_index *
 
 	while (ix->slots[s]) {
 		h = &set->hops[ix->slots[s] - 1];
-		if (same_key(&h->key, &fv->key) && same_process_pair(h, fv)) {
+		if (same_key(&h->key, &fv->key) && same_mode(h, fv) && same_process_pair(h, fv)) {
 			adopt_ranks(h, fv);
 			return h;
 		}

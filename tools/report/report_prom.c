@@ -2,6 +2,8 @@
  * `--prom`: a node_exporter textfile (text exposition format): per-hop wire
  * rate from each end, bytes per hop, and the verdict as a labelled gauge.
  */
+#include <string.h>
+
 #include "plugin/base/error.h"
 #include "plugin/base/version.h"
 #include "report.h"
@@ -21,19 +23,55 @@ static void label(FILE *out, const char *name, const char *value, bool last)
 	fputs(last ? "\"" : "\",", out);
 }
 
-/* Profiler-mode hops are rank pairs of one communicator: the same pair of two stays apart. */
-static void hop_labels(FILE *out, const struct report_hop_key *k, bool more)
+static bool is_profiler(const struct report_hop *h)
 {
-	char comm[24];
+	return strcmp(report_hop_mode(h), "net") != 0;
+}
+
+/* Another net-mode hop of the same names: another process pair of the same nodes. */
+static bool names_repeat(const struct report_set *set, size_t i)
+{
+	const struct report_hop_key *k = &set->hops[i].key;
+
+	for (size_t j = 0; j < set->nhops; j++) {
+		const struct report_hop_key *o = &set->hops[j].key;
+
+		if (j != i && !is_profiler(&set->hops[j]) && !strcmp(k->src_node, o->src_node) &&
+		    !strcmp(k->src_dev, o->src_dev) && !strcmp(k->dst_node, o->dst_node) &&
+		    !strcmp(k->dst_dev, o->dst_dev))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Prometheus takes no two series of one label set. Profiler-mode hops are rank
+ * pairs of one communicator: the communicator and the ranks are labels, so the
+ * same pair of two stays apart, and so do two pairs the net role named with
+ * one node and device pair. Net-mode hops carry their ranks where their names
+ * repeat (several process pairs of the same nodes).
+ */
+static void hop_labels(FILE *out, const struct report_set *set, size_t i, bool more)
+{
+	const struct report_hop *h = &set->hops[i];
+	const struct report_hop_key *k = &h->key;
+	bool prof = is_profiler(h), ranks = prof || names_repeat(set, i);
+	char text[24];
 
 	label(out, "src_node", k->src_node, false);
 	label(out, "src_dev", k->src_dev, false);
 	label(out, "dst_node", k->dst_node, false);
-	label(out, "dst_dev", k->dst_dev, !more && !k->comm_hash);
-	if (k->comm_hash) {
-		snprintf(comm, sizeof(comm), "%016llx", (unsigned long long)k->comm_hash);
-		label(out, "comm", comm, !more);
+	label(out, "dst_dev", k->dst_dev, !more && !ranks);
+	if (!ranks)
+		return;
+	if (prof && k->comm_hash) {
+		snprintf(text, sizeof(text), "%016llx", (unsigned long long)k->comm_hash);
+		label(out, "comm", text, false);
 	}
+	snprintf(text, sizeof(text), "%ld", h->src_rank);
+	label(out, "src_rank", text, false);
+	snprintf(text, sizeof(text), "%ld", h->dst_rank);
+	label(out, "dst_rank", text, !more);
 }
 
 static void header(FILE *out, const char *name, const char *type, const char *help)
@@ -54,7 +92,7 @@ static void wire_rates(const struct report_set *set, FILE *out)
 			if (!report_has_wire(views[v]))
 				continue;
 			fputs("fabriclab_hop_wire_bytes_per_second{", out);
-			hop_labels(out, &h->key, true);
+			hop_labels(out, set, i, true);
 			label(out, "view", v ? "recv" : "send", true);
 			fprintf(out, "} %.6g\n", views[v]->wire_gbs * 1e9);
 		}
@@ -67,7 +105,7 @@ static void byte_counts(const struct report_set *set, FILE *out)
 	       "Payload bytes one directed hop completed (the sender's count when known).");
 	for (size_t i = 0; i < set->nhops; i++) {
 		fputs("fabriclab_hop_bytes_total{", out);
-		hop_labels(out, &set->hops[i].key, false);
+		hop_labels(out, set, i, false);
 		fprintf(out, "} %llu\n", (unsigned long long)set->figures[i].bytes);
 	}
 }

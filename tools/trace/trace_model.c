@@ -325,6 +325,8 @@ static void to_view(struct trace_hop *h, int input, struct report_file_view *fv)
 	copy(fv->transport, sizeof(fv->transport), h->transport);
 	fv->is_send = h->is_send;
 	v->present = true;
+	/* Profiler-mode links say transport "nccl": judged apart from net-mode hops, as reports are. */
+	v->profiler = !strcmp(h->transport, "nccl");
 	v->processes = 1;
 	v->input = input;
 	v->src_rank = h->src_rank;

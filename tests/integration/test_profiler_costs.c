@@ -1,0 +1,249 @@
+/*
+ * The profiler callbacks' rules (issue 14), counted rather than timed: this
+ * program interposes malloc/calloc/realloc/aligned_alloc/posix_memalign/free
+ * and pthread_mutex_lock, counting the calls of the thread under test only
+ * (the report thread's are its own business), and drives each exported
+ * ncclProfiler_v1..v6 as NCCL's proxy thread does (tests/player drivers).
+ *  - After warm-up (a send and a receive op of 8 steps, twice), 1000 more
+ *    such rounds take no allocation, no free and no mutex.
+ *  - Memory per communicator is bounded: ops that never stop on ever more
+ *    (peer, channel) pairs grow a context to its caps (FL_PROF_MAX_LINKS links,
+ *    FL_PROF_MAX_OPS ops) and no further; beyond them nothing is allocated.
+ * Under ASan or TSan (their own allocator and lock interceptors) it skips.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "plugin/profiler/prof_internal.h"
+#include "tests/player/player_internal.h"
+#include "tests/skip.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
+
+#if !SANITIZED
+void *__libc_malloc(size_t n);
+void *__libc_calloc(size_t n, size_t size);
+void *__libc_realloc(void *p, size_t n);
+void *__libc_memalign(size_t align, size_t n);
+void __libc_free(void *p);
+
+static _Thread_local int counting;
+static _Thread_local uint64_t allocs, frees, locks, alloc_bytes;
+static int (*real_mutex_lock)(pthread_mutex_t *m);
+
+static void count_alloc(size_t n)
+{
+	if (counting) {
+		allocs++;
+		alloc_bytes += n;
+	}
+}
+
+void *malloc(size_t n)
+{
+	count_alloc(n);
+	return __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t size)
+{
+	count_alloc(n * size);
+	return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t n)
+{
+	count_alloc(n);
+	return __libc_realloc(p, n);
+}
+
+void *aligned_alloc(size_t align, size_t n)
+{
+	count_alloc(n);
+	return __libc_memalign(align, n);
+}
+
+int posix_memalign(void **out, size_t align, size_t n)
+{
+	count_alloc(n);
+	*out = __libc_memalign(align, n);
+	return *out ? 0 : 12; /* ENOMEM */
+}
+
+void free(void *p)
+{
+	if (counting && p)
+		frees++;
+	__libc_free(p);
+}
+
+int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	if (!real_mutex_lock) /* a constructor's lock, before main */
+		real_mutex_lock = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT,
+								     "pthread_mutex_lock");
+	if (counting)
+		locks++;
+	return real_mutex_lock(m);
+}
+#endif
+
+static void count_from_zero(void)
+{
+#if !SANITIZED
+	allocs = frees = locks = alloc_bytes = 0;
+	counting = 1;
+#endif
+}
+
+static void count_stop(void)
+{
+#if !SANITIZED
+	counting = 0;
+#endif
+}
+
+static struct player_scenario scenario;
+
+static void *init_ctx(const struct player_driver *d, int version)
+{
+	void *ctx = NULL;
+
+	player_defaults(&scenario, version, 4);
+	assert_int_equal(d->init(&ctx, &scenario, scenario.comm_hash, 0), 0);
+	assert_non_null(ctx);
+	return ctx;
+}
+
+/* One ProxyOp of 8 steps with the states NCCL records on its side, as the proxy thread makes them. */
+static void one_op(const struct player_driver *d, void *ctx, const struct player_link *l)
+{
+	static const int send_states[] = { 8, 20, 9 }, recv_states[] = { 10, 11, 12 };
+	const int *states = l->is_send ? send_states : recv_states;
+	void *op = NULL, *steps[8] = { NULL };
+
+	assert_int_equal(d->start_op(ctx, &op, NULL, l, 8, 1 << 19), 0);
+	assert_non_null(op);
+	for (int k = 0; k < 8; k++) {
+		assert_int_equal(d->start_step(ctx, &steps[k], op, l->rank, k), 0);
+		assert_non_null(steps[k]);
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(d->record(steps[k], states[i], 1 << 19,
+						   states[i] == 9 || states[i] == 11), 0);
+	}
+	for (int k = 0; k < 8; k++)
+		assert_int_equal(d->stop(steps[k]), 0);
+	assert_int_equal(d->stop(op), 0);
+}
+
+static void one_round(const struct player_driver *d, void *ctx)
+{
+	const struct player_link send = { 0, 1, 1, 0, getpid() }, recv = { 0, 3, 0, 0, getpid() };
+
+	one_op(d, ctx, &send);
+	one_op(d, ctx, &recv);
+}
+
+static void test_steady_state_takes_no_allocation_or_lock(void **state)
+{
+	int version = *(int *)*state;
+	const struct player_driver *d = player_driver(version);
+	void *ctx = init_ctx(d, version);
+
+	one_round(d, ctx); /* warm-up: the links and a chunk of ops */
+	one_round(d, ctx);
+	count_from_zero();
+	for (int i = 0; i < 1000; i++)
+		one_round(d, ctx);
+	count_stop();
+#if !SANITIZED
+	if (allocs || frees || locks)
+		fail_msg("v%d: 1000 rounds after warm-up: %llu allocations, %llu frees, %llu "
+			 "mutex locks", version, (unsigned long long)allocs,
+			 (unsigned long long)frees, (unsigned long long)locks);
+#endif
+	assert_int_equal(((struct fl_prof_ctx *)ctx)->counts.steps, 1002 * 2 * 8);
+	assert_int_equal(d->finalize(ctx), 0);
+}
+
+/* Ops that never stop, each on a new (peer, channel) until the links run out. */
+static void start_held_ops(const struct player_driver *d, void *ctx, int from, int to)
+{
+	for (int i = from; i < to; i++) {
+		const struct player_link l = { 0, 1 + i % 200, i & 1, (i / 200) % 2, getpid() };
+		void *op = NULL;
+
+		assert_int_equal(d->start_op(ctx, &op, NULL, &l, 8, 1 << 19), 0);
+	}
+}
+
+static void test_memory_per_communicator_is_bounded(void **state)
+{
+	int version = *(int *)*state;
+	const struct player_driver *d = player_driver(version);
+	void *ctx = init_ctx(d, version);
+	const struct fl_prof_ctx *c = ctx;
+	uint64_t first_bytes = 0;
+
+	(void)first_bytes; /* read only where allocations are counted */
+	count_from_zero();
+	start_held_ops(d, ctx, 0, 3 * FL_PROF_MAX_OPS);
+#if !SANITIZED
+	first_bytes = alloc_bytes;
+	print_message("v%d: %llu bytes in %llu allocations for one context at its caps\n",
+		      version, (unsigned long long)first_bytes, (unsigned long long)allocs);
+	count_from_zero();
+#endif
+	start_held_ops(d, ctx, 3 * FL_PROF_MAX_OPS, 6 * FL_PROF_MAX_OPS);
+	count_stop();
+	assert_int_equal(c->nlinks, FL_PROF_MAX_LINKS);
+	assert_int_equal(c->nops_allocated, FL_PROF_MAX_OPS);
+	assert_int_equal(c->counts.dropped_ops, 6 * FL_PROF_MAX_OPS - FL_PROF_MAX_OPS);
+#if !SANITIZED
+	/*
+	 * The caps, and a hop per link's rank pair where the process's hop table had
+	 * none yet (that table is bounded by FL_MAX_HOPS; a hop is about 5.5 KB).
+	 */
+	if (first_bytes > FL_PROF_MAX_LINKS * (sizeof(struct fl_prof_link) + 8192) +
+				  (size_t)FL_PROF_MAX_OPS * sizeof(struct fl_prof_op))
+		fail_msg("v%d: %llu bytes for one context", version,
+			 (unsigned long long)first_bytes);
+	if (allocs)
+		fail_msg("v%d: %llu allocations (%llu bytes) past the caps", version,
+			 (unsigned long long)allocs, (unsigned long long)alloc_bytes);
+#endif
+	assert_int_equal(d->finalize(ctx), 0);
+}
+
+static int versions[] = { 1, 2, 3, 4, 5, 6 };
+
+#define CASES(i)                                                                           \
+	cmocka_unit_test_prestate(test_steady_state_takes_no_allocation_or_lock, &versions[i]), \
+	cmocka_unit_test_prestate(test_memory_per_communicator_is_bounded, &versions[i])
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = { CASES(0), CASES(1), CASES(2),
+					    CASES(3), CASES(4), CASES(5) };
+	int failed;
+
+	setenv("FABRICLAB_REPORT", "off", 1);
+	failed = cmocka_run_group_tests(tests, NULL, NULL);
+	return fl_test_status(failed, SANITIZED ? "allocations and locks not counted under "
+						  "ASan/TSan (their own interceptors); the caps were checked"
+						: NULL);
+}
