@@ -412,6 +412,7 @@ static bool finding_blames(const struct report_set *set, const struct fl_finding
 
 	switch (v->kind) {
 	case FL_VERDICT_DEVICE: return fl_verdict_touches(f, v->node, v->dev);
+	case FL_VERDICT_RAIL: return !strcmp(f->src_dev, v->dev) || !strcmp(f->dst_dev, v->dev);
 	case FL_VERDICT_GDR:
 		return fl_verdict_touches(f, v->node, NULL) && f->mem_types &&
 		       !(f->mem_types & (FL_PTR_CUDA | FL_PTR_DMABUF));
