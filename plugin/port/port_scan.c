@@ -128,6 +128,7 @@ static void read_port(const char *root, const char *dev, int num, struct fl_port
 		gid_netdev(root, p);
 		if (!p->netdev[0])
 			device_netdev(root, p);
+		fl_port_read_qos(root, p->netdev, &p->qos);
 	}
 	read_device_facts(root, p);
 	read_state(root, p);

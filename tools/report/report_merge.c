@@ -383,7 +383,8 @@ int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 					     sizeof(set->commands));
 	err = count_nodes(set);
 	err = err ? err : report_find_missing(set);
-	return err ? err : report_collect_ports(set);
+	err = err ? err : report_collect_ports(set);
+	return err ? err : report_compare_lossless(set);
 }
 
 bool report_rate_error(const struct report_set *set, size_t i, char *why, size_t len)
@@ -443,6 +444,7 @@ void report_free(struct report_set *set)
 		free(set->files[f].ranks);
 	}
 	free(set->suspects);
+	free(set->lossless);
 	free(set->missing_ranks);
 	free(set->missing_nodes);
 	free(set->files);

@@ -192,6 +192,7 @@ int report_print_text(const struct report_set *set, FILE *out)
 	print_verdict(set, out);
 	print_hops(set, out);
 	report_print_ports(set, out);
+	report_print_lossless(set, out);
 	report_print_injected(set, out);
 	print_commands(set, out);
 	return ferror(out) ? -1 : 0;
