@@ -89,6 +89,8 @@ void lab_print_projection(const struct lab_opts *o, double reduce_ms, double ide
 int lab_rank_node(const struct lab_opts *o, int rank);
 int lab_rank_rail(const struct lab_opts *o, int rank);
 void lab_rail_dev(int rail, char *buf, size_t len); /* "mlx5_<rail>" */
+/* Rail k's device on o's fabric: "mlx5_<k>", or "eth<k>" over tcp. */
+void lab_rail_dev_of(const struct lab_opts *o, int rail, char *buf, size_t len);
 /* The fake NIC's devices: K alike, each with `port` ("eth:4x:100g"). */
 void lab_rails_devices(const struct lab_opts *o, const char *port, char *buf, size_t len);
 /* In a rank's child: its node's name and its rail's device index. */

@@ -48,7 +48,8 @@ void lab_usage(FILE *out)
 		"  -n, --ranks N        local ranks, 1 to %d (default 8); with --rails, nodes\n"
 		"      --rails K        K NICs per node (mlx5_0..mlx5_<K-1>, rail k = leaf switch\n"
 		"                       k) and a rank on each: N x K ranks, rank k x N + n on\n"
-		"                       node n's NIC k (--fabric roce or ib; default 1)\n"
+		"                       node n's NIC k (--fabric roce or ib; over tcp with\n"
+		"                       --netns: eth<k> on bridge br<k>; default 1)\n"
 		"      --rail K         slow-rail's rail (default: a random one, printed)\n"
 		"  -s, --steps K        training steps (default 8)\n"
 		"  -g, --grad BYTES     gradients all-reduced each step (default 8M; K, M, G)\n"
@@ -62,7 +63,7 @@ void lab_usage(FILE *out)
 		"      --scenario NAME  the scenario, as the first argument does\n"
 		"      --fault SPEC     any FABRICLAB_FAULT value instead of a scenario\n"
 		"      --target nodeK   the victim (default: a random node, printed)\n"
-		"      --netns          each rank in its own network namespace, on a bridge\n"
+		"      --netns          each node in its own network namespace, on a bridge\n"
 		"                       (root only; removed at exit, on error and on Ctrl-C)\n"
 		"      --tc halve-cable with --netns: the kernel's tc (tbf on both ends of the\n"
 		"                       target's veth) halves its cable instead of the plugin\n"
@@ -355,9 +356,11 @@ static void print_header(const struct lab_opts *o, FILE *out)
 		o->ranks, o->ranks == 1 ? "" : "s", o->nodes - 1, o->steps, o->compute_ms,
 		o->grad_bytes / sizeof(float) * sizeof(float));
 	if (o->rails > 1)
-		fprintf(out, "rails: %d nodes x %d NICs (mlx5_0..mlx5_%d, NIC k of every node on "
-			"leaf switch k), a rank per NIC: rank k x %d + n is node n's NIC k\n",
-			o->nodes, o->rails, o->rails - 1, o->nodes);
+		fprintf(out, "rails: %d nodes x %d NICs (%s0..%s%d, NIC k of every node on "
+			"leaf switch k%s), a rank per NIC: rank k x %d + n is node n's NIC k\n",
+			o->nodes, o->rails, o->fabric == LAB_TCP ? "eth" : "mlx5_",
+			o->fabric == LAB_TCP ? "eth" : "mlx5_", o->rails - 1,
+			o->fabric == LAB_TCP ? ": bridge br<k>" : "", o->nodes);
 	if (o->transport)
 		fprintf(out, "transport: FABRICLAB_TRANSPORT=%s\n", o->transport);
 	fprintf(out, "link rate: %s on every hop (%.1f MB/s), reported as each device's speed%s\n",
@@ -379,8 +382,8 @@ static void print_header(const struct lab_opts *o, FILE *out)
 	else if (o->scenario == LAB_CUSTOM)
 		fprintf(out, "scenario: --fault\n");
 	else if (o->scenario == LAB_SLOW_RAIL)
-		fprintf(out, "scenario: slow-rail on rail %d (mlx5_%d of every node)%s\n",
-			o->target_rail, o->target_rail,
+		fprintf(out, "scenario: slow-rail on rail %d (%s%d of every node)%s\n",
+			o->target_rail, o->fabric == LAB_TCP ? "eth" : "mlx5_", o->target_rail,
 			o->target_random ? " (chosen at random; --rail to choose)" : "");
 	else
 		fprintf(out, "scenario: %s on node%d%s\n", lab_scenario_name(o->scenario),

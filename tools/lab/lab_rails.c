@@ -7,6 +7,8 @@
  * 0 through every node, then rail 1, and so on: all its hops but K stay on one
  * rail, as NCCL's rail-aligned rings do (its hops between rails cross NVLink
  * inside a node; here they are the K hops where one rail's chain meets the next).
+ * Over tcp the NICs are interfaces eth0..eth<K-1> of the node's network
+ * namespace, eth<k> on bridge br<k> (lab_netns.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,14 +43,29 @@ void lab_rails_devices(const struct lab_opts *o, const char *port, char *buf, si
 
 void lab_rails_enter(const struct lab_opts *o, int rank)
 {
-	char node[32], dev[16];
+	char node[32], dev[16], ifname[16];
 
 	if (o->rails < 2)
 		return;
 	snprintf(node, sizeof(node), "node%d", lab_rank_node(o, rank));
 	snprintf(dev, sizeof(dev), "%d", lab_rank_rail(o, rank));
 	setenv("FABRICLAB_NODE_NAME", node, 1);
-	setenv("FABRICLAB_SHIM_DEV", dev, 1);
+	if (o->fabric != LAB_TCP) {
+		setenv("FABRICLAB_SHIM_DEV", dev, 1);
+		return;
+	}
+	/* Sockets: the node's interface of this rail, by its exact name, is the one device. */
+	snprintf(ifname, sizeof(ifname), "=eth%d", lab_rank_rail(o, rank));
+	setenv("FABRICLAB_SOCKET_IFNAME", ifname, 1);
+	setenv("FABRICLAB_SHIM_DEV", "0", 1);
+}
+
+void lab_rail_dev_of(const struct lab_opts *o, int rail, char *buf, size_t len)
+{
+	if (o->fabric == LAB_TCP)
+		snprintf(buf, len, "eth%d", rail);
+	else
+		lab_rail_dev(rail, buf, len);
 }
 
 int lab_rails_check(const struct lab_opts *o)
@@ -60,14 +77,20 @@ int lab_rails_check(const struct lab_opts *o)
 	}
 	if (o->rails < 2)
 		return 0;
-	if (o->fabric == LAB_TCP) {
-		fprintf(stderr, "fabriclab lab: --rails gives each node K NICs on the emulated "
-			"fabric: use --fabric roce or ib\n");
+	if (o->fabric == LAB_TCP && !o->netns) {
+		fprintf(stderr, "fabriclab lab: --rails gives each node K NICs: on the emulated "
+			"fabric (--fabric roce or ib) or, over tcp, K interfaces on K bridges "
+			"(--netns); loopback has one\n");
 		return -1;
 	}
-	if (o->netns) {
-		fprintf(stderr, "fabriclab lab: --rails with --netns (K bridges) is not built: "
-			"the rails run on the emulated fabric without namespaces\n");
+	if (o->fabric != LAB_TCP && o->netns) {
+		fprintf(stderr, "fabriclab lab: --rails with --netns runs over tcp (K bridges); "
+			"--fabric %s rails run without namespaces\n", lab_fabric_name(o->fabric));
+		return -1;
+	}
+	if (o->tc) {
+		fprintf(stderr, "fabriclab lab: --tc with --rails is not built (tc shapes rail 0 "
+			"only): use slow-rail or --fault\n");
 		return -1;
 	}
 	if (o->nodes * o->rails > LAB_MAX_RANKS) {

@@ -119,7 +119,7 @@ int lab_scenario_prepare(struct lab_opts *o)
 		o->target_random = o->target_rail < 0;
 		if (o->target_rail < 0)
 			o->target_rail = random_rank(o->rails);
-		lab_rail_dev(o->target_rail, node, sizeof(node));
+		lab_rail_dev_of(o, o->target_rail, node, sizeof(node));
 	}
 	o->spec[0] = '\0';
 	if (o->scenario == LAB_CUSTOM)
