@@ -15,7 +15,6 @@
 #include "verdict_internal.h"
 
 #define MAX_RAILS 32
-#define MAX_RAIL_NODES 1024
 /* Fewer nodes cannot tell a switch from that many bad NICs. */
 #define RAIL_MIN_NODES 3
 /* "Most nodes": at least three quarters of those with the device. */
@@ -28,11 +27,16 @@ struct rail_reference {
 	size_t n;
 };
 
-/* What the hops through one device name say, node by node. */
+/* One end on the rail: its node and whether the hop is low. */
+struct rail_end {
+	const char *node;
+	bool low;
+};
+
+/* What the hops through one device name say, node by node (sorted by name). */
 struct rail_evidence {
-	const char *node[MAX_RAIL_NODES];
-	bool slow[MAX_RAIL_NODES];
-	size_t nnodes, nslow;
+	struct rail_end *ends; /* room for 2 x nhops; after gather, one per node */
+	size_t nnodes, nslow;  /* ends[k].low: node k's device is slow */
 	long slowest;
 	double slow_gbs; /* median rate of the slow nodes' hops on the rail */
 };
@@ -118,37 +122,35 @@ static bool hop_low(const struct verdict_input *in, size_t i, const struct rail_
 		h->wire_p50_us >= RAIL_P50_STRETCH * r->p50_us);
 }
 
-static size_t node_index(struct rail_evidence *e, const char *node)
+static int cmp_end(const void *pa, const void *pb)
 {
-	for (size_t k = 0; k < e->nnodes; k++) {
-		if (!strcmp(e->node[k], node))
-			return k;
-	}
-	if (e->nnodes == MAX_RAIL_NODES)
-		return MAX_RAIL_NODES;
-	e->node[e->nnodes] = node;
-	e->slow[e->nnodes] = true;
-	return e->nnodes++;
+	return strcmp(((const struct rail_end *)pa)->node, ((const struct rail_end *)pb)->node);
 }
 
-/* A node's device is slow when every hop through it on the rail is low. */
-static void judge_end(struct rail_evidence *e, const char *node, const char *hop_dev,
-		      const char *dev, bool low)
+/* The ends of one node become one: slow when every hop through its device is low. */
+static void by_node(struct rail_evidence *e, size_t nends)
 {
-	size_t k;
+	size_t n = 0;
 
-	if (strcmp(hop_dev, dev))
-		return;
-	k = node_index(e, node);
-	if (k < MAX_RAIL_NODES)
-		e->slow[k] &= low;
+	qsort(e->ends, nends, sizeof(*e->ends), cmp_end);
+	for (size_t i = 0; i < nends; i++) {
+		if (n && !strcmp(e->ends[n - 1].node, e->ends[i].node))
+			e->ends[n - 1].low &= e->ends[i].low;
+		else
+			e->ends[n++] = e->ends[i];
+	}
+	e->nnodes = n;
+	e->nslow = 0;
+	for (size_t k = 0; k < n; k++)
+		e->nslow += e->ends[k].low;
 }
 
 static void gather(const struct verdict_input *in, const char *dev,
 		   const struct fl_hop_figures *like, const struct rail_reference *r,
 		   struct rail_evidence *e)
 {
-	memset(e, 0, sizeof(*e));
+	size_t nends = 0;
+
 	e->slowest = -1;
 	for (size_t i = 0; i < in->nhops; i++) {
 		const struct fl_hop_figures *h = &in->hops[i];
@@ -157,23 +159,23 @@ static void gather(const struct verdict_input *in, const char *dev,
 		if (!on_rail(in, i, dev, like))
 			continue;
 		low = hop_low(in, i, r);
-		judge_end(e, h->src_node, h->src_dev, dev, low);
-		judge_end(e, h->dst_node, h->dst_dev, dev, low);
+		if (!strcmp(h->src_dev, dev))
+			e->ends[nends++] = (struct rail_end){ h->src_node, low };
+		if (!strcmp(h->dst_dev, dev))
+			e->ends[nends++] = (struct rail_end){ h->dst_node, low };
 		if (low && (e->slowest < 0 ||
 			    fl_verdict_rate(h) < fl_verdict_rate(&in->hops[e->slowest])))
 			e->slowest = (long)i;
 	}
-	for (size_t k = 0; k < e->nnodes; k++)
-		e->nslow += e->slow[k];
+	by_node(e, nends);
 }
 
 static bool slow_node(const struct rail_evidence *e, const char *node)
 {
-	for (size_t k = 0; k < e->nnodes; k++) {
-		if (e->slow[k] && !strcmp(e->node[k], node))
-			return true;
-	}
-	return false;
+	struct rail_end key = { node, false };
+	const struct rail_end *found = bsearch(&key, e->ends, e->nnodes, sizeof(*e->ends), cmp_end);
+
+	return found && found->low;
 }
 
 static bool hop_of_slow_node(const struct fl_hop_figures *h, const char *dev,
@@ -264,31 +266,31 @@ static int verdict_find_rails(const struct verdict_input *in, bool *explained,
 {
 	const char *names[MAX_RAILS];
 	double *v = malloc((in->nhops ? in->nhops : 1) * sizeof(*v));
-	struct rail_evidence *e = malloc(sizeof(*e));
+	struct rail_evidence e = { malloc((2 * in->nhops + 1) * sizeof(*e.ends)), 0, 0, -1, 0 };
 	struct rail_reference r;
 	size_t n = rail_names(in, names);
 	int added = 0;
 
-	if (!v || !e) {
+	if (!v || !e.ends) {
 		free(v);
-		free(e);
+		free(e.ends);
 		return -1;
 	}
 	for (size_t k = 0; n >= 2 && k < n; k++) {
 		const struct fl_hop_figures *like = first_on(in, names[k]);
 		struct fl_finding *f;
 
-		if (!like || !rail_slow(in, names[k], like, v, &r, e))
+		if (!like || !rail_slow(in, names[k], like, v, &r, &e))
 			continue;
 		f = verdict_add_finding(out, FL_VERDICT_RAIL);
 		if (!f)
 			break;
-		name_rail(in, names[k], &r, e, f);
+		name_rail(in, names[k], &r, &e, f);
 		mark_explained(in, names[k], explained);
 		added++;
 	}
 	free(v);
-	free(e);
+	free(e.ends);
 	return added;
 }
 
