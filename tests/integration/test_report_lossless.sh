@@ -69,6 +69,10 @@ PY
 }
 check pfc 5 "node4/pfc/3/off/4" "  node4/eth2: PFC off on priority 3, on for 4 others"
 grep -q "on node4: fabriclab doctor" "$tmp/pfc.txt" || not_ok "pfc: no doctor command for node4"
+"$tool" report "$tmp/pfc" --prom "$tmp/pfc.prom" 2>/dev/null || not_ok "pfc: report --prom failed"
+want='fabriclab_roce_setting_differs{node="node4",netdev="eth2",setting="pfc",priority="3",value="off",others="on"} 1'
+grep -qxF -- "$want" "$tmp/pfc.prom" && [ "$(grep -c '^fabriclab_roce_setting_differs{' "$tmp/pfc.prom")" -eq 1 ] ||
+	not_ok "pfc --prom: $(grep roce_setting "$tmp/pfc.prom")"
 check ecn 4 "node3/ecn_rp/3/off/3" \
 	"  node3/eth2: ECN reaction point (roce_rp) off on priority 3, on for 3 others"
 check alike 4 "" "RoCE lossless settings: alike on all 4 RoCE interfaces"
