@@ -63,7 +63,8 @@ void fl_port_read_qos(const char *root, const char *netdev, struct fl_port_qos *
 	if (!netdev[0])
 		return;
 	q->have_trust = !fl_read_first_line(buf, sizeof(buf), "%s/class/net/%s/qos/trust", root,
-					    netdev) && (!strcmp(buf, "pcp") || !strcmp(buf, "dscp"));
+					    netdev) &&
+			(!strcmp(buf, "pcp") || !strcmp(buf, "dscp"));
 	if (q->have_trust)
 		snprintf(q->trust, sizeof(q->trust), "%s", buf[0] == 'd' ? "dscp" : "pcp");
 	q->have_pfc = !fl_read_first_line(buf, sizeof(buf), "%s/class/net/%s/qos/pfc", root,

@@ -236,7 +236,7 @@ void fl_ports_refresh(const char *root, struct fl_port_list *ports)
 
 		read_state(root, p);
 		fl_port_read_counters(root, p);
-		/* Settings changed while the job runs (a NIC reconfigured) show in the next report. */
+		/* Settings changed while the job runs (a NIC reconfigured) show in the next one. */
 		fl_port_read_qos(root, p->netdev, &p->qos);
 	}
 	decide_max_rates(root, ports);

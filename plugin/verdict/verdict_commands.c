@@ -125,8 +125,8 @@ static void rail_commands(struct lines *l, const struct fl_verdict *v,
 		add(l, "on %s: ethtool -S %s | grep -E 'pause|discard|err'   # counters that grow "
 		    "on every node's %s: the switch, not one NIC", h->src_node, v->dev, v->dev);
 	} else {
-		add(l, "on %s: ibstat %s   # the rail's NIC: State Active, expected Rate", h->src_node,
-		    v->dev);
+		add(l, "on %s: ibstat %s   # the rail's NIC: State Active, expected Rate",
+		    h->src_node, v->dev);
 		add(l, "ibnetdiscover | grep -B2 -A10 '%s'   # the leaf switch every node's %s "
 		    "is cabled to", v->dev, v->dev);
 		add(l, "ibdiagnet   # from any node: that switch's ports, width, speed and errors");

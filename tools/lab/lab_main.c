@@ -196,8 +196,8 @@ static int check_opts(struct lab_opts *o)
 	o->ranks = o->nodes * o->rails;
 	if (o->target >= o->nodes) {
 		fprintf(stderr,
-			"fabriclab lab: --target node%d: there are %d nodes (node0..node%d)\n",
-			o->target, o->nodes, o->nodes - 1);
+			"fabriclab lab: --target node%d: there are %d %s (node0..node%d)\n",
+			o->target, o->nodes, o->rails > 1 ? "nodes" : "ranks", o->nodes - 1);
 		return EXIT_USAGE;
 	}
 	if (o->scenario == LAB_FLAKY_ROCE && o->fabric == LAB_IB) {
