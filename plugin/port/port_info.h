@@ -62,6 +62,17 @@ enum fl_delta_kind {
 	FL_DELTA_MISSING, /* not there in the earlier sample */
 };
 
+#define FL_QOS_PRIOS 8 /* Ethernet priorities (PCP values) */
+
+/* A RoCE interface's lossless settings (port_qos.c); have_* false = not exposed. */
+struct fl_port_qos {
+	bool have_trust, have_pfc, have_ecn;
+	char trust[8];              /* "pcp" or "dscp" */
+	bool pfc[FL_QOS_PRIOS];
+	bool ecn_np[FL_QOS_PRIOS];  /* notification point: sends CNPs for marked packets */
+	bool ecn_rp[FL_QOS_PRIOS];  /* reaction point: slows down on CNPs (DCQCN) */
+};
+
 struct fl_port {
 	char dev[FL_PORT_NAME_LEN]; /* "mlx5_0" */
 	int num; /* port number, from 1 */
@@ -78,6 +89,7 @@ struct fl_port {
 	char max_from[32]; /* how max_gbps was found: "link modes", "same HCA model" */
 	char netdev[IFNAMSIZ]; /* RoCE: the Ethernet interface, "" if none */
 	char pci_path[256]; /* real path of the device's PCI function, "" if none */
+	struct fl_port_qos qos; /* RoCE: netdev's lossless settings */
 	struct fl_counter_set counters;
 };
 
@@ -85,6 +97,14 @@ struct fl_port_list {
 	int n;
 	struct fl_port p[FL_PORT_MAX];
 };
+
+/* --- port_qos.c --- */
+/* netdev's trust, PFC and ECN under root into q (all unknown when netdev is ""). */
+void fl_port_read_qos(const char *root, const char *netdev, struct fl_port_qos *q);
+/* Eight 0/1 in priority order, spaces or commas between allowed; false when not that. */
+bool fl_qos_parse_bits(const char *text, bool out[FL_QOS_PRIOS]);
+/* "00010000": priority 0 first. */
+void fl_qos_bits_text(const bool bits[FL_QOS_PRIOS], char out[FL_QOS_PRIOS + 1]);
 
 /* --- port_rate.c --- */
 /* "200 Gb/sec (4X HDR)" -> 200 (and width 4, speed "HDR" when present); -1 when not a rate. */

@@ -41,6 +41,27 @@ static void rising_json(struct fl_json *j, const struct fl_port *p, const struct
 	fl_json_end(j);
 }
 
+/* A RoCE port's lossless settings: null where the driver does not say. */
+static void qos_json(struct fl_json *j, const struct fl_port *p)
+{
+	const struct fl_port_qos *q = &p->qos;
+	char bits[FL_QOS_PRIOS + 1];
+
+	if (!p->netdev[0]) {
+		fl_json_null(j, "qos");
+		return;
+	}
+	fl_json_object(j, "qos");
+	fl_json_string(j, "trust", q->have_trust ? q->trust : NULL);
+	fl_qos_bits_text(q->pfc, bits);
+	fl_json_string(j, "pfc", q->have_pfc ? bits : NULL);
+	fl_qos_bits_text(q->ecn_np, bits);
+	fl_json_string(j, "ecn_np", q->have_ecn ? bits : NULL);
+	fl_qos_bits_text(q->ecn_rp, bits);
+	fl_json_string(j, "ecn_rp", q->have_ecn ? bits : NULL);
+	fl_json_end(j);
+}
+
 static void port_json(struct fl_json *j, const struct fl_port *p, const struct fl_port *base,
 		      double seconds)
 {
@@ -65,6 +86,7 @@ static void port_json(struct fl_json *j, const struct fl_port *p, const struct f
 		fl_json_null(j, "max_from");
 	}
 	fl_json_bool(j, "trained_down", fl_port_trained_down(p));
+	qos_json(j, p);
 	fl_json_double(j, "delta_seconds", base ? seconds : 0.0);
 	fl_json_object(j, "counters");
 	for (int i = 0; i < p->counters.n; i++)

@@ -128,6 +128,7 @@ static void read_port(const char *root, const char *dev, int num, struct fl_port
 		gid_netdev(root, p);
 		if (!p->netdev[0])
 			device_netdev(root, p);
+		fl_port_read_qos(root, p->netdev, &p->qos);
 	}
 	read_device_facts(root, p);
 	read_state(root, p);
@@ -235,6 +236,8 @@ void fl_ports_refresh(const char *root, struct fl_port_list *ports)
 
 		read_state(root, p);
 		fl_port_read_counters(root, p);
+		/* Settings changed while the job runs (a NIC reconfigured) show in the next one. */
+		fl_port_read_qos(root, p->netdev, &p->qos);
 	}
 	decide_max_rates(root, ports);
 }

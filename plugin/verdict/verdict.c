@@ -103,10 +103,12 @@ void fl_verdict_note_sender_view(struct fl_verdict *v)
 	for (int i = 0; i < v->nfindings; i++) {
 		struct fl_finding *f = &v->findings[i];
 
-		if (f->kind == FL_VERDICT_LINK || f->kind == FL_VERDICT_DEVICE)
+		if (f->kind == FL_VERDICT_LINK || f->kind == FL_VERDICT_DEVICE ||
+		    f->kind == FL_VERDICT_RAIL)
 			append(f->reason, sizeof(f->reason), caveat);
 	}
-	if (v->kind == FL_VERDICT_LINK || v->kind == FL_VERDICT_DEVICE)
+	if (v->kind == FL_VERDICT_LINK || v->kind == FL_VERDICT_DEVICE ||
+	    v->kind == FL_VERDICT_RAIL)
 		append(v->reason, sizeof(v->reason), caveat);
 }
 
@@ -152,7 +154,9 @@ void fl_finding_culprit(const struct fl_finding *f, const struct fl_hop_figures 
 {
 	const struct fl_hop_figures *h = f->hop >= 0 ? &hops[f->hop] : NULL;
 
-	if (f->kind == FL_VERDICT_DEVICE || (f->kind == FL_VERDICT_TRANSPORT && f->dev[0]))
+	if (f->kind == FL_VERDICT_RAIL)
+		snprintf(buf, len, "rail %s", f->dev);
+	else if (f->kind == FL_VERDICT_DEVICE || (f->kind == FL_VERDICT_TRANSPORT && f->dev[0]))
 		snprintf(buf, len, "%s/%s", f->node, f->dev);
 	else if (f->kind == FL_VERDICT_LINK && h)
 		snprintf(buf, len, "%s/%s -> %s/%s", h->src_node, h->src_dev, h->dst_node,
@@ -185,6 +189,7 @@ const char *fl_verdict_kind_name(enum fl_verdict_kind kind)
 	case FL_VERDICT_NODE: return "node";
 	case FL_VERDICT_GDR: return "gdr";
 	case FL_VERDICT_TRANSPORT: return "transport";
+	case FL_VERDICT_RAIL: return "rail";
 	}
 	return "unknown";
 }

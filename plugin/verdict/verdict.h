@@ -19,6 +19,7 @@ enum fl_verdict_kind {
 	FL_VERDICT_NODE,      /* wire rates normal; one node waits least, others wait on it */
 	FL_VERDICT_GDR,       /* GPUDirect unused where the device supports it, or uneven */
 	FL_VERDICT_TRANSPORT, /* TCP carries traffic while an RDMA port is active */
+	FL_VERDICT_RAIL,      /* one device name slow on most nodes: its leaf switch (dev) */
 };
 
 /* One directed hop as the verdict sees it (after both views are joined). */
@@ -108,7 +109,10 @@ void fl_verdict_compute_groups(const struct fl_hop_figures *hops, const int *gro
 /* Whether the hop starts or ends at node (and, when dev is not NULL, at that device). */
 bool fl_verdict_touches(const struct fl_hop_figures *h, const char *node, const char *dev);
 const char *fl_verdict_kind_name(enum fl_verdict_kind kind);
-/* The finding's culprit for people: "node3/eth0", "n1/eth0 -> n2/eth0", "node3". */
+/*
+ * The finding's culprit for people: "node3/eth0", "n1/eth0 -> n2/eth0",
+ * "node3", "rail mlx5_2".
+ */
 void fl_finding_culprit(const struct fl_finding *f, const struct fl_hop_figures *hops,
 			char *buf, size_t len);
 /* The rate a hop is judged at: its wire rate, but never above its line rate. */

@@ -115,6 +115,25 @@ static void wire_commands(struct lines *l, const struct fl_verdict *v,
 	pair_test(l, h);
 }
 
+/* A leaf switch: every node's device of that name is cabled to it. */
+static void rail_commands(struct lines *l, const struct fl_verdict *v,
+			  const struct fl_hop_figures *h)
+{
+	if (over_socket(h)) {
+		add(l, "on %s: lldpctl %s   # the leaf switch and port it is cabled to (same "
+		    "switch on every node of the rail)", h->src_node, v->dev);
+		add(l, "on %s: ethtool -S %s | grep -E 'pause|discard|err'   # counters that grow "
+		    "on every node's %s: the switch, not one NIC", h->src_node, v->dev, v->dev);
+	} else {
+		add(l, "on %s: ibstat %s   # the rail's NIC: State Active, expected Rate",
+		    h->src_node, v->dev);
+		add(l, "ibnetdiscover | grep -B2 -A10 '%s'   # the leaf switch every node's %s "
+		    "is cabled to", v->dev, v->dev);
+		add(l, "ibdiagnet   # from any node: that switch's ports, width, speed and errors");
+	}
+	pair_test(l, h);
+}
+
 static void node_commands(struct lines *l, const struct fl_verdict *v)
 {
 	add(l, "on %s: nvidia-smi -q -d CLOCK,PERFORMANCE   # clocks and throttle reasons",
@@ -183,6 +202,10 @@ int fl_verdict_commands(const struct fl_verdict *v, const struct fl_hop_figures 
 	case FL_VERDICT_DEVICE:
 		if (has_hop)
 			wire_commands(&l, v, &hops[v->hop]);
+		break;
+	case FL_VERDICT_RAIL:
+		if (has_hop)
+			rail_commands(&l, v, &hops[v->hop]);
 		break;
 	case FL_VERDICT_NODE: node_commands(&l, v); break;
 	case FL_VERDICT_GDR: gdr_commands(&l, v); break;

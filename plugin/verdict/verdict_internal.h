@@ -67,6 +67,16 @@ bool verdict_below_ratio(const struct fl_hop_figures *h, double ref, double min_
 int verdict_find_devices(const struct verdict_input *in, bool *explained,
 			 struct fl_verdict *out);
 
+/*
+ * Adds a `rail` finding for every device name slow on most nodes (the leaf
+ * switch of that rail), then the devices as verdict_find_devices does on the
+ * hops no rail explains; marks explained hops. How many it added, -1 out of memory.
+ */
+int verdict_find_rails_and_devices(const struct verdict_input *in, bool *explained,
+				   struct fl_verdict *out);
+/* A rail finding on device name dev blames every hop with an end on a device so named. */
+bool verdict_rail_blames(const struct fl_hop_figures *h, const char *dev);
+
 int verdict_try_transport(const struct verdict_input *in, struct fl_verdict *out);
 int verdict_try_gdr(const struct verdict_input *in, struct fl_verdict *out);
 int verdict_try_wire(const struct verdict_input *in, struct fl_verdict *out);

@@ -99,6 +99,8 @@ static bool blamed(const struct verdict_input *in, const struct fl_verdict *v, s
 			return true;
 		if (f->kind == FL_VERDICT_DEVICE && fl_verdict_touches(&in->hops[i], f->node, f->dev))
 			return true;
+		if (f->kind == FL_VERDICT_RAIL && verdict_rail_blames(&in->hops[i], f->dev))
+			return true;
 	}
 	return false;
 }

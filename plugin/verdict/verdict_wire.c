@@ -232,7 +232,7 @@ int verdict_try_wire(const struct verdict_input *in, struct fl_verdict *out)
 
 	if (rated && reps && j.ref && j.slow && j.scratch && explained) {
 		judge_groups(in, rated, group_rated(in, rated, reps), &j);
-		found = verdict_find_devices(in, explained, out);
+		found = verdict_find_rails_and_devices(in, explained, out);
 		if (found >= 0) {
 			add_links(in, &j, explained, out);
 			found = out->nfindings - before;

@@ -189,6 +189,62 @@ static void test_rail_and_scattered(void **state)
 	sweep_verdict_free(&v);
 }
 
+/* A baseline of n nodes with every direction at gbs. */
+static struct sweep_baseline full_baseline(int n, double gbs, struct sweep_base_pair *pairs)
+{
+	size_t k = 0;
+
+	for (int a = 0; a < n; a++) {
+		for (int b = 0; b < n; b++) {
+			if (a == b)
+				continue;
+			snprintf(pairs[k].src, sizeof(pairs[k].src), "n%d", a);
+			snprintf(pairs[k].dst, sizeof(pairs[k].dst), "n%d", b);
+			pairs[k++].gbs = gbs;
+		}
+	}
+	return (struct sweep_baseline){ .bytes = BYTES, .pairs = pairs, .npairs = k,
+					.median_gbs = gbs };
+}
+
+/*
+ * A sweep of one rail (FABRICLAB_SHIM_DEV=2 on every node) whose leaf switch
+ * went bad: every pair is slow, so the median cannot tell; the baseline can,
+ * and what every slow pair shares is that rail's device.
+ */
+static void test_rail_against_its_baseline(void **state)
+{
+	static struct sweep_base_pair pairs[MAX_N * MAX_N];
+	struct sweep_baseline base = full_baseline(6, 10, pairs);
+	struct sweep_result res = matrix(6, 5);
+	struct sweep_opts o = opts();
+	struct sweep_verdict v;
+
+	(void)state;
+	for (int i = 0; i < 6; i++)
+		snprintf(nodes[i].dev, sizeof(nodes[i].dev), "mlx5_2");
+	v = judge(&res, &o, &base);
+	assert_int_equal(v.nslow, 30);
+	assert_int_equal(v.kind, SWEEP_RAIL);
+	assert_string_equal(v.rail, "mlx5_2");
+	assert_non_null(strstr(v.reason, "all 30 directions of the 6 nodes on mlx5_2"));
+	sweep_verdict_free(&v);
+	/* Two nodes are one pair, whatever their devices: a link. */
+	base = full_baseline(2, 10, pairs);
+	res = matrix(2, 5);
+	v = judge(&res, &o, &base);
+	assert_int_equal(v.kind, SWEEP_LINK);
+	sweep_verdict_free(&v);
+	/* Most pairs slow but not all: no rail (scattered, or a node when one is in all). */
+	base = full_baseline(6, 10, pairs);
+	res = matrix(6, 5);
+	set(6, 0, 1, 10);
+	set(6, 2, 3, 10);
+	v = judge(&res, &o, &base);
+	assert_int_equal(v.kind, SWEEP_SCATTERED);
+	sweep_verdict_free(&v);
+}
+
 static void test_baseline(void **state)
 {
 	struct sweep_base_pair pairs[] = { { "n0", "n1", 20 }, { "n1", "n0", 10 } };
@@ -248,6 +304,7 @@ int main(void)
 		cmocka_unit_test(test_node),
 		cmocka_unit_test(test_link),
 		cmocka_unit_test(test_rail_and_scattered),
+		cmocka_unit_test(test_rail_against_its_baseline),
 		cmocka_unit_test(test_baseline),
 		cmocka_unit_test(test_gate),
 	};

@@ -5,11 +5,11 @@
  * mode: with `dscp`, NCCL_IB_TC >> 2 is the DSCP, mapped to a priority
  * (dscp2prio, else DSCP >> 3); with `pcp`, NCCL_IB_SL is the VLAN priority.
  * The settings are read from the interface's sysfs where the driver exposes
- * them: qos/trust, qos/pfc (eight 0/1), qos/dscp2prio ("DSCP PRIO" lines),
- * ecn/roce_np/enable/<prio>, ecn/roce_rp/enable/<prio>; per-priority pause
- * counters come from the ethtool statistics (rx_prio<N>_pause).
+ * them, by the port scan the plugin's reports use too (plugin/port/port_qos.c:
+ * qos/trust, qos/pfc, ecn/roce_{np,rp}/enable/<prio>), plus qos/dscp2prio
+ * ("DSCP PRIO" lines) here; per-priority pause counters come from the ethtool
+ * statistics (rx_prio<N>_pause).
  */
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,20 +24,6 @@ static long env_long(const char *name)
 	const char *v = getenv(name);
 
 	return v && *v ? strtol(v, NULL, 0) : 0;
-}
-
-/* "0 0 0 1 0 0 0 0", "0,0,0,1,0,0,0,0" or "00010000": eight 0/1 in priority order. */
-static bool parse_bits(const char *text, bool out[DOCTOR_PRIOS])
-{
-	int n = 0;
-
-	for (const char *c = text; *c && n < DOCTOR_PRIOS; c++) {
-		if (*c == '0' || *c == '1')
-			out[n++] = *c == '1';
-		else if (!isspace((unsigned char)*c) && *c != ',')
-			return false;
-	}
-	return n == DOCTOR_PRIOS;
 }
 
 /* dscp2prio: the priority of one DSCP, else the default mapping DSCP >> 3. */
@@ -61,26 +47,6 @@ static int dscp_prio(const char *root, const char *netdev, int dscp)
 	return prio;
 }
 
-static void read_ecn(const char *root, struct doctor_roce *r)
-{
-	char buf[16];
-	int seen = 0;
-
-	for (int p = 0; p < DOCTOR_PRIOS; p++) {
-		if (!fl_read_first_line(buf, sizeof(buf), "%s/class/net/%s/ecn/roce_np/enable/%d",
-					root, r->netdev, p)) {
-			r->ecn_np[p] = atoi(buf) != 0;
-			seen++;
-		}
-		if (!fl_read_first_line(buf, sizeof(buf), "%s/class/net/%s/ecn/roce_rp/enable/%d",
-					root, r->netdev, p)) {
-			r->ecn_rp[p] = atoi(buf) != 0;
-			seen++;
-		}
-	}
-	r->have_ecn = seen == 2 * DOCTOR_PRIOS;
-}
-
 static void read_pauses(const struct fl_port *p, struct doctor_roce *r)
 {
 	char name[FL_COUNTER_NAME_LEN];
@@ -97,9 +63,10 @@ static void read_pauses(const struct fl_port *p, struct doctor_roce *r)
 	}
 }
 
+/* The settings port_scan read (fl_port_read_qos), and the priority NCCL's packets take. */
 static void read_roce(const char *root, const struct fl_port *p, struct doctor_roce *r)
 {
-	char buf[64];
+	const struct fl_port_qos *q = &p->qos;
 
 	memset(r, 0, sizeof(*r));
 	snprintf(r->netdev, sizeof(r->netdev), "%s", p->netdev);
@@ -107,17 +74,16 @@ static void read_roce(const char *root, const struct fl_port *p, struct doctor_r
 	r->tc = env_long("NCCL_IB_TC");
 	r->sl = env_long("NCCL_IB_SL");
 	r->dscp = (int)((r->tc >> 2) & 63);
-	r->have_trust = !fl_read_first_line(buf, sizeof(buf), "%s/class/net/%s/qos/trust", root,
-					    r->netdev) && (!strcmp(buf, "pcp") ||
-							   !strcmp(buf, "dscp"));
+	r->have_trust = q->have_trust;
 	/* The NIC's default is pcp: said so in the check's message. */
-	snprintf(r->trust, sizeof(r->trust), "%s",
-		 r->have_trust && buf[0] == 'd' ? "dscp" : "pcp");
+	snprintf(r->trust, sizeof(r->trust), "%s", q->have_trust ? q->trust : "pcp");
 	r->prio = !strcmp(r->trust, "dscp") ? dscp_prio(root, r->netdev, r->dscp) :
 		  (int)(r->sl & 7);
-	r->have_pfc = !fl_read_first_line(buf, sizeof(buf), "%s/class/net/%s/qos/pfc", root,
-					  r->netdev) && parse_bits(buf, r->pfc);
-	read_ecn(root, r);
+	r->have_pfc = q->have_pfc;
+	memcpy(r->pfc, q->pfc, sizeof(r->pfc));
+	r->have_ecn = q->have_ecn;
+	memcpy(r->ecn_np, q->ecn_np, sizeof(r->ecn_np));
+	memcpy(r->ecn_rp, q->ecn_rp, sizeof(r->ecn_rp));
 	read_pauses(p, r);
 }
 

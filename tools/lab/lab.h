@@ -23,6 +23,7 @@ enum lab_scenario {
 	LAB_SLOW_NODE,
 	LAB_GDR_OFF,
 	LAB_FLAKY_ROCE,
+	LAB_SLOW_RAIL, /* the leaf switch of one rail: that NIC of every node at 50% */
 	LAB_CUSTOM, /* --fault SPEC */
 };
 
@@ -30,7 +31,10 @@ enum lab_scenario {
 enum lab_fabric { LAB_TCP, LAB_ROCE, LAB_IB };
 
 struct lab_opts {
-	int ranks;
+	int ranks;                 /* nodes x rails */
+	int nodes;
+	int rails;                 /* NICs per node, one rank on each (lab_rails.c) */
+	int target_rail;           /* slow-rail's rail; -1 until chosen */
 	long steps;
 	size_t grad_bytes;
 	double compute_ms;
@@ -80,6 +84,19 @@ void lab_fabric_enter(const struct lab_opts *o, int rank);
 /* The run projected to the field guide's job (lab_project.c). */
 void lab_print_projection(const struct lab_opts *o, double reduce_ms, double ideal_ms,
 			  FILE *out);
+
+/* Rails (lab_rails.c): which node and rail a rank is, and its environment. */
+int lab_rank_node(const struct lab_opts *o, int rank);
+int lab_rank_rail(const struct lab_opts *o, int rank);
+void lab_rail_dev(int rail, char *buf, size_t len); /* "mlx5_<rail>" */
+/* Rail k's device on o's fabric: "mlx5_<k>", or "eth<k>" over tcp. */
+void lab_rail_dev_of(const struct lab_opts *o, int rail, char *buf, size_t len);
+/* The fake NIC's devices: K alike, each with `port` ("eth:4x:100g"). */
+void lab_rails_devices(const struct lab_opts *o, const char *port, char *buf, size_t len);
+/* In a rank's child: its node's name and its rail's device index. */
+void lab_rails_enter(const struct lab_opts *o, int rank);
+/* 0, or -1 with a message when --rails does not fit the other options. */
+int lab_rails_check(const struct lab_opts *o);
 
 /* One rank's job (lab_rank.c): its exit status. */
 int lab_rank(void *opts);

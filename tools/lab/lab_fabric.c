@@ -88,7 +88,7 @@ static int peermem_sysfs(const struct lab_opts *o, char *root, size_t len)
 int lab_fabric_env(const struct lab_opts *o)
 {
 	char verbs[PATH_MAX + 64], cuda[PATH_MAX + 64], root[PATH_MAX + 16];
-	char fabric[PATH_MAX + 16], rate[32];
+	char fabric[PATH_MAX + 16], rate[32], devices[256];
 
 	if (o->fabric == LAB_TCP) {
 		setenv("FABRICLAB_TRANSPORT", "socket", 1);
@@ -103,8 +103,9 @@ int lab_fabric_env(const struct lab_opts *o)
 	setenv("FABRICLAB_TRANSPORT", "ib", 1);
 	setenv("FABRICLAB_IBVERBS_LIB", verbs, 1);
 	setenv("FABRICLAB_FAKEVERBS_DIR", fabric, 1);
-	setenv("FABRICLAB_FAKEVERBS_DEVICES",
-	       o->fabric == LAB_IB ? "mlx5_0=ib:4x:ndr" : "mlx5_0=eth:4x:100g", 1);
+	lab_rails_devices(o, o->fabric == LAB_IB ? "ib:4x:ndr" : "eth:4x:100g", devices,
+			  sizeof(devices));
+	setenv("FABRICLAB_FAKEVERBS_DEVICES", devices, 1);
 	setenv("FABRICLAB_SYSFS_ROOT", root, 1);
 	setenv("FABRICLAB_SHIM_MEM", "cuda", 1);
 	setenv("FABRICLAB_CUDART_LIB", cuda, 1);
@@ -119,8 +120,9 @@ void lab_fabric_enter(const struct lab_opts *o, int rank)
 {
 	char node[16];
 
+	lab_rails_enter(o, rank);
 	if (o->fabric == LAB_TCP)
 		return;
-	snprintf(node, sizeof(node), "%d", rank);
+	snprintf(node, sizeof(node), "%d", lab_rank_node(o, rank));
 	setenv("FABRICLAB_FAKEVERBS_NODE", node, 1);
 }

@@ -62,7 +62,8 @@ static int check_request(const struct lab_job_request *r, int *http, char *why, 
 	if (r->nodes < 1 || r->nodes > LAB_MAX_RANKS)
 		return refuse(http, 400, why, len, "nodes: expected an integer from 1 to "
 			      LAB_MAX_RANKS_TEXT);
-	if (lab_scenario_parse(r->scenario, &scenario) || scenario == LAB_CUSTOM)
+	if (lab_scenario_parse(r->scenario, &scenario) || scenario == LAB_CUSTOM ||
+	    scenario == LAB_SLOW_RAIL)
 		return refuse(http, 400, why, len, "scenario: expected healthy, halve-cable, "
 			      "slow-node, gdr-off or flaky-roce");
 	if (r->target >= r->nodes)

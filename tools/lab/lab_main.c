@@ -42,8 +42,15 @@ void lab_usage(FILE *out)
 		"  slow-node     the target is a straggler: each send held back (factor 2)\n"
 		"  gdr-off       the target offers no GPUDirect RDMA (host memory only)\n"
 		"  flaky-roce    the target's hops pause 40 ms of every 100 ms (a PFC storm)\n"
+		"  slow-rail     with --rails: the leaf switch of one rail, i.e. NIC k of every\n"
+		"                node at 50%% of the link rate, both ways (--rail K)\n"
 		"\n"
-		"  -n, --ranks N        local ranks, 1 to %d (default 8)\n"
+		"  -n, --ranks N        local ranks, 1 to %d (default 8); with --rails, nodes\n"
+		"      --rails K        K NICs per node (mlx5_0..mlx5_<K-1>, rail k = leaf switch\n"
+		"                       k) and a rank on each: N x K ranks, rank k x N + n on\n"
+		"                       node n's NIC k (--fabric roce or ib; over tcp with\n"
+		"                       --netns: eth<k> on bridge br<k>; default 1)\n"
+		"      --rail K         slow-rail's rail (default: a random one, printed)\n"
 		"  -s, --steps K        training steps (default 8)\n"
 		"  -g, --grad BYTES     gradients all-reduced each step (default 8M; K, M, G)\n"
 		"  -c, --compute MS     compute per step in milliseconds, may be 0 (default 20)\n"
@@ -56,7 +63,7 @@ void lab_usage(FILE *out)
 		"      --scenario NAME  the scenario, as the first argument does\n"
 		"      --fault SPEC     any FABRICLAB_FAULT value instead of a scenario\n"
 		"      --target nodeK   the victim (default: a random node, printed)\n"
-		"      --netns          each rank in its own network namespace, on a bridge\n"
+		"      --netns          each node in its own network namespace, on a bridge\n"
 		"                       (root only; removed at exit, on error and on Ctrl-C)\n"
 		"      --tc halve-cable with --netns: the kernel's tc (tbf on both ends of the\n"
 		"                       target's veth) halves its cable instead of the plugin\n"
@@ -96,7 +103,8 @@ static int parse_target(const char *v, struct lab_opts *o)
 static int parse_scenario(const char *opt, const char *v, struct lab_opts *o)
 {
 	if (lab_scenario_parse(v, &o->scenario))
-		return bad(opt, v, "healthy, halve-cable, slow-node, gdr-off or flaky-roce");
+		return bad(opt, v,
+			   "healthy, halve-cable, slow-node, gdr-off, flaky-roce or slow-rail");
 	return 0;
 }
 
@@ -152,6 +160,16 @@ static int parse_one(int c, const char *v, struct lab_opts *o)
 		o->scenario = LAB_HALVE_CABLE;
 		return 0;
 	case 'D': o->dir = v; return 0;
+	case 'R':
+		if (shim_parse_long(v, &n) || n < 1 || n > 8)
+			return bad("--rails", v, "an integer from 1 to 8");
+		o->rails = (int)n;
+		return 0;
+	case 'K':
+		if (shim_parse_long(v, &n) || n < 0 || n > 7)
+			return bad("--rail", v, "a rail from 0 to 7");
+		o->target_rail = (int)n;
+		return 0;
 	case 'B':
 		if (lab_fabric_parse(v, &o->fabric))
 			return bad("--fabric", v, "tcp, roce or ib");
@@ -172,10 +190,14 @@ static int parse_one(int c, const char *v, struct lab_opts *o)
 
 static int check_opts(struct lab_opts *o)
 {
-	if (o->target >= o->ranks) {
+	o->nodes = o->ranks;
+	if (lab_rails_check(o))
+		return EXIT_USAGE;
+	o->ranks = o->nodes * o->rails;
+	if (o->target >= o->nodes) {
 		fprintf(stderr,
-			"fabriclab lab: --target node%d: there are %d ranks (node0..node%d)\n",
-			o->target, o->ranks, o->ranks - 1);
+			"fabriclab lab: --target node%d: there are %d %s (node0..node%d)\n",
+			o->target, o->nodes, o->rails > 1 ? "nodes" : "ranks", o->nodes - 1);
 		return EXIT_USAGE;
 	}
 	if (o->scenario == LAB_FLAKY_ROCE && o->fabric == LAB_IB) {
@@ -223,6 +245,8 @@ static int parse_args(int argc, char **argv, struct lab_opts *o)
 		{ "netns", no_argument, NULL, 'N' },
 		{ "tc", required_argument, NULL, 'C' },
 		{ "dir", required_argument, NULL, 'D' },
+		{ "rails", required_argument, NULL, 'R' },
+		{ "rail", required_argument, NULL, 'K' },
 		{ "fabric", required_argument, NULL, 'B' },
 		{ "copy-rate", required_argument, NULL, 'P' },
 		{ "transport", required_argument, NULL, 'X' },
@@ -329,8 +353,14 @@ static void print_header(const struct lab_opts *o, FILE *out)
 {
 	fprintf(out, "fabriclab lab: %d rank%s (node0..node%d), %ld steps: compute %.0f ms "
 		"(a sleep standing in for the GPU), then all-reduce of %zu bytes of gradients\n",
-		o->ranks, o->ranks == 1 ? "" : "s", o->ranks - 1, o->steps, o->compute_ms,
+		o->ranks, o->ranks == 1 ? "" : "s", o->nodes - 1, o->steps, o->compute_ms,
 		o->grad_bytes / sizeof(float) * sizeof(float));
+	if (o->rails > 1)
+		fprintf(out, "rails: %d nodes x %d NICs (%s0..%s%d, NIC k of every node on "
+			"leaf switch k%s), a rank per NIC: rank k x %d + n is node n's NIC k\n",
+			o->nodes, o->rails, o->fabric == LAB_TCP ? "eth" : "mlx5_",
+			o->fabric == LAB_TCP ? "eth" : "mlx5_", o->rails - 1,
+			o->fabric == LAB_TCP ? ": bridge br<k>" : "", o->nodes);
 	if (o->transport)
 		fprintf(out, "transport: FABRICLAB_TRANSPORT=%s\n", o->transport);
 	fprintf(out, "link rate: %s on every hop (%.1f MB/s), reported as each device's speed%s\n",
@@ -351,6 +381,10 @@ static void print_header(const struct lab_opts *o, FILE *out)
 		fprintf(out, "scenario: healthy (no fault)\n");
 	else if (o->scenario == LAB_CUSTOM)
 		fprintf(out, "scenario: --fault\n");
+	else if (o->scenario == LAB_SLOW_RAIL)
+		fprintf(out, "scenario: slow-rail on rail %d (%s%d of every node)%s\n",
+			o->target_rail, o->fabric == LAB_TCP ? "eth" : "mlx5_", o->target_rail,
+			o->target_random ? " (chosen at random; --rail to choose)" : "");
 	else
 		fprintf(out, "scenario: %s on node%d%s\n", lab_scenario_name(o->scenario),
 			o->target,
@@ -484,7 +518,7 @@ static bool wants_serve(int argc, char **argv)
 int lab_main(int argc, char **argv)
 {
 	static char dir[PATH_MAX];
-	struct lab_opts o = { .ranks = 8, .steps = 8, .grad_bytes = 8 << 20, .compute_ms = 20,
+	struct lab_opts o = { .ranks = 8, .rails = 1, .target_rail = -1, .steps = 8, .grad_bytes = 8 << 20, .compute_ms = 20,
 			      .link_rate = DEFAULT_LINK_RATE, .scenario = LAB_HEALTHY,
 			      .target = -1, .target_compute = 1.0, .dir = "fabriclab-lab" };
 	int rc;

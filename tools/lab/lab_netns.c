@@ -1,6 +1,8 @@
 /*
- * `fabriclab lab --netns`: every rank in a network namespace of its own, its
+ * `fabriclab lab --netns`: every node in a network namespace of its own, its
  * eth0 one end of a veth pair whose other end sits on a bridge in a hub
+ * namespace. With --rails K a node has eth0..eth<K-1>, eth<k> on bridge br<k>
+ * (rail k's leaf switch, subnet 198.18.<k>.0/24), and its K ranks share the
  * namespace. Only namespaces this run created are touched: the host's
  * interfaces and routes never change, and nothing can leave the namespaces
  * (no route out). Names carry the launcher's pid, so a setup left by a killed
@@ -96,7 +98,7 @@ static int add_namespaces(const struct lab_opts *o, char *why, size_t why_len)
 	char batch[BATCH_LEN], name[96];
 	size_t used = 0;
 
-	for (int r = -1; r < o->ranks; r++) {
+	for (int r = -1; r < o->nodes; r++) {
 		lab_netns_name(o, r, name, sizeof(name));
 		used += (size_t)snprintf(batch + used, sizeof(batch) - used, "netns add %s\n",
 					 name);
@@ -104,33 +106,52 @@ static int add_namespaces(const struct lab_opts *o, char *why, size_t why_len)
 	return ip_batch(NULL, batch, why, why_len);
 }
 
-static int setup_node(const struct lab_opts *o, int rank, char *why, size_t why_len)
+/* Node n's end of rail k on the hub: veth<n> for rail 0 (as --tc knows it), veth<n>r<k> else. */
+static void hub_port(int node, int rail, char *buf, size_t len)
 {
-	char batch[BATCH_LEN], ns[96], hub[96], addr[32];
+	if (rail)
+		snprintf(buf, len, "veth%dr%d", node, rail);
+	else
+		snprintf(buf, len, "veth%d", node);
+}
 
-	lab_netns_name(o, rank, ns, sizeof(ns));
+static int setup_node(const struct lab_opts *o, int node, char *why, size_t why_len)
+{
+	char batch[BATCH_LEN], ns[96], hub[96], port[32];
+	size_t used;
+
+	lab_netns_name(o, node, ns, sizeof(ns));
 	lab_netns_name(o, -1, hub, sizeof(hub));
-	lab_netns_addr(rank, addr, sizeof(addr));
-	snprintf(batch, sizeof(batch),
-		 "link set lo up\n"
-		 "link add eth0 type veth peer name veth%d netns %s\n"
-		 "addr add %s/24 dev eth0\n"
-		 "link set eth0 up\n",
-		 rank, hub, addr);
+	used = (size_t)snprintf(batch, sizeof(batch), "link set lo up\n");
+	for (int k = 0; k < o->rails && used < sizeof(batch); k++) {
+		hub_port(node, k, port, sizeof(port));
+		used += (size_t)snprintf(batch + used, sizeof(batch) - used,
+					 "link add eth%d type veth peer name %s netns %s\n"
+					 "addr add 198.18.%d.%d/24 dev eth%d\n"
+					 "link set eth%d up\n",
+					 k, port, hub, k, node + 1, k, k);
+	}
 	return ip_batch(ns, batch, why, why_len);
 }
 
 static int setup_hub(const struct lab_opts *o, char *why, size_t why_len)
 {
-	char batch[BATCH_LEN], hub[96];
+	char batch[BATCH_LEN], hub[96], port[32];
 	size_t used;
 
 	lab_netns_name(o, -1, hub, sizeof(hub));
-	used = (size_t)snprintf(batch, sizeof(batch),
-				"link set lo up\nlink add br0 type bridge\nlink set br0 up\n");
-	for (int r = 0; r < o->ranks; r++)
+	used = (size_t)snprintf(batch, sizeof(batch), "link set lo up\n");
+	for (int k = 0; k < o->rails && used < sizeof(batch); k++)
 		used += (size_t)snprintf(batch + used, sizeof(batch) - used,
-					 "link set veth%d master br0\nlink set veth%d up\n", r, r);
+					 "link add br%d type bridge\nlink set br%d up\n", k, k);
+	for (int r = 0; r < o->nodes; r++) {
+		for (int k = 0; k < o->rails && used < sizeof(batch); k++) {
+			hub_port(r, k, port, sizeof(port));
+			used += (size_t)snprintf(batch + used, sizeof(batch) - used,
+						 "link set %s master br%d\nlink set %s up\n",
+						 port, k, port);
+		}
+	}
 	return ip_batch(hub, batch, why, why_len);
 }
 
@@ -138,7 +159,7 @@ int lab_netns_create(const struct lab_opts *o, char *why, size_t why_len)
 {
 	int rc = add_namespaces(o, why, why_len);
 
-	for (int r = 0; !rc && r < o->ranks; r++) {
+	for (int r = 0; !rc && r < o->nodes; r++) {
 		rc = setup_node(o, r, why, why_len);
 		if (!rc && lab_stop) {
 			snprintf(why, why_len, "interrupted");
@@ -154,7 +175,7 @@ void lab_netns_destroy(const struct lab_opts *o)
 {
 	char name[96], path[160], why[512];
 
-	for (int r = -1; r < o->ranks; r++) {
+	for (int r = -1; r < o->nodes; r++) {
 		lab_netns_name(o, r, name, sizeof(name));
 		snprintf(path, sizeof(path), NETNS_DIR "/%s", name);
 		if (access(path, F_OK))
@@ -193,7 +214,7 @@ int lab_netns_enter(int rank, void *opts)
 	char name[96];
 	int fd, rc;
 
-	lab_netns_name(o, rank, name, sizeof(name));
+	lab_netns_name(o, lab_rank_node(o, rank), name, sizeof(name));
 	if (open_netns(name, &fd))
 		return shim_fail(FL_ERR_SYSTEM, "network namespace %s: %s", name, strerror(errno));
 	rc = setns(fd, CLONE_NEWNET);

@@ -106,8 +106,8 @@ static int train(struct lab_job *j)
 	for (long s = 0; !rc && s < j->o->steps; s++) {
 		double start = now_ms(), reduce;
 
-		compute(j->o->compute_ms * (j->w.rank == j->o->target ? j->o->target_compute
-								       : 1.0));
+		compute(j->o->compute_ms * (lab_rank_node(j->o, j->w.rank) == j->o->target
+						     ? j->o->target_compute : 1.0));
 		reduce = now_ms();
 		rc = shim_all_reduce_sum(&j->w, &j->grad_buf, &j->sum_buf, j->count);
 		j->mine[s * NFIGURES] = reduce - start;

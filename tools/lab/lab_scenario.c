@@ -33,6 +33,8 @@ static const struct scenario scenarios[] = {
 	{ LAB_SLOW_NODE, "slow-node", "slow:node=%s,factor=2" },
 	{ LAB_GDR_OFF, "gdr-off", "nogdr:node=%s" },
 	{ LAB_FLAKY_ROCE, "flaky-roce", "stall:node=%s,for=40ms,every=100ms" },
+	/* %s = the rail's device: no node selector, so every node applies it. */
+	{ LAB_SLOW_RAIL, "slow-rail", "throttle:dev=%s,rate=50%%,dir=both" },
 	{ LAB_CUSTOM, "custom", NULL },
 };
 
@@ -109,10 +111,16 @@ int lab_scenario_prepare(struct lab_opts *o)
 	char node[32];
 
 	if (o->target < 0) {
-		o->target = random_rank(o->ranks);
+		o->target = random_rank(o->nodes);
 		o->target_random = true;
 	}
 	snprintf(node, sizeof(node), "node%d", o->target);
+	if (o->scenario == LAB_SLOW_RAIL) {
+		o->target_random = o->target_rail < 0;
+		if (o->target_rail < 0)
+			o->target_rail = random_rank(o->rails);
+		lab_rail_dev_of(o, o->target_rail, node, sizeof(node));
+	}
 	o->spec[0] = '\0';
 	if (o->scenario == LAB_CUSTOM)
 		snprintf(o->spec, sizeof(o->spec), "%s", o->fault);

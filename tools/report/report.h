@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "plugin/base/fl_types.h"
+#include "plugin/port/port_info.h"
 #include "plugin/verdict/verdict.h"
 
 #define REPORT_SCHEMA "fabriclab-report"
@@ -74,6 +75,20 @@ struct report_port {
 	double seconds;               /* what the counter deltas cover */
 	char rising[320];             /* "symbol_error +60, ..." since the writer's init, "" none */
 	bool errors_rising;           /* an error counter among them, not only congestion */
+	struct fl_port_qos qos;       /* RoCE lossless settings as the writer read them */
+};
+
+/* One RoCE setting where a port differs from most ports of the job (report_lossless.c). */
+struct report_lossless_diff {
+	char node[FL_NODE_NAME_LEN];
+	char netdev[20];
+	char setting[8];     /* "trust", "pfc", "ecn_np", "ecn_rp" */
+	int prio;            /* -1 for trust */
+	char value[8];       /* this port's: "on", "off", "pcp", "dscp" */
+	char others_value[8];
+	size_t others;       /* ports that have others_value */
+	bool split;          /* no majority: as many ports one way as the other */
+	char text[256];      /* "node5/eth2: PFC off on priority 3, on for 15 others" */
 };
 
 /* A fault FABRICLAB_FAULT applied on the writer's node (`injected`, report_injected.c). */
@@ -147,6 +162,9 @@ struct report_set {
 	struct report_port *suspects; /* ports trained down or with counters rising, one per port */
 	size_t nsuspects;
 	size_t skipped; /* files in folders that were no fabriclab reports */
+	size_t nroce;   /* RoCE interfaces (node, netdev) whose lossless settings were read */
+	struct report_lossless_diff *lossless; /* where one differs from the rest */
+	size_t nlossless;
 };
 
 /* Loading (report_load.c): 0, or FL_ERR_USAGE with fl_error_text() naming the file. */
@@ -162,6 +180,10 @@ void report_rdma_figures(const struct report_hop *h, struct fl_hop_figures *f);
 bool report_port_is_culprit(const struct report_set *set, const struct report_port *p);
 void report_print_ports(const struct report_set *set, FILE *out);
 json_t *report_ports_json(const struct report_set *set);
+/* RoCE lossless settings compared across the job's nodes (report_lossless.c). */
+int report_compare_lossless(struct report_set *set);
+void report_print_lossless(const struct report_set *set, FILE *out);
+json_t *report_lossless_json(const struct report_set *set);
 /* The `injected` list of one report into f; shown beside the verdict, never judged. */
 int report_read_injected(const char *path, json_t *root, struct report_file *f);
 void report_print_injected(const struct report_set *set, FILE *out);

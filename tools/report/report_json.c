@@ -220,6 +220,7 @@ int report_print_json(const struct report_set *set, FILE *out)
 	if (!root)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory building the JSON report");
 	json_object_set_new(root, "port_suspects", report_ports_json(set));
+	json_object_set_new(root, "lossless", report_lossless_json(set));
 	json_object_set_new(root, "injected", report_injected_json(set));
 	json_object_set_new(root, "findings", findings_json(set));
 	json_object_set_new(root, "world_size", json_integer(set->world_size));

@@ -393,7 +393,8 @@ int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 					     sizeof(set->commands));
 	err = count_nodes(set);
 	err = err ? err : report_find_missing(set);
-	return err ? err : report_collect_ports(set);
+	err = err ? err : report_collect_ports(set);
+	return err ? err : report_compare_lossless(set);
 }
 
 bool report_rate_error(const struct report_set *set, size_t i, char *why, size_t len)
@@ -422,6 +423,7 @@ static bool finding_blames(const struct report_set *set, const struct fl_finding
 
 	switch (v->kind) {
 	case FL_VERDICT_DEVICE: return fl_verdict_touches(f, v->node, v->dev);
+	case FL_VERDICT_RAIL: return !strcmp(f->src_dev, v->dev) || !strcmp(f->dst_dev, v->dev);
 	case FL_VERDICT_GDR:
 		return fl_verdict_touches(f, v->node, NULL) && f->mem_types &&
 		       !(f->mem_types & (FL_PTR_CUDA | FL_PTR_DMABUF));
@@ -452,6 +454,7 @@ void report_free(struct report_set *set)
 		free(set->files[f].ranks);
 	}
 	free(set->suspects);
+	free(set->lossless);
 	free(set->missing_ranks);
 	free(set->missing_nodes);
 	free(set->files);

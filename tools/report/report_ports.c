@@ -42,6 +42,39 @@ static int get_rising(const struct report_reader *r, json_t *p, struct report_po
 	return 0;
 }
 
+static int get_bits(const struct report_reader *r, json_t *q, const char *key, bool *have,
+		    bool bits[FL_QOS_PRIOS])
+{
+	char text[32] = "";
+	int err = report_get_string(r, q, key, false, text, sizeof(text));
+
+	*have = !err && text[0];
+	if (*have && !fl_qos_parse_bits(text, bits))
+		return report_bad(r, key, "eight 0/1 in priority order, like \"00010000\"");
+	return err;
+}
+
+/* `qos`: null or absent where the writer knew nothing (older reports, InfiniBand). */
+static int get_qos(const struct report_reader *r, json_t *p, struct fl_port_qos *q)
+{
+	json_t *obj = json_object_get(p, "qos");
+	bool have_np = false, have_rp = false;
+	int err;
+
+	if (!obj || json_is_null(obj))
+		return 0;
+	err = report_expect_object(r, obj);
+	err = err ? err : report_get_string(r, obj, "trust", false, q->trust, sizeof(q->trust));
+	if (!err && q->trust[0] && strcmp(q->trust, "pcp") && strcmp(q->trust, "dscp"))
+		return report_bad(r, "trust", "\"pcp\", \"dscp\" or null");
+	q->have_trust = q->trust[0] != '\0';
+	err = err ? err : get_bits(r, obj, "pfc", &q->have_pfc, q->pfc);
+	err = err ? err : get_bits(r, obj, "ecn_np", &have_np, q->ecn_np);
+	err = err ? err : get_bits(r, obj, "ecn_rp", &have_rp, q->ecn_rp);
+	q->have_ecn = have_np && have_rp;
+	return err;
+}
+
 static int read_port(const struct report_reader *r, json_t *p, const char *node,
 		     struct report_port *out)
 {
@@ -59,6 +92,7 @@ static int read_port(const struct report_reader *r, json_t *p, const char *node,
 	err = err ? err : report_get_number(r, p, "active_gbps", false, &out->active_gbps);
 	err = err ? err : report_get_number(r, p, "max_gbps", false, &out->max_gbps);
 	err = err ? err : report_get_number(r, p, "delta_seconds", false, &out->seconds);
+	err = err ? err : get_qos(r, p, &out->qos);
 	return err ? err : get_rising(r, p, out);
 }
 

@@ -157,6 +157,29 @@ static void findings(const struct report_set *set, FILE *out)
 	}
 }
 
+/* Where a RoCE setting differs from most of the job's interfaces (report_lossless.c). */
+static void lossless(const struct report_set *set, FILE *out)
+{
+	char prio[8];
+
+	header(out, "fabriclab_roce_setting_differs", "gauge",
+	       "1 for each RoCE interface whose trust mode, PFC or ECN on a priority differs from "
+	       "most of the job's (value: this interface's; others: theirs); none when alike.");
+	for (size_t i = 0; i < set->nlossless; i++) {
+		const struct report_lossless_diff *d = &set->lossless[i];
+
+		snprintf(prio, sizeof(prio), "%d", d->prio);
+		fputs("fabriclab_roce_setting_differs{", out);
+		label(out, "node", d->node, false);
+		label(out, "netdev", d->netdev, false);
+		label(out, "setting", d->setting, false);
+		label(out, "priority", d->prio < 0 ? "" : prio, false);
+		label(out, "value", d->value, false);
+		label(out, "others", d->others_value, true);
+		fputs("} 1\n", out);
+	}
+}
+
 int report_emit_prom(const struct report_set *set, FILE *out)
 {
 	wire_rates(set, out);
@@ -164,6 +187,7 @@ int report_emit_prom(const struct report_set *set, FILE *out)
 	verdict(set, out);
 	build_info(out);
 	findings(set, out);
+	lossless(set, out);
 	return ferror(out) ? fl_fail(FL_ERR_SYSTEM, "cannot write the textfile") : 0;
 }
 

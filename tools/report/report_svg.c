@@ -194,6 +194,9 @@ static void title(const struct picture *p, FILE *out)
 		text_escaped(out, v->node);
 		fputs("/", out);
 		text_escaped(out, v->dev);
+	} else if (v->kind == FL_VERDICT_RAIL) {
+		fputs(" ", out);
+		text_escaped(out, v->dev);
 	} else if (*v->node) {
 		fputs(" ", out);
 		text_escaped(out, v->node);

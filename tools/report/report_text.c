@@ -34,6 +34,8 @@ static void print_verdict(const struct report_set *set, FILE *out)
 
 	if (v->kind == FL_VERDICT_DEVICE)
 		snprintf(culprit, sizeof(culprit), "%s/%s", v->node, v->dev);
+	else if (v->kind == FL_VERDICT_RAIL)
+		snprintf(culprit, sizeof(culprit), "rail %s", v->dev);
 	else if (v->hop >= 0 && v->kind == FL_VERDICT_LINK)
 		report_hop_name(set, (size_t)v->hop, culprit, sizeof(culprit));
 	else
@@ -190,6 +192,7 @@ int report_print_text(const struct report_set *set, FILE *out)
 	print_verdict(set, out);
 	print_hops(set, out);
 	report_print_ports(set, out);
+	report_print_lossless(set, out);
 	report_print_injected(set, out);
 	print_commands(set, out);
 	return ferror(out) ? -1 : 0;

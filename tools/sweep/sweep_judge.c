@@ -4,7 +4,8 @@
  * the median of the healthy peers among themselves or of the baseline) or of
  * its own baseline. Then: one pair only -> that link; one node in every slow
  * pair with two or more peers -> that node; one device name at both ends of
- * every slow pair while others fare well -> that rail; else scattered.
+ * every slow pair while others fare well, or every pair of a one-rail sweep
+ * below its baseline -> that rail; else scattered.
  */
 #include "sweep.h"
 
@@ -148,7 +149,35 @@ static bool one_link(const struct sweep_verdict *v, int *a, int *b)
 	return *a >= 0;
 }
 
-/* One device name at both ends of every slow entry, while some fine entry uses another. */
+/* Nodes the rail-wide rule needs: fewer cannot tell a leaf switch from a few bad NICs. */
+#define RAIL_MIN_NODES 3
+
+/*
+ * A sweep of one rail (every node on the same device): when every direction
+ * is below its own baseline, with three nodes or more, the rail is what they
+ * share. The median cannot see it (it is as slow as they are).
+ */
+static bool whole_rail_below_baseline(const struct sweep_result *res,
+				      const struct sweep_verdict *v, const char *dev)
+{
+	if (res->n < RAIL_MIN_NODES || v->nslow != v->nentries)
+		return false;
+	for (size_t i = 0; i < v->nentries; i++) {
+		if (v->entries[i].flag != SWEEP_BELOW_BASELINE &&
+		    v->entries[i].flag != SWEEP_BELOW_BOTH)
+			return false;
+	}
+	for (int i = 0; i < res->n; i++) {
+		if (strcmp(res->nodes[i].dev, dev))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * One device name at both ends of every slow entry, while some fine entry uses
+ * another, or every entry of a one-rail sweep is below its baseline.
+ */
 static bool common_rail(const struct sweep_result *res, const struct sweep_verdict *v,
 			char *rail, size_t len)
 {
@@ -172,6 +201,10 @@ static bool common_rail(const struct sweep_result *res, const struct sweep_verdi
 			snprintf(rail, len, "%s", dev);
 			return true;
 		}
+	}
+	if (dev && whole_rail_below_baseline(res, v, dev)) {
+		snprintf(rail, len, "%s", dev);
+		return true;
 	}
 	return false;
 }
@@ -226,9 +259,17 @@ static void explain(const struct sweep_result *res, struct sweep_verdict *v)
 			 mean_slow_gbs(v), v->reference_gbs);
 		break;
 	case SWEEP_RAIL:
-		snprintf(v->reason, sizeof(v->reason), "every slow pair runs device %s at both "
-			 "ends and pairs on other devices are fine: suspect the leaf switch of the "
-			 "rail of %s (%zu slow directions)", v->rail, v->rail, v->nslow);
+		if (v->nslow == v->nentries)
+			snprintf(v->reason, sizeof(v->reason), "all %zu directions of the %d nodes "
+				 "on %s are below their baseline (%.3f GB/s on average): suspect the "
+				 "leaf switch of that rail, or anything every pair crosses (a spine); "
+				 "sweep another rail (FABRICLAB_SHIM_DEV) to tell them apart",
+				 v->nslow, res->n, v->rail, mean_slow_gbs(v));
+		else
+			snprintf(v->reason, sizeof(v->reason), "every slow pair runs device %s at "
+				 "both ends and pairs on other devices are fine: suspect the leaf "
+				 "switch of the rail of %s (%zu slow directions)", v->rail, v->rail,
+				 v->nslow);
 		break;
 	case SWEEP_SCATTERED:
 		snprintf(v->reason, sizeof(v->reason), "%zu slow directions with no node, device "
