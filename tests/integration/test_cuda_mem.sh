@@ -4,7 +4,9 @@
 #  - bench --mem cuda over sockets (host memory only): staged through host bounce buffers,
 #    every element checked, for all_reduce and sendrecv at 2 and 3 ranks;
 #  - over the ib transport on the fake verbs with a GPUDirect-capable node: the plugin
-#    registers CUDA memory, receives are flushed, the reports say GDR on every hop;
+#    registers CUDA memory, receives are flushed, the reports say GDR on every hop. The fakes
+#    model the flush: what the NIC writes into device memory reaches cudaMemcpy only after a
+#    NIC read of device memory (the iflush), so a shim that skips iflush reads stale bytes here;
 #  - LOCAL_RANK picks the rank's GPU; no runtime, no GPU, cudaMalloc failing: a clear error,
 #    and host memory still works without CUDA;
 #  - the doctor lists the runtime's GPUs with the driver's GPUDirect attribute.
