@@ -312,7 +312,7 @@ static int alloc_sizes(struct sweep_run *r)
 		for (size_t k = 0; k < n * n; k++)
 			s->time_us[k] = -1;
 	}
-	return alloc_buffers(r);
+	return FL_OK;
 }
 
 static void say_progress(const struct sweep_run *r, int round)
@@ -332,6 +332,8 @@ static int run_rounds(struct sweep_run *r)
 		rc = make_plan(r);
 	if (!rc)
 		rc = alloc_sizes(r);
+	if (!rc)
+		rc = alloc_buffers(r);
 	for (int i = 0; !rc && i < r->plan.nrounds; i++) {
 		say_progress(r, i);
 		rc = run_round(r, i);
