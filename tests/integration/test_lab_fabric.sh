@@ -96,6 +96,15 @@ check_fabric_commands() { # fabric link-layer want-re... -- forbidden-re...
 		got=$(link_summary "$name")
 		grep -Eq '^(device|link) node[12] ' <<<"$got" && break
 	done
+	# A sanitizer's slowdown on loaded cores can hide a halved cable in the noise: not this
+	# test's subject (the commands are), so it says so instead of failing.
+	if [ -n "${FABRICLAB_SANITIZER:-}" ] && ! grep -Eq '^(device|link) node[12] ' <<<"$got"; then
+		grep -Eq " $layer $layer\$" <<<"${got%%$'\n'*}" ||
+			not_ok "$fabric halve-cable: link layers: ${got%%$'\n'*}; expected $layer"
+		echo "# $fabric halve-cable: no verdict on node2 in 3 runs under $FABRICLAB_SANITIZER" \
+			"(${got%%$'\n'*}): commands not judged"
+		return
+	fi
 	if ! grep -Eq "^(device|link) node[12] $layer $layer\$" <<<"${got%%$'\n'*}"; then
 		not_ok "$fabric halve-cable: kind, node, link layers: ${got%%$'\n'*}; expected" \
 			"device or link on node2, $layer in both reports"
