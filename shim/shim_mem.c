@@ -27,8 +27,8 @@ static int choose_gpu(struct shim_world *w)
 
 	err = m->cuda.get_device_count(&count);
 	if (err || count < 1)
-		return shim_fail(FL_ERR_USAGE, "%s=cuda: no GPU visible (cudaGetDeviceCount: %s, "
-				 "%d devices)", SHIM_MEM_ENV,
+		return shim_fail(FL_ERR_USAGE, "%s=cuda (--mem cuda): no GPU visible "
+				 "(cudaGetDeviceCount: %s, %d devices)", SHIM_MEM_ENV,
 				 err ? shim_cuda_error(&m->cuda, err) : "ok", count);
 	if (shim_env_long("LOCAL_RANK", 0, 0, 1 << 20, &local))
 		return FL_ERR_USAGE;
@@ -51,8 +51,8 @@ int shim_mem_open(struct shim_world *w)
 	if (strcasecmp(kind, "cuda"))
 		return shim_fail(FL_ERR_USAGE, "%s=%s: expected host or cuda", SHIM_MEM_ENV, kind);
 	rc = shim_cuda_load(&w->mem.cuda);
-	if (rc)
-		return rc;
+	if (rc) /* the tools' --mem cuda is what sets it */
+		return shim_fail_context(rc, "%s=cuda (--mem cuda): ", SHIM_MEM_ENV);
 	w->mem.kind = SHIM_MEM_CUDA;
 	return choose_gpu(w);
 }

@@ -28,6 +28,10 @@ enum fl_result {
 #define FL_MAX_COLL_BYTES (512ULL << 20)
 #define FL_NODE_NAME_LEN 48
 #define FL_DEV_NAME_LEN 16
+/* A verbs port's link layer (ibv_port_attr.link_layer), spelt as sysfs does: RoCE or IB. */
+#define FL_LINK_ETHERNET "Ethernet"
+#define FL_LINK_INFINIBAND "InfiniBand"
+#define FL_LINK_LAYER_LEN 16
 
 /* Properties of one device, in the richest (v12) shape; adapters narrow it. */
 struct fl_props {
@@ -49,6 +53,7 @@ struct fl_props {
 	int max_multi_request_size;
 	int16_t rail_id;
 	int16_t plane_id;
+	const char *link_layer; /* FL_LINK_*, NULL unknown (sockets; NCCL's props carry none) */
 };
 
 /* Who sits at one end of a connection. Travels in the handle and the hello. */

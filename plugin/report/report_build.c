@@ -98,6 +98,8 @@ static void figures_of(const struct fl_report *r, const struct fl_hop_snapshot *
 	}
 	f->mem_types = h->mem_types;
 	f->gdr_capable = d && (d->ptr_support & (FL_PTR_CUDA | FL_PTR_DMABUF));
+	/* both ends of a verbs connection share it: the transport refuses RoCE to IB */
+	copy_name(f->link_layer, sizeof(f->link_layer), d ? d->link_layer : "");
 	rdma_port_of(r, f);
 }
 

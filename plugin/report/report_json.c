@@ -32,6 +32,7 @@ static void devices(struct fl_json *j, const struct fl_report *r)
 		fl_json_double(j, "line_rate_gbs", fl_report_line_rate(d->speed_mbps));
 		fl_json_string(j, "pci_path", d->pci_path[0] ? d->pci_path : NULL);
 		ptr_types(j, "ptr_support", d->ptr_support);
+		fl_json_string(j, "link_layer", d->link_layer[0] ? d->link_layer : NULL);
 		fl_json_end(j);
 	}
 	fl_json_end(j);
@@ -139,6 +140,7 @@ static void hop(struct fl_json *j, const struct fl_report *r, int i)
 	fl_json_string(j, "mode", h->key.mode == FL_HOP_PROFILER ? "profiler" : "net");
 	comm_hash(j, "comm_hash", h->key.mode == FL_HOP_PROFILER, h->key.comm_hash);
 	fl_json_string(j, "transport", f->transport);
+	fl_json_string(j, "link_layer", f->link_layer[0] ? f->link_layer : NULL);
 	fl_json_double(j, "line_rate_gbs", f->line_rate_gbs);
 	fl_json_int(j, "connections", h->connections);
 	fl_json_uint(j, "bytes", h->t.bytes);

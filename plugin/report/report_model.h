@@ -31,6 +31,7 @@ struct fl_report_device {
 	int speed_mbps;
 	char pci_path[256]; /* "" for a virtual device (null in JSON) */
 	int ptr_support;    /* FL_PTR_* */
+	char link_layer[FL_LINK_LAYER_LEN]; /* FL_LINK_*, "" unknown (null in JSON) */
 };
 
 struct fl_report {

@@ -45,9 +45,10 @@ static void header(FILE *f, const struct fl_report *r)
 		char mem[32];
 
 		memory_names(d->ptr_support, mem, sizeof(mem));
-		fprintf(f, "device %d %s: %d Mbit/s (%.2f GB/s), PCI %s, memory %s\n", d->dev,
+		fprintf(f, "device %d %s: %d Mbit/s (%.2f GB/s), PCI %s, memory %s%s%s\n", d->dev,
 			d->name, d->speed_mbps, fl_report_line_rate(d->speed_mbps),
-			d->pci_path[0] ? d->pci_path : "none", mem);
+			d->pci_path[0] ? d->pci_path : "none", mem,
+			d->link_layer[0] ? ", link layer " : "", d->link_layer);
 	}
 }
 

@@ -96,6 +96,8 @@ static void gather_devices(struct fl_report *r)
 		snprintf(d->pci_path, sizeof(d->pci_path), "%s", p.pci_path ? p.pci_path : "");
 		d->speed_mbps = p.speed_mbps;
 		d->ptr_support = p.ptr_support;
+		snprintf(d->link_layer, sizeof(d->link_layer), "%s",
+			 p.link_layer ? p.link_layer : "");
 		r->ndevs++;
 	}
 }

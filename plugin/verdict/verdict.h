@@ -29,6 +29,7 @@ struct fl_hop_figures {
 	char dst_node[FL_NODE_NAME_LEN];
 	char dst_dev[FL_DEV_NAME_LEN];
 	char transport[16];       /* "socket", "ib", "ext" */
+	char link_layer[FL_LINK_LAYER_LEN]; /* verbs: FL_LINK_ETHERNET (RoCE) or _INFINIBAND; "" unknown */
 	double line_rate_gbs;     /* nominal device speed, GB/s (1e9 bytes/s); 0 unknown */
 	uint64_t bytes;
 	uint64_t messages;

@@ -41,9 +41,31 @@ static bool over_socket(const struct fl_hop_figures *h)
 	return !strcmp(h->transport, "socket");
 }
 
+/* Verbs over Ethernet: the link layer the transport read from the port. */
+static bool over_roce(const struct fl_hop_figures *h)
+{
+	return !over_socket(h) && !strcmp(h->link_layer, FL_LINK_ETHERNET);
+}
+
+/* RoCE: the RDMA device's Ethernet interface (sysfs names it) counts the PFC pauses. */
+static void roce_checks(struct lines *l, const char *node, const char *dev)
+{
+	add(l, "on %s: rdma link show %s/1   # state ACTIVE, physical_state LINK_UP, its netdev",
+	    node, dev);
+	add(l, "on %s: ethtool $(ls /sys/class/infiniband/%s/device/net)   # speed and link "
+	       "detected as expected?", node, dev);
+	add(l, "on %s: ethtool -S $(ls /sys/class/infiniband/%s/device/net) | grep -E "
+	       "'pause|discard|out_of_buffer|err'   # PFC pause frames (rx/tx_prio*_pause) and "
+	       "drops that grow", node, dev);
+}
+
 static void device_checks(struct lines *l, const struct fl_hop_figures *h, const char *node,
 			  const char *dev)
 {
+	if (over_roce(h)) {
+		roce_checks(l, node, dev);
+		return;
+	}
 	if (over_socket(h)) {
 		add(l, "on %s: ethtool %s   # speed, duplex and link detected as expected?", node,
 		    dev);
@@ -110,7 +132,7 @@ static void wire_commands(struct lines *l, const struct fl_verdict *v,
 		device_checks(l, h, h->src_node, h->src_dev);
 		device_checks(l, h, h->dst_node, h->dst_dev);
 	}
-	if (!over_socket(h))
+	if (!over_socket(h) && !over_roce(h))
 		add(l, "ibdiagnet   # from any node: width, speed and errors of every fabric link");
 	pair_test(l, h);
 }

@@ -11,6 +11,15 @@
  * FABRICLAB_FAKECUDA_DMABUF   CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED (1)
  * FABRICLAB_FAKECUDA_LIMIT    bytes cudaMalloc may hand out in all (unlimited)
  * FABRICLAB_FAKECUDA_PROTECT  1: device memory unreadable outside cudaMemcpy
+ *
+ * What a NIC writes into device memory reaches the GPU only when flushed, as
+ * over PCIe: the fake verbs tell us of each NIC write into our memory
+ * (fakecudaNicWrote), and those bytes stay invisible to cudaMemcpy until a
+ * NIC read of device memory (fakecudaNicRead: the RDMA read NCCL's iflush
+ * posts) pushes them through. So each allocation has two faces: the pages at
+ * its address, which the NIC and the host-side mappings see, and the GPU's
+ * own copy, which cudaMemcpy reads. A receive that skips the flush reads what
+ * the GPU had before.
  */
 
 #include <pthread.h>
@@ -19,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fakecuda.h"
@@ -26,19 +36,33 @@
 #define API __attribute__((visibility("default")))
 #define MAX_ALLOCS 4096
 #define PCI_LEN 32
+/* NIC writes waiting for a flush; more than this and the next flush pushes everything */
+#define MAX_PENDING 1024
 
 enum { OK = 0, INVALID_VALUE = 1, NO_MEMORY = 2, INVALID_DEVICE = 101, NO_DEVICE = 100 };
 enum { H2H = 0, H2D = 1, D2H = 2, D2D = 3, DEFAULT = 4 };
 
 struct alloc {
-	char *base;
+	char *base;  /* what the NIC and host-side mappings see */
+	char *gpu;   /* what the GPU sees: cudaMemcpy reads here */
 	size_t size;
 	int fd;
+	ino_t ino;   /* of the memfd, to know a dma-buf mapping of it */
+};
+
+/* A NIC write not yet flushed to the GPU: [off, off+len) of allocs[slot]. */
+struct pending {
+	int slot;
+	size_t off, len;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct alloc allocs[MAX_ALLOCS];
+static int slots_used; /* allocs[slots_used..] are all free */
 static size_t in_use;
+static struct pending pending[MAX_PENDING];
+static int npending;
+static int pending_overflow;
 static __thread int current;
 
 static long env_long(const char *name, long def)
@@ -60,7 +84,7 @@ static int protecting(void)
 
 static struct alloc *find(const void *p, size_t len)
 {
-	for (int i = 0; i < MAX_ALLOCS; i++) {
+	for (int i = 0; i < slots_used; i++) {
 		struct alloc *a = &allocs[i];
 
 		if (a->base && (const char *)p >= a->base &&
@@ -94,16 +118,25 @@ static size_t round_page(size_t n)
 /* Backed by a memfd so a dma-buf export can hand out the same pages. */
 static int map_new(struct alloc *a, size_t size)
 {
+	struct stat st;
+
 	a->fd = memfd_create("fakecuda", MFD_CLOEXEC);
-	if (a->fd < 0 || ftruncate(a->fd, (off_t)size))
+	if (a->fd < 0 || ftruncate(a->fd, (off_t)size) || fstat(a->fd, &st))
 		return -1;
+	a->gpu = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a->gpu == MAP_FAILED) {
+		a->gpu = NULL;
+		return -1;
+	}
 	a->base = mmap(NULL, size, protecting() ? PROT_NONE : PROT_READ | PROT_WRITE,
 		       MAP_SHARED, a->fd, 0);
 	if (a->base == MAP_FAILED) {
 		a->base = NULL;
+		munmap(a->gpu, size);
 		return -1;
 	}
 	a->size = size;
+	a->ino = st.st_ino;
 	return 0;
 }
 
@@ -127,11 +160,22 @@ API int cudaMalloc(void **ptr, size_t size)
 			break;
 		}
 		in_use += bytes;
+		slots_used = i + 1 > slots_used ? i + 1 : slots_used;
 		*ptr = allocs[i].base;
 		rc = OK;
 	}
 	pthread_mutex_unlock(&lock);
 	return rc;
+}
+
+static void forget_pending(int slot)
+{
+	int kept = 0;
+
+	for (int i = 0; i < npending; i++)
+		if (pending[i].slot != slot)
+			pending[kept++] = pending[i];
+	npending = kept;
 }
 
 API int cudaFree(void *ptr)
@@ -144,7 +188,9 @@ API int cudaFree(void *ptr)
 	pthread_mutex_lock(&lock);
 	a = find(ptr, 1);
 	if (a && a->base == ptr) {
+		forget_pending((int)(a - allocs));
 		munmap(a->base, a->size);
+		munmap(a->gpu, a->size);
 		close(a->fd);
 		in_use -= a->size;
 		memset(a, 0, sizeof(*a));
@@ -160,6 +206,25 @@ static void open_for_copy(struct alloc *a, int prot)
 		mprotect(a->base, a->size, prot);
 }
 
+/* Where a copy reads: the GPU's copy of device memory, or the host pointer itself. */
+static const char *read_at(const struct alloc *a, const void *p)
+{
+	return a ? a->gpu + ((const char *)p - a->base) : p;
+}
+
+/* The GPU's own writes are visible at once, to the GPU and to the NIC alike. */
+static void write_at(struct alloc *a, void *p, const void *from, size_t size)
+{
+	if (!a) {
+		memmove(p, from, size);
+		return;
+	}
+	memmove(a->gpu + ((char *)p - a->base), from, size);
+	open_for_copy(a, PROT_READ | PROT_WRITE);
+	memcpy(p, a->gpu + ((char *)p - a->base), size);
+	open_for_copy(a, PROT_NONE);
+}
+
 /* The direction must match where the pointers are, as on a real device without UVA tricks. */
 API int cudaMemcpy(void *dst, const void *src, size_t size, int kind)
 {
@@ -173,13 +238,76 @@ API int cudaMemcpy(void *dst, const void *src, size_t size, int kind)
 		pthread_mutex_unlock(&lock);
 		return INVALID_VALUE;
 	}
-	open_for_copy(d, PROT_READ | PROT_WRITE);
-	open_for_copy(s, PROT_READ | PROT_WRITE);
-	memmove(dst, src, size);
-	open_for_copy(d, PROT_NONE);
-	open_for_copy(s, PROT_NONE);
+	write_at(d, dst, read_at(s, src), size);
 	pthread_mutex_unlock(&lock);
 	return OK;
+}
+
+/* The allocation a NIC access lands in: by address, or by the memfd behind a dma-buf mapping. */
+static struct alloc *nic_target(const void *addr, unsigned long long ino, size_t off, size_t len,
+				size_t *at)
+{
+	struct alloc *a = NULL;
+
+	for (int i = 0; ino && !a && i < slots_used; i++)
+		if (allocs[i].base && allocs[i].ino == ino && off <= allocs[i].size &&
+		    len <= allocs[i].size - off)
+			a = &allocs[i];
+	if (!ino && (a = find(addr, len ? len : 1)))
+		off = (size_t)((const char *)addr - a->base);
+	*at = off;
+	return a;
+}
+
+static void push_to_gpu(struct alloc *a, size_t off, size_t len)
+{
+	open_for_copy(a, PROT_READ);
+	memcpy(a->gpu + off, a->base + off, len);
+	open_for_copy(a, PROT_NONE);
+}
+
+/*
+ * The fake NIC wrote [addr, addr+len) (ino 0), or [off, off+len) of the memfd
+ * with inode ino through a dma-buf mapping. Not for the GPU's eyes yet.
+ */
+API void fakecudaNicWrote(const void *addr, unsigned long long ino, size_t off, size_t len)
+{
+	struct alloc *a;
+	size_t at = 0;
+
+	if (!len)
+		return;
+	pthread_mutex_lock(&lock);
+	a = nic_target(addr, ino, off, len, &at);
+	if (a && npending == MAX_PENDING) {
+		pending_overflow = 1;
+	} else if (a) {
+		struct pending *last = npending ? &pending[npending - 1] : NULL;
+
+		if (last && last->slot == (int)(a - allocs) && last->off + last->len == at)
+			last->len += len;
+		else
+			pending[npending++] = (struct pending){ (int)(a - allocs), at, len };
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* A NIC read of device memory: every earlier NIC write reaches the GPU before it completes. */
+API void fakecudaNicRead(const void *addr, unsigned long long ino, size_t off, size_t len)
+{
+	size_t at;
+
+	pthread_mutex_lock(&lock);
+	if (nic_target(addr, ino, off, len, &at)) {
+		for (int i = 0; i < npending; i++)
+			push_to_gpu(&allocs[pending[i].slot], pending[i].off, pending[i].len);
+		for (int i = 0; pending_overflow && i < slots_used; i++)
+			if (allocs[i].base)
+				push_to_gpu(&allocs[i], 0, allocs[i].size);
+		npending = 0;
+		pending_overflow = 0;
+	}
+	pthread_mutex_unlock(&lock);
 }
 
 static void pci_of(int dev, char *out, size_t len)

@@ -17,4 +17,8 @@ int cuDeviceGetAttribute(int *value, int attr, int dev);
 int cuMemGetHandleForAddressRange(void *handle, unsigned long long dptr, size_t size, int type,
 				  unsigned long long flags);
 
+/* From the fake verbs (tests only): a NIC write into memory, and a NIC read that flushes. */
+void fakecudaNicWrote(const void *addr, unsigned long long ino, size_t off, size_t len);
+void fakecudaNicRead(const void *addr, unsigned long long ino, size_t off, size_t len);
+
 #endif

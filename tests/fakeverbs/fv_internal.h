@@ -112,6 +112,8 @@ struct fv_mr {
 	uint64_t iova;			/* what remote/local addresses are expressed in */
 	unsigned int access;
 	bool dmabuf_map;		/* our mapping of a dma-buf fd, unmapped at dereg */
+	unsigned long long dmabuf_ino;	/* ... of the file with this inode, from this offset */
+	uint64_t dmabuf_offset;
 };
 
 struct fv_cqe_meta {
@@ -392,6 +394,9 @@ void fv_inject_env_once(void);
 
 /* DMA: copies between a local iovec and another process's memory, invisible to sanitizers
  * like a NIC's DMA. 0 or an errno. */
+/* The NIC wrote or read [local, local+len) of mr: GPU memory learns of it (fv_gpu.c). */
+void fv_gpu_wrote(const struct fv_mr *mr, uint64_t local, size_t len);
+void fv_gpu_read(const struct fv_mr *mr, uint64_t local, size_t len);
 int fv_dma_read(pid_t pid, const struct iovec *dst, int ndst, const struct iovec *src, int nsrc);
 int fv_dma_write(pid_t pid, const struct iovec *src, int nsrc, const struct iovec *dst, int ndst);
 

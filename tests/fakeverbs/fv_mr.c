@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fv_internal.h"
@@ -152,13 +153,14 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t leng
 {
 	struct fv_config *cfg = fv_config_get();
 	struct ibv_mr *mr;
+	struct stat st;
 	void *map;
 
 	if (!cfg || !cfg->dmabuf) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (fd < 0) {
+	if (fd < 0 || fstat(fd, &st)) {
 		errno = EBADF;
 		return NULL;
 	}
@@ -179,6 +181,8 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t leng
 		errno = err;
 		return NULL;
 	}
+	fv_mr_of(mr)->dmabuf_ino = (unsigned long long)st.st_ino;
+	fv_mr_of(mr)->dmabuf_offset = offset;
 	return mr;
 }
 

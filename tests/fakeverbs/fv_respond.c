@@ -65,17 +65,15 @@ static bool connected_to(struct fv_qp *qp, const struct fv_port *port, const str
 	       port->gid_type[qp->ah.grh.sgid_index] == m->src_gid_type;
 }
 
-/* rkey check for [raddr, raddr+len): fills the local address. */
+/* rkey check for [raddr, raddr+len): fills the region and the local address. */
 static bool remote_access_ok(struct fv_qp *qp, const struct fv_msg *m, unsigned int need,
-			     uint64_t *local)
+			     struct fv_mr *mr, uint64_t *local)
 {
-	struct fv_mr mr;
-
-	if ((qp->access & need) != need || !fv_mr_find_held(m->rkey, &mr) ||
-	    &mr.pd->pd != qp->qp.pd || (mr.access & need) != need || m->raddr < mr.iova ||
-	    m->raddr + m->len > mr.iova + mr.mr.length || m->raddr + m->len < m->raddr)
+	if ((qp->access & need) != need || !fv_mr_find_held(m->rkey, mr) ||
+	    &mr->pd->pd != qp->qp.pd || (mr->access & need) != need || m->raddr < mr->iova ||
+	    m->raddr + m->len > mr->iova + mr->mr.length || m->raddr + m->len < m->raddr)
 		return false;
-	*local = (uintptr_t)mr.mr.addr + (m->raddr - mr.iova);
+	*local = (uintptr_t)mr->mr.addr + (m->raddr - mr->iova);
 	return true;
 }
 
@@ -146,12 +144,13 @@ static enum outcome do_write(struct fv_qp *qp, const struct fv_msg *m)
 {
 	bool imm = m->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
 	struct iovec dst;
+	struct fv_mr mr;
 	uint64_t local = 0;
 
 	if (imm && recv_empty(qp))
 		return WAIT_RECV;
 	/* a zero-length write carries no address: its rkey is not checked (as the IB spec says) */
-	if (m->len && !remote_access_ok(qp, m, IBV_ACCESS_REMOTE_WRITE, &local)) {
+	if (m->len && !remote_access_ok(qp, m, IBV_ACCESS_REMOTE_WRITE, &mr, &local)) {
 		responder_error(qp, m, IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
 		return DONE;
 	}
@@ -159,6 +158,8 @@ static enum outcome do_write(struct fv_qp *qp, const struct fv_msg *m)
 	dst.iov_len = m->len;
 	if (copy_failed(qp, m, pull_payload(m, &dst, 1)))
 		return DONE;
+	if (m->len)
+		fv_gpu_wrote(&mr, local, m->len);
 	if (imm) {
 		struct fv_rwr r;
 		struct ibv_wc wc = { .status = IBV_WC_SUCCESS,
@@ -178,6 +179,7 @@ static enum outcome do_write(struct fv_qp *qp, const struct fv_msg *m)
 static enum outcome do_send(struct fv_qp *qp, const struct fv_msg *m)
 {
 	struct iovec dst[FV_MAX_SGE];
+	struct fv_mr dst_mr[FV_MAX_SGE];
 	struct fv_rwr rw, *r = &rw;
 	uint64_t room = 0, left = m->len;
 	int n = 0;
@@ -205,6 +207,7 @@ static enum outcome do_send(struct fv_qp *qp, const struct fv_msg *m)
 		}
 		room += s->length;
 		if (left) {
+			dst_mr[n] = mr;
 			dst[n].iov_base = (char *)mr.mr.addr + (s->addr - mr.iova);
 			dst[n].iov_len = left < s->length ? left : s->length;
 			left -= dst[n++].iov_len;
@@ -218,6 +221,8 @@ static enum outcome do_send(struct fv_qp *qp, const struct fv_msg *m)
 	}
 	if (copy_failed(qp, m, pull_payload(m, dst, n)))
 		return DONE;
+	for (int i = 0; i < n; i++)
+		fv_gpu_wrote(&dst_mr[i], (uintptr_t)dst[i].iov_base, dst[i].iov_len);
 	if (m->opcode == IBV_WR_SEND_WITH_IMM) {
 		wc.imm_data = m->imm;
 		wc.wc_flags = IBV_WC_WITH_IMM;
@@ -230,6 +235,7 @@ static enum outcome do_send(struct fv_qp *qp, const struct fv_msg *m)
 static enum outcome do_read(struct fv_qp *qp, const struct fv_msg *m)
 {
 	struct iovec src, dst[FV_MAX_SGE];
+	struct fv_mr mr;
 	uint64_t local = 0;
 
 	if (qp->max_dest_rd_atomic == 0) {
@@ -237,10 +243,13 @@ static enum outcome do_read(struct fv_qp *qp, const struct fv_msg *m)
 		responder_error(qp, m, IBV_WC_REM_INV_REQ_ERR, IBV_EVENT_QP_REQ_ERR);
 		return DONE;
 	}
-	if (m->len && !remote_access_ok(qp, m, IBV_ACCESS_REMOTE_READ, &local)) {
+	if (m->len && !remote_access_ok(qp, m, IBV_ACCESS_REMOTE_READ, &mr, &local)) {
 		responder_error(qp, m, IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR);
 		return DONE;
 	}
+	/* the read is answered only after the NIC's earlier writes reached GPU memory */
+	if (m->len)
+		fv_gpu_read(&mr, local, m->len);
 	src.iov_base = (void *)(uintptr_t)local;
 	src.iov_len = m->len;
 	if (copy_failed(qp, m, fv_dma_write(m->src_pid, &src, 1, dst, msg_src_iov(m, dst))))

@@ -126,5 +126,13 @@ for mem in host cuda; do
 	FABRICLAB_SOCKET_IFNAME=lo FABRICLAB_REPORT=off timeout 300 build/fabriclab bench --ranks 2 \
 		--mem "$mem" -b 8 -e 64M -f 8 -n 10 -w 2 | tee "$out/bench-$mem.log" || status=1
 done
+# sweep over the same buffers: every direction checked through host copies (exit 3 if wrong;
+# exit 1, one direction slower than the rest, is a finding, not a failure here).
+for mem in host cuda; do
+	echo "== fabriclab sweep --mem $mem, 2 ranks, sockets"
+	FABRICLAB_SOCKET_IFNAME=lo FABRICLAB_REPORT=off timeout 300 build/fabriclab sweep --ranks 2 \
+		--mem "$mem" -b 1M -e 64M -f 8 -t 0.5 | tee "$out/sweep-$mem.log"
+	[ "${PIPESTATUS[0]}" -le 1 ] || status=1
+done
 echo "logs in $out"
 exit $status

@@ -4,7 +4,11 @@
 #  - bench --mem cuda over sockets (host memory only): staged through host bounce buffers,
 #    every element checked, for all_reduce and sendrecv at 2 and 3 ranks;
 #  - over the ib transport on the fake verbs with a GPUDirect-capable node: the plugin
-#    registers CUDA memory, receives are flushed, the reports say GDR on every hop;
+#    registers CUDA memory, receives are flushed, the reports say GDR on every hop. The fakes
+#    model the flush: what the NIC writes into device memory reaches cudaMemcpy only after a
+#    NIC read of device memory (the iflush), so a shim that skips iflush reads stale bytes here;
+#  - sweep --mem cuda, staged over sockets (3 ranks) and GPUDirect over the fake verbs (2 ranks):
+#    every direction measured, no byte wrong, exit 0; with no GPU, a message naming --mem cuda;
 #  - LOCAL_RANK picks the rank's GPU; no runtime, no GPU, cudaMalloc failing: a clear error,
 #    and host memory still works without CUDA;
 #  - the doctor lists the runtime's GPUs with the driver's GPUDirect attribute.
@@ -91,6 +95,44 @@ got=$(hop_memory)
 [ "$got" = "4 cuda+dmabuf True" ] ||
 	not_ok "ib-dmabuf: hops, memory, all GDR: $got, expected 4 cuda+dmabuf True"
 
+# sweep --mem cuda: bytes checked into poisoned GPU buffers through host copies (exit 3 if
+# wrong; exit 1, a pair slower than the rest on 2 loaded cores, is not what is tested here).
+sweep() { # name ranks expect-log env...
+	local name=$1 ranks=$2 expect=$3
+	shift 3
+	env "$@" timeout 60 "$tool" sweep --ranks "$ranks" --mem cuda -b 64K -e 256K -f 4 -t 0.02 \
+		--json >"$tmp/$name.out" 2>"$tmp/$name.err"
+	local rc=$? pairs
+	pairs=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+print(min(sum(1 for p in z["pairs"] if p["busbw_gbs"] > 0) for z in d["sizes"]),
+      len(d["sizes"]), d["wrong_bytes"])' \
+		"$tmp/$name.out" 2>/dev/null)
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+		not_ok "$name: sweep exited $rc: $(grep -v INFO "$tmp/$name.err" | tail -3)"
+	elif [ "$pairs" != "$((ranks * (ranks - 1))) 2 0" ]; then
+		not_ok "$name: directions per size, sizes, wrong bytes: $pairs, expected" \
+			"$((ranks * (ranks - 1))) 2 0"
+	elif [ "$(grep -c "$expect" "$tmp/$name.err")" -ne "$ranks" ]; then
+		not_ok "$name: not every rank said \"$expect\""
+	else
+		echo "ok - $name"
+	fi
+}
+sweep sweep-sock 3 "$staged" FABRICLAB_FAKECUDA_PROTECT=1
+sweep sweep-ib-gdr 2 "the plugin registers it (GPUDirect RDMA), receives" "${ib[@]}"
+FABRICLAB_FAKECUDA_DEVICES=0 timeout 60 "$tool" sweep --ranks 2 --mem cuda -b 64K -e 64K -t 0.02 \
+	>/dev/null 2>"$tmp/sweep-nogpu.err"
+rc=$?
+if [ "$rc" -ne 3 ] || ! grep -q "rank 0: FABRICLAB_SHIM_MEM=cuda (--mem cuda): no GPU visible" \
+	"$tmp/sweep-nogpu.err"; then
+	not_ok "sweep without a GPU: exit $rc, $(grep -v INFO "$tmp/sweep-nogpu.err" | head -2)"
+else
+	echo "ok - sweep without a GPU fails naming --mem cuda"
+fi
+"$tool" sweep --ranks 2 --mem gpu >/dev/null 2>"$tmp/sweep-badmem.err" && not_ok "sweep --mem gpu accepted"
+grep -q -- '--mem "gpu": expected host or cuda' "$tmp/sweep-badmem.err" ||
+	not_ok "sweep --mem gpu: $(cat "$tmp/sweep-badmem.err")"
+
 # Errors that name their cause; host memory needs no CUDA at all.
 expect_fail() { # name message env...
 	local name=$1 msg=$2
@@ -105,7 +147,7 @@ expect_fail() { # name message env...
 }
 expect_fail no-runtime "no CUDA runtime loads (tried FABRICLAB_CUDART_LIB=/nonexistent/libcudart.so" \
 	FABRICLAB_CUDART_LIB=/nonexistent/libcudart.so
-expect_fail no-gpu "FABRICLAB_SHIM_MEM=cuda: no GPU visible" FABRICLAB_FAKECUDA_DEVICES=0
+expect_fail no-gpu "FABRICLAB_SHIM_MEM=cuda (--mem cuda): no GPU visible" FABRICLAB_FAKECUDA_DEVICES=0
 expect_fail no-memory "cudaMalloc on GPU 0 failed: out of memory (2)" FABRICLAB_FAKECUDA_LIMIT=65536
 if FABRICLAB_CUDART_LIB=/nonexistent timeout 60 "$tool" bench --ranks 2 --mem host -b 8 -e 64K \
 	-n 1 -w 0 >"$tmp/host.out" 2>&1; then

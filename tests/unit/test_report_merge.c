@@ -380,6 +380,31 @@ static void test_minimal_reports_natural_order_odd_names(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The link layer (which decides RoCE or IB commands) reaches the merged figures; others are refused. */
+static void test_link_layer_is_kept_and_checked(void **state)
+{
+	char dir[] = "/tmp/fabriclab-report-test.XXXXXX";
+	char cmd[600], hops[1024];
+	const char *end = MINIMAL_HOP;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(hops, sizeof(hops), "%.*s, \"link_layer\": \"Ethernet\"}",
+		 (int)strlen(end) - 1, end);
+	write_minimal(dir, "n1", 1, hops);
+	assert_int_equal(load(dir), 0);
+	assert_int_equal(set.nhops, 1);
+	assert_string_equal(set.figures[0].link_layer, "Ethernet");
+	report_free(&set);
+	snprintf(hops, sizeof(hops), "%.*s, \"link_layer\": \"Token Ring\"}",
+		 (int)strlen(end) - 1, end);
+	write_minimal(dir, "n1", 1, hops);
+	expect_error(dir, "n1-1.json",
+		     "hops[0].link_layer: expected \"Ethernet\", \"InfiniBand\" or null");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_empty_folder_is_an_error(void **state)
 {
 	char dir[] = "/tmp/fabriclab-report-test.XXXXXX";
@@ -409,6 +434,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_bad_inputs_name_the_file, teardown),
 		cmocka_unit_test_teardown(test_minimal_reports_natural_order_odd_names, teardown),
 		cmocka_unit_test_teardown(test_empty_folder_is_an_error, teardown),
+		cmocka_unit_test_teardown(test_link_layer_is_kept_and_checked, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

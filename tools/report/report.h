@@ -46,6 +46,7 @@ struct report_view {
 	bool dev_gdr_capable;  /* the writer's device advertised CUDA or dma-buf */
 	bool rdma_port_active; /* the writer's node has an active RDMA port */
 	char rdma_port[48];    /* which ("mlx5_0/1"), "" unknown */
+	char link_layer[FL_LINK_LAYER_LEN]; /* of the writer's device: FL_LINK_*, "" unknown */
 };
 
 struct report_hop_key {

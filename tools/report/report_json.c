@@ -102,6 +102,8 @@ static json_t *hop_json(const struct report_set *set, size_t i)
 		return NULL;
 	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)h->key.comm_hash);
 	json_object_set_new(o, "mode", json_string(report_hop_mode(h)));
+	json_object_set_new(o, "link_layer",
+			    f->link_layer[0] ? json_string(f->link_layer) : json_null());
 	json_object_set_new(o, "comm_hash", h->key.comm_hash ? json_string(hash) : json_null());
 	json_object_set_new(o, "measurement_error", rate_error_json(set, i));
 	return o;

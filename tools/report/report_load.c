@@ -153,6 +153,19 @@ static int get_wire_bytes(const struct report_reader *r, json_t *hop, struct rep
 	return report_get_uint(r, hop, "wire_bytes", &v->wire_bytes);
 }
 
+/* Optional (older reports and sockets have none): RoCE or InfiniBand decides the commands. */
+static int get_link_layer(const struct report_reader *r, json_t *hop, struct report_view *v)
+{
+	int err = report_get_string(r, hop, "link_layer", false, v->link_layer,
+				    sizeof(v->link_layer));
+
+	if (!err && v->link_layer[0] && strcmp(v->link_layer, FL_LINK_ETHERNET) &&
+	    strcmp(v->link_layer, FL_LINK_INFINIBAND))
+		return report_bad(r, "link_layer", "expected \"" FL_LINK_ETHERNET "\", \""
+				  FL_LINK_INFINIBAND "\" or null");
+	return err;
+}
+
 static int get_figures(const struct report_reader *r, json_t *hop, struct report_view *v)
 {
 	long long x;
@@ -181,6 +194,7 @@ static int get_figures(const struct report_reader *r, json_t *hop, struct report
 	err = err ? err : get_wire_time(r, hop, v);
 	err = err ? err : get_sizes(r, hop, v);
 	err = err ? err : get_memory(r, hop, "memory", &v->mem_types);
+	err = err ? err : get_link_layer(r, hop, v);
 	return err ? err : report_get_bool(r, hop, "gdr", &v->gdr);
 }
 

@@ -317,6 +317,8 @@ static void to_figures(const struct report_hop *h, struct fl_hop_figures *f)
 	memcpy(f->dst_node, h->key.dst_node, sizeof(f->dst_node));
 	memcpy(f->dst_dev, h->key.dst_dev, sizeof(f->dst_dev));
 	memcpy(f->transport, h->transport, sizeof(f->transport));
+	memcpy(f->link_layer, counts->link_layer[0] ? counts->link_layer : waits->link_layer,
+	       sizeof(f->link_layer));
 	f->line_rate_gbs = line_rate(h);
 	f->bytes = counts->bytes;
 	f->messages = counts->messages;

@@ -11,6 +11,7 @@
 #include "plugin/base/error.h"
 #include "plugin/base/version.h"
 #include "report.h"
+#include "tools/common/tool_svg.h"
 
 #define WIDTH 1280
 #define HEIGHT 860
@@ -41,19 +42,6 @@ struct picture {
 	size_t npairs;
 	double scale_max; /* GB/s at the top of the colour scale */
 };
-
-static void text_escaped(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default: fputc(*s, out);
-		}
-	}
-}
 
 static int cmp_name(const void *a, const void *b)
 {
@@ -140,23 +128,6 @@ static void collect_pairs(struct picture *p)
 	p->scale_max = nice_ceiling(max);
 }
 
-/* Viridis-like: dark purple for slow, yellow for fast; readable by the colour-blind. */
-static void colour(double t, char *buf, size_t len)
-{
-	static const unsigned char stops[][3] = {
-		{ 0x44, 0x01, 0x54 }, { 0x3b, 0x52, 0x8b }, { 0x21, 0x91, 0x8c },
-		{ 0x5e, 0xc9, 0x62 }, { 0xfd, 0xe7, 0x25 },
-	};
-	double x = (t < 0 ? 0 : t > 1 ? 1 : t) * 4.0;
-	size_t k = x >= 4.0 ? 3 : (size_t)x;
-	double f = x - (double)k;
-	int rgb[3];
-
-	for (size_t c = 0; c < 3; c++)
-		rgb[c] = (int)lround(stops[k][c] + f * (stops[k + 1][c] - stops[k][c]));
-	snprintf(buf, len, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
-}
-
 #define SVG_MORE_FINDINGS 3 /* findings beyond the verdict drawn under its reason */
 
 /* The verdict is the costliest finding; the others are named under it, never hidden. */
@@ -173,7 +144,7 @@ static void other_findings(const struct picture *p, double y, FILE *out)
 			 "also: %s %s (ratio %.2f, costs %.0f%% of the ring's time)",
 			 fl_verdict_kind_name(f->kind), culprit, f->ratio, 100.0 * f->cost);
 		fprintf(out, "<text x=\"30\" y=\"%.0f\" font-size=\"14\" fill=\"%s\">", y, BAD);
-		text_escaped(out, line);
+		tool_svg_text(out, line);
 		fputs("</text>\n", out);
 	}
 }
@@ -191,15 +162,15 @@ static void title(const struct picture *p, FILE *out)
 		v->kind == FL_VERDICT_NONE ? GOOD : BAD, fl_verdict_kind_name(v->kind));
 	if (v->kind == FL_VERDICT_DEVICE) {
 		fputs(" ", out);
-		text_escaped(out, v->node);
+		tool_svg_text(out, v->node);
 		fputs("/", out);
-		text_escaped(out, v->dev);
+		tool_svg_text(out, v->dev);
 	} else if (v->kind == FL_VERDICT_RAIL) {
 		fputs(" ", out);
-		text_escaped(out, v->dev);
+		tool_svg_text(out, v->dev);
 	} else if (*v->node) {
 		fputs(" ", out);
-		text_escaped(out, v->node);
+		tool_svg_text(out, v->node);
 	}
 	if (v->kind != FL_VERDICT_NONE)
 		fprintf(out, " (ratio %.2f, ring about %.2fx faster without it)", v->ratio,
@@ -217,7 +188,7 @@ static void title(const struct picture *p, FILE *out)
 		}
 		snprintf(line, sizeof(line), "%.*s", (int)cut, reason);
 		fprintf(out, "<text x=\"30\" y=\"%.0f\" font-size=\"15\" fill=\"#333\">", y);
-		text_escaped(out, line);
+		tool_svg_text(out, line);
 		fputs("</text>\n", out);
 		reason += cut + (reason[cut] == ' ');
 		y += 20;
@@ -255,13 +226,13 @@ static void heatmap_axes(const struct picture *p, double cell, FILE *out)
 			"<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" text-anchor=\"end\" "
 			"dominant-baseline=\"middle\">",
 			MAP_X - 6, MAP_Y + c, font);
-		text_escaped(out, p->nodes[i]);
+		tool_svg_text(out, p->nodes[i]);
 		fprintf(out,
 			"</text>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" "
 			"dominant-baseline=\"middle\" transform=\"rotate(%d %.1f %.1f)\">",
 			MAP_X + c, MAP_Y - 6, font, cell * (double)step < 20 ? -90 : -45, MAP_X + c,
 			MAP_Y - 6);
-		text_escaped(out, p->nodes[i]);
+		tool_svg_text(out, p->nodes[i]);
 		fputs("</text>\n", out);
 	}
 }
@@ -275,15 +246,15 @@ static void heatmap_cells(const struct picture *p, double cell, FILE *out)
 		const struct pair *q = &p->pairs[i];
 		char fill[8];
 
-		colour(q->gbs / p->scale_max, fill, sizeof(fill));
+		tool_svg_colour(q->gbs / p->scale_max, fill, sizeof(fill));
 		fprintf(out,
 			"<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
 			"fill=\"%s\"%s><title>",
 			MAP_X + (double)q->dst * cell, MAP_Y + (double)q->src * cell, cell, cell,
 			fill, q->culprit ? " stroke=\"" BAD "\" stroke-width=\"3\"" : "");
-		text_escaped(out, p->nodes[q->src]);
+		tool_svg_text(out, p->nodes[q->src]);
 		fputs(" -&gt; ", out);
-		text_escaped(out, p->nodes[q->dst]);
+		tool_svg_text(out, p->nodes[q->dst]);
 		fprintf(out, ": %.2f GB/s (%zu hop%s)</title></rect>\n", q->gbs, q->hops,
 			q->hops == 1 ? "" : "s");
 		if (cell >= 34)
@@ -301,27 +272,7 @@ static void legend(const struct picture *p, FILE *out)
 {
 	double y = MAP_Y + MAP_SIDE + 30;
 
-	fputs("<defs><linearGradient id=\"scale\" x1=\"0\" x2=\"1\" y1=\"0\" y2=\"0\">\n", out);
-	for (int s = 0; s <= 4; s++) {
-		char c[8];
-
-		colour(s / 4.0, c, sizeof(c));
-		fprintf(out, "<stop offset=\"%d%%\" stop-color=\"%s\"/>\n", s * 25, c);
-	}
-	fputs("</linearGradient></defs>\n", out);
-	fprintf(out,
-		"<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"14\" fill=\"url(#scale)\" "
-		"stroke=\"#888\"/>\n",
-		MAP_X, y, MAP_SIDE);
-	for (int s = 0; s <= 4; s++) {
-		double x = MAP_X + MAP_SIDE * s / 4.0;
-
-		fprintf(out,
-			"<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#444\"/>\n"
-			"<text x=\"%.1f\" y=\"%.0f\" font-size=\"12\" "
-			"text-anchor=\"middle\">%g</text>\n",
-			x, y + 14, x, y + 19, x, y + 32, p->scale_max * s / 4.0);
-	}
+	tool_svg_scale(out, MAP_X, y, MAP_SIDE, p->scale_max, 6);
 	fprintf(out,
 		"<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\">GB/s (grey: no traffic; red "
 		"frame: culprit)</text>\n",
@@ -447,7 +398,7 @@ static void ring_nodes(const struct picture *p, double r, FILE *out)
 			"dominant-baseline=\"middle\"%s>",
 			lx, ly, anchor(lx),
 			i == named ? " fill=\"" BAD "\" font-weight=\"bold\"" : "");
-		text_escaped(out, p->nodes[i]);
+		tool_svg_text(out, p->nodes[i]);
 		fputs("</text>\n", out);
 	}
 }
@@ -510,12 +461,7 @@ int report_emit_svg(const struct report_set *set, FILE *out)
 	collect_nodes(&p);
 	collect_pairs(&p);
 	cell = MAP_SIDE / (double)(p.nnodes ? p.nnodes : 1);
-	fprintf(out,
-		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-		"viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
-		"<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
-		WIDTH, HEIGHT, WIDTH, HEIGHT);
+	tool_svg_begin(out, WIDTH, HEIGHT);
 	title(&p, out);
 	heatmap_axes(&p, cell, out);
 	heatmap_cells(&p, cell, out);

@@ -45,6 +45,7 @@ struct sweep_opts {
 	char gate_peers[SWEEP_MAX_PEERS][SWEEP_NAME_LEN];
 	int npeers;
 	const char *tool_dir;
+	const char *mem;       /* --mem host|cuda; NULL: FABRICLAB_SHIM_MEM as it is */
 };
 
 /* Who a rank is: what the baseline keeps of the fabric's identity. */

@@ -39,6 +39,9 @@ void sweep_usage(FILE *out)
 		"      --baseline-min PCT  (default 90)\n"
 		"      --json            print JSON instead of text\n"
 		"      --svg FILE        also draw the matrix as a heatmap\n"
+		"      --mem host|cuda   buffers in host memory (default) or on the rank's GPU\n"
+		"                        (LOCAL_RANK picks it); GPUDirect RDMA when the plugin\n"
+		"                        registers CUDA memory, else staged through host memory\n"
 		"      --ranks N         run N ranks here (node0...); without it this process is\n"
 		"                        one rank of a job described by RANK, WORLD_SIZE,\n"
 		"                        MASTER_ADDR and MASTER_PORT (torchrun style)\n"
@@ -56,7 +59,8 @@ void sweep_usage(FILE *out)
 		"\n"
 		"environment: NCCL_NET_PLUGIN (default fabriclab), FABRICLAB_NODE_NAME (else the\n"
 		"host name), FABRICLAB_SHIM_DEV (the device, i.e. the rail), FABRICLAB_SHIM_STEP,\n"
-		"FABRICLAB_SHIM_TIMEOUT, FABRICLAB_LINK_RATE, FABRICLAB_FAULT\n");
+		"FABRICLAB_SHIM_TIMEOUT, FABRICLAB_LINK_RATE, FABRICLAB_FAULT, FABRICLAB_SHIM_MEM\n"
+		"(what --mem sets), FABRICLAB_CUDART_LIB\n");
 }
 
 static int bad(const char *opt, const char *value, const char *expected)
@@ -107,7 +111,7 @@ static int parse_peers(const char *v, struct sweep_opts *o)
 }
 
 enum { OPT_RANKS = 256, OPT_THRESHOLD, OPT_SAVE, OPT_BASELINE, OPT_BASELINE_MIN, OPT_JSON,
-       OPT_SVG, OPT_GATE, OPT_NODE, OPT_PEERS };
+       OPT_SVG, OPT_GATE, OPT_NODE, OPT_PEERS, OPT_MEM };
 
 static int parse_one(int c, const char *arg, struct sweep_opts *o)
 {
@@ -140,6 +144,11 @@ static int parse_one(int c, const char *arg, struct sweep_opts *o)
 	case OPT_GATE: o->gate = true; return 0;
 	case OPT_NODE: o->gate_node = arg; return 0;
 	case OPT_PEERS: return parse_peers(arg, o);
+	case OPT_MEM:
+		if (strcmp(arg, "host") && strcmp(arg, "cuda"))
+			return bad("--mem", arg, "host or cuda");
+		o->mem = arg;
+		return 0;
 	default: return SWEEP_EXIT_USAGE;
 	}
 }
@@ -178,6 +187,7 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 		{ "gate", no_argument, NULL, OPT_GATE },
 		{ "node", required_argument, NULL, OPT_NODE },
 		{ "peers", required_argument, NULL, OPT_PEERS },
+		{ "mem", required_argument, NULL, OPT_MEM },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -295,5 +305,8 @@ int sweep_main(int argc, char **argv)
 			"MASTER_ADDR, MASTER_PORT); use --ranks N to run N local ranks\n");
 		return SWEEP_EXIT_USAGE;
 	}
+	/* The shim reads it in every rank, forked here or started by a launcher. */
+	if (o.mem)
+		setenv(SHIM_MEM_ENV, o.mem, 1);
 	return o.ranks ? run_local(&o) : sweep_rank(&o);
 }

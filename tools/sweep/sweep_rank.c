@@ -26,7 +26,8 @@ struct sweep_run {
 	struct shim_world w;
 	struct sweep_plan plan;
 	struct sweep_result res;
-	char *send_mem, *recv_mem;
+	char *send_mem, *recv_mem; /* the world's memory: host, or the GPU with --mem cuda */
+	char *host;                /* GPU memory only: the host's copy to fill and check */
 	size_t cap;
 	uint64_t wrong;
 };
@@ -70,6 +71,26 @@ static void poison(char *mem, int src, size_t bytes)
 		mem[i] = (char)~byte_from(src, i);
 }
 
+/* The host's view of the world's memory: the buffer itself, or its host copy. */
+static char *host_view(struct sweep_run *r, char *mem)
+{
+	return r->host ? r->host : mem;
+}
+
+static int poison_recv(struct sweep_run *r, int src, size_t bytes)
+{
+	poison(host_view(r, r->recv_mem), src, bytes);
+	return r->host ? shim_mem_upload(&r->w, r->recv_mem, r->host, bytes) : FL_OK;
+}
+
+/* Bytes of the receive buffer that are not what src sent; all of them when unreadable. */
+static uint64_t recv_wrong(struct sweep_run *r, int src, size_t bytes)
+{
+	if (r->host && shim_mem_download(&r->w, r->host, r->recv_mem, bytes))
+		return bytes;
+	return count_wrong(host_view(r, r->recv_mem), src, bytes);
+}
+
 /* One transfer of the direction this rank plays: +1 sends, -1 receives, 0 idle. */
 static int transfer(struct sweep_run *r, int role, const struct shim_buf *send,
 		    const struct shim_buf *recv, size_t bytes)
@@ -108,12 +129,12 @@ static int measure(struct sweep_run *r, int peer, int role, const struct shim_bu
 	for (long i = 0; !rc && i < r->o->warmup; i++)
 		rc = transfer(r, role, send, recv, bytes);
 	if (!rc && role < 0)
-		poison(r->recv_mem, peer, bytes);
+		rc = poison_recv(r, peer, bytes);
 	start = now_us();
 	if (!rc)
 		rc = transfer(r, role, send, recv, bytes);
 	once_us = now_us() - start;
-	mine[1] = !rc && role < 0 ? (double)count_wrong(r->recv_mem, peer, bytes) : 0;
+	mine[1] = !rc && role < 0 ? (double)recv_wrong(r, peer, bytes) : 0;
 	if (!rc)
 		rc = agree_iters(r, role ? peer : -1, role ? once_us : 0, &iters);
 	if (!rc)
@@ -251,6 +272,23 @@ static int make_plan(struct sweep_run *r)
 	return sweep_plan_gate(&r->plan, r->res.n, node, peers, o->npeers, !o->baseline);
 }
 
+/* Buffers in the world's memory (GPU memory with --mem cuda), the send one filled once. */
+static int alloc_buffers(struct sweep_run *r)
+{
+	int rc;
+
+	r->cap = r->o->max_bytes;
+	rc = shim_mem_alloc(&r->w, r->cap, (void **)&r->send_mem);
+	if (!rc)
+		rc = shim_mem_alloc(&r->w, r->cap, (void **)&r->recv_mem);
+	if (!rc && r->w.mem.kind == SHIM_MEM_CUDA && !(r->host = malloc(r->cap)))
+		rc = shim_fail(FL_ERR_SYSTEM, "cannot allocate %zu bytes", r->cap);
+	if (rc)
+		return rc;
+	fill(host_view(r, r->send_mem), r->w.rank, r->cap);
+	return r->host ? shim_mem_upload(&r->w, r->send_mem, r->host, r->cap) : FL_OK;
+}
+
 static int alloc_sizes(struct sweep_run *r)
 {
 	size_t n = (size_t)r->res.n, count = 0;
@@ -274,11 +312,6 @@ static int alloc_sizes(struct sweep_run *r)
 		for (size_t k = 0; k < n * n; k++)
 			s->time_us[k] = -1;
 	}
-	r->cap = r->o->max_bytes;
-	if (posix_memalign((void **)&r->send_mem, 4096, r->cap) ||
-	    posix_memalign((void **)&r->recv_mem, 4096, r->cap))
-		return shim_fail(FL_ERR_SYSTEM, "cannot allocate 2 x %zu bytes", r->cap);
-	fill(r->send_mem, r->w.rank, r->cap);
 	return FL_OK;
 }
 
@@ -299,6 +332,8 @@ static int run_rounds(struct sweep_run *r)
 		rc = make_plan(r);
 	if (!rc)
 		rc = alloc_sizes(r);
+	if (!rc)
+		rc = alloc_buffers(r);
 	for (int i = 0; !rc && i < r->plan.nrounds; i++) {
 		say_progress(r, i);
 		rc = run_round(r, i);
@@ -361,10 +396,12 @@ int sweep_rank(const struct sweep_opts *o)
 	}
 	sweep_plan_free(&r.plan);
 	sweep_result_free(&r.res);
-	shim_world_close(&r.w);
+	/* After a failed transfer the plugin may still write into them; the exit frees them. */
 	if (!r.w.broken) {
-		free(r.send_mem);
-		free(r.recv_mem);
+		shim_mem_free(&r.w, r.send_mem);
+		shim_mem_free(&r.w, r.recv_mem);
 	}
+	free(r.host);
+	shim_world_close(&r.w);
 	return code;
 }

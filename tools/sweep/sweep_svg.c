@@ -5,12 +5,11 @@
  */
 #include "sweep.h"
 
-#include <math.h>
-#include <stdlib.h>
 
 #include "plugin/base/version.h"
 #include "plugin/report/report.h"
 #include "shim/shim.h"
+#include "tools/common/tool_svg.h"
 
 #define WIDTH 820
 #define HEIGHT 820
@@ -19,36 +18,6 @@
 #define MAP_SIDE 560.0
 #define BAD "#d62728"
 #define GOOD "#2a7d2a"
-
-static void escaped(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default: fputc(*s, out);
-		}
-	}
-}
-
-/* The report's scale: dark purple for slow, yellow for fast; readable by the colour-blind. */
-static void colour(double t, char *buf, size_t len)
-{
-	static const unsigned char stops[][3] = {
-		{ 0x44, 0x01, 0x54 }, { 0x3b, 0x52, 0x8b }, { 0x21, 0x91, 0x8c },
-		{ 0x5e, 0xc9, 0x62 }, { 0xfd, 0xe7, 0x25 },
-	};
-	double x = (t < 0 ? 0 : t > 1 ? 1 : t) * 4.0;
-	size_t k = x >= 4.0 ? 3 : (size_t)x;
-	double f = x - (double)k;
-	int rgb[3];
-
-	for (size_t c = 0; c < 3; c++)
-		rgb[c] = (int)lround(stops[k][c] + f * (stops[k + 1][c] - stops[k][c]));
-	snprintf(buf, len, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
-}
 
 static double scale_max(const struct sweep_verdict *v)
 {
@@ -66,21 +35,21 @@ static void title(const struct sweep_result *res, const struct sweep_verdict *v,
 		sweep_kind_name(v->kind));
 	if (v->node >= 0) {
 		fputc(' ', out);
-		escaped(out, res->nodes[v->node].name);
+		tool_svg_text(out, res->nodes[v->node].name);
 	}
 	if (v->other >= 0) {
 		fputs(" &lt;-&gt; ", out);
-		escaped(out, res->nodes[v->other].name);
+		tool_svg_text(out, res->nodes[v->other].name);
 	}
 	if (v->kind == SWEEP_RAIL) {
 		fputc(' ', out);
-		escaped(out, v->rail);
+		tool_svg_text(out, v->rail);
 	}
 	fprintf(out, "</text>\n<text x=\"30\" y=\"70\" font-size=\"13\" fill=\"#333\">"
 		"%zu slow of %zu directions; median %.3f GB/s at %zu bytes</text>\n", v->nslow,
 		v->nentries, v->median_gbs, res->sizes[res->nsizes - 1].bytes);
 	fputs("<text x=\"30\" y=\"92\" font-size=\"12\" fill=\"#333\">", out);
-	escaped(out, v->reason);
+	tool_svg_text(out, v->reason);
 	fputs("</text>\n", out);
 }
 
@@ -98,11 +67,11 @@ static void axes(const struct sweep_result *res, double cell, FILE *out)
 
 		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" text-anchor=\"end\" "
 			"dominant-baseline=\"middle\">", MAP_X - 6, MAP_Y + c, font);
-		escaped(out, res->nodes[i].name);
+		tool_svg_text(out, res->nodes[i].name);
 		fprintf(out, "</text>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" "
 			"transform=\"rotate(-45 %.1f %.1f)\">", MAP_X + c, MAP_Y - 6, font,
 			MAP_X + c, MAP_Y - 6);
-		escaped(out, res->nodes[i].name);
+		tool_svg_text(out, res->nodes[i].name);
 		fputs("</text>\n", out);
 	}
 }
@@ -117,13 +86,13 @@ static void cells(const struct sweep_result *res, const struct sweep_verdict *v,
 		bool slow = e->flag != SWEEP_FINE;
 		char fill[8];
 
-		colour(e->gbs / max, fill, sizeof(fill));
+		tool_svg_colour(e->gbs / max, fill, sizeof(fill));
 		fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
 			"fill=\"%s\"%s><title>", MAP_X + e->dst * cell, MAP_Y + e->src * cell,
 			cell, cell, fill, slow ? " stroke=\"" BAD "\" stroke-width=\"3\"" : "");
-		escaped(out, res->nodes[e->src].name);
+		tool_svg_text(out, res->nodes[e->src].name);
 		fputs(" -&gt; ", out);
-		escaped(out, res->nodes[e->dst].name);
+		tool_svg_text(out, res->nodes[e->dst].name);
 		fprintf(out, ": %.3f GB/s%s</title></rect>\n", e->gbs, slow ? " (slow)" : "");
 		if (cell >= 40)
 			fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
@@ -138,18 +107,7 @@ static void legend(double max, FILE *out)
 {
 	double y = MAP_Y + MAP_SIDE + 30;
 
-	fputs("<defs><linearGradient id=\"scale\" x1=\"0\" x2=\"1\" y1=\"0\" y2=\"0\">\n", out);
-	for (int s = 0; s <= 4; s++) {
-		char c[8];
-
-		colour(s / 4.0, c, sizeof(c));
-		fprintf(out, "<stop offset=\"%d%%\" stop-color=\"%s\"/>\n", s * 25, c);
-	}
-	fprintf(out, "</linearGradient></defs>\n<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" "
-		"height=\"14\" fill=\"url(#scale)\" stroke=\"#888\"/>\n", MAP_X, y, MAP_SIDE);
-	for (int s = 0; s <= 4; s++)
-		fprintf(out, "<text x=\"%.1f\" y=\"%.0f\" font-size=\"12\" text-anchor=\"middle\">"
-			"%.3g</text>\n", MAP_X + MAP_SIDE * s / 4.0, y + 30, max * s / 4.0);
+	tool_svg_scale(out, MAP_X, y, MAP_SIDE, max, 3);
 	fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\">busbw GB/s (grey: not "
 		"measured; red frame: slow)</text>\n<text x=\"30\" y=\"%d\" font-size=\"12\" "
 		"fill=\"#666\">fabriclab %s sweep</text>\n", MAP_X, y + 50, HEIGHT - 16,
@@ -160,11 +118,7 @@ static int emit(const struct sweep_result *res, const struct sweep_verdict *v, F
 {
 	double cell = MAP_SIDE / (res->n ? res->n : 1), max = scale_max(v);
 
-	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-		"viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
-		"<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n", WIDTH, HEIGHT,
-		WIDTH, HEIGHT);
+	tool_svg_begin(out, WIDTH, HEIGHT);
 	title(res, v, out);
 	axes(res, cell, out);
 	cells(res, v, cell, max, out);

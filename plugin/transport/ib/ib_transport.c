@@ -122,6 +122,8 @@ static int ib_get_properties(int dev, struct fl_props *props)
 	props->max_multi_request_size = 1;
 	props->rail_id = -1;
 	props->plane_id = -1;
+	props->link_layer = d->link_layer == IBV_LINK_LAYER_ETHERNET ? FL_LINK_ETHERNET
+								      : FL_LINK_INFINIBAND;
 	return FL_OK;
 }
 

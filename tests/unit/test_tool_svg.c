@@ -1,0 +1,95 @@
+/* The SVG pieces report --svg and sweep --svg share: the colour scale's ends, escaping, the legend. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tools/common/tool_svg.h"
+
+/* What fn wrote, as a malloc'd string. */
+static char *drawn(void (*draw)(FILE *out))
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	assert_non_null(out);
+	draw(out);
+	assert_int_equal(fclose(out), 0);
+	return text;
+}
+
+static void test_colour_scale_ends_and_clamps(void **state)
+{
+	char c[8];
+
+	(void)state;
+	tool_svg_colour(0, c, sizeof(c));
+	assert_string_equal(c, "#440154");
+	tool_svg_colour(-3, c, sizeof(c));
+	assert_string_equal(c, "#440154");
+	tool_svg_colour(0.5, c, sizeof(c));
+	assert_string_equal(c, "#21918c");
+	tool_svg_colour(1, c, sizeof(c));
+	assert_string_equal(c, "#fde725");
+	tool_svg_colour(7, c, sizeof(c));
+	assert_string_equal(c, "#fde725");
+	tool_svg_colour(0.125, c, sizeof(c)); /* halfway between the first two stops */
+	assert_string_equal(c, "#402a70");
+}
+
+static void escape_odd_name(FILE *out)
+{
+	tool_svg_text(out, "a<b> & \"c\"");
+}
+
+static void test_text_is_escaped(void **state)
+{
+	char *text = drawn(escape_odd_name);
+
+	(void)state;
+	assert_string_equal(text, "a&lt;b&gt; &amp; &quot;c&quot;");
+	free(text);
+}
+
+static void scale_to_25(FILE *out)
+{
+	tool_svg_scale(out, 100, 50, 400, 25, 3);
+}
+
+static void test_scale_has_five_labelled_ticks(void **state)
+{
+	char *text = drawn(scale_to_25);
+	const char *p = text;
+	int ticks = 0;
+
+	(void)state;
+	assert_non_null(strstr(text, "<linearGradient id=\"scale\""));
+	assert_non_null(strstr(text, "<stop offset=\"100%\" stop-color=\"#fde725\"/>"));
+	assert_non_null(strstr(text, "<rect x=\"100\" y=\"50\" width=\"400\""));
+	assert_non_null(strstr(text, "x=\"100.0\" y=\"82\" font-size=\"12\" "
+				     "text-anchor=\"middle\">0</text>"));
+	assert_non_null(strstr(text, "x=\"200.0\" y=\"82\" font-size=\"12\" "
+				     "text-anchor=\"middle\">6.25</text>"));
+	assert_non_null(strstr(text, ">25</text>"));
+	for (; (p = strstr(p, "<line ")); p++)
+		ticks++;
+	assert_int_equal(ticks, 5);
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_colour_scale_ends_and_clamps),
+		cmocka_unit_test(test_text_is_escaped),
+		cmocka_unit_test(test_scale_has_five_labelled_ticks),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
