@@ -146,6 +146,11 @@ static void rail_commands(struct lines *l, const struct fl_verdict *v,
 		    "switch on every node of the rail)", h->src_node, v->dev);
 		add(l, "on %s: ethtool -S %s | grep -E 'pause|discard|err'   # counters that grow "
 		    "on every node's %s: the switch, not one NIC", h->src_node, v->dev, v->dev);
+	} else if (over_roce(h)) {
+		roce_checks(l, h->src_node, v->dev);
+		add(l, "on %s: lldpctl $(ls /sys/class/infiniband/%s/device/net)   # the leaf "
+		    "switch it is cabled to (same switch on every node of the rail)", h->src_node,
+		    v->dev);
 	} else {
 		add(l, "on %s: ibstat %s   # the rail's NIC: State Active, expected Rate",
 		    h->src_node, v->dev);

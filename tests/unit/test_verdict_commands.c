@@ -36,6 +36,8 @@ static int commands(enum fl_verdict_kind kind)
 {
 	struct fl_verdict v = { .kind = kind, .hop = 0 };
 
+	if (kind == FL_VERDICT_RAIL)
+		snprintf(v.dev, sizeof(v.dev), "%s", hop.src_dev);
 	if (kind == FL_VERDICT_DEVICE) {
 		snprintf(v.node, sizeof(v.node), "node2");
 		snprintf(v.dev, sizeof(v.dev), "%s", hop.dst_dev);
@@ -105,6 +107,22 @@ static void test_unknown_link_layer_keeps_infiniband_tools(void **state)
 	assert_lacks("rdma link");
 }
 
+/* A rail over RoCE is an Ethernet leaf switch: LLDP and pause counters, not the IB fabric tools. */
+static void test_roce_rail_gets_ethernet_switch_tools(void **state)
+{
+	(void)state;
+	a_hop("ib", FL_LINK_ETHERNET, "mlx5_2");
+	commands(FL_VERDICT_RAIL);
+	assert_has("on node1: rdma link show mlx5_2/1");
+	assert_has("lldpctl $(ls /sys/class/infiniband/mlx5_2/device/net)");
+	assert_lacks("ibnetdiscover");
+	assert_lacks("ibdiagnet");
+	a_hop("ib", FL_LINK_INFINIBAND, "mlx5_2");
+	commands(FL_VERDICT_RAIL);
+	assert_has("ibnetdiscover");
+	assert_lacks("lldpctl");
+}
+
 static void test_socket_gets_its_netdev_tools(void **state)
 {
 	(void)state;
@@ -124,6 +142,7 @@ int main(void)
 		cmocka_unit_test(test_ib_link_gets_infiniband_tools),
 		cmocka_unit_test(test_roce_device_checks_that_node_only),
 		cmocka_unit_test(test_unknown_link_layer_keeps_infiniband_tools),
+		cmocka_unit_test(test_roce_rail_gets_ethernet_switch_tools),
 		cmocka_unit_test(test_socket_gets_its_netdev_tools),
 	};
 
