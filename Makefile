@@ -212,7 +212,7 @@ MAN_PAGES := $(sort $(wildcard docs/man/*.1))
 DOC_FILES := $(sort $(wildcard docs/*.md))
 K8S_FILES := $(sort $(wildcard deploy/k8s/*.yaml))
 # The profiler role's name (NCCL_PROFILER_PLUGIN=fabriclab loads libnccl-profiler-fabriclab.so):
-# once the plugin exports an ncclProfiler_v* table, install links that name to the same object.
+# install links that name to the same object, which exports the ncclProfiler_v* tables too.
 PROFILER_LINK := libnccl-profiler-fabriclab.so
 INSTALLED := $(BINDIR)/fabriclab $(LIBDIR)/$(notdir $(PLUGIN_SO)) $(LIBDIR)/$(notdir $(LTTNG_SO)) \
 	$(LIBDIR)/$(PROFILER_LINK) $(MAN_PAGES:docs/man/%=$(MAN1DIR)/%)
@@ -222,8 +222,7 @@ install: $(PLUGIN_SO) $(LTTNG_SO) $(TOOL)
 		$(DESTDIR)$(DOCDIR)/docs
 	install -m 755 $(TOOL) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(PLUGIN_SO) $(LTTNG_SO) $(DESTDIR)$(LIBDIR)/
-	if nm -D --defined-only $(PLUGIN_SO) | grep -q ' ncclProfiler_v'; then \
-		ln -sf $(notdir $(PLUGIN_SO)) $(DESTDIR)$(LIBDIR)/$(PROFILER_LINK); fi
+	ln -sf $(notdir $(PLUGIN_SO)) $(DESTDIR)$(LIBDIR)/$(PROFILER_LINK)
 	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
 	install -m 644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/docs/
 	install -d $(DESTDIR)$(DOCDIR)/deploy/k8s
