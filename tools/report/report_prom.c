@@ -3,47 +3,28 @@
  * rate from each end, bytes per hop, and the verdict as a labelled gauge.
  */
 #include "plugin/base/error.h"
+#include "plugin/base/prom_out.h"
 #include "plugin/base/version.h"
 #include "report.h"
-
-/* Label values escape backslash, double quote and newline. */
-static void label(FILE *out, const char *name, const char *value, bool last)
-{
-	fprintf(out, "%s=\"", name);
-	for (const char *c = value; *c; c++) {
-		if (*c == '\\' || *c == '"')
-			fprintf(out, "\\%c", *c);
-		else if (*c == '\n')
-			fputs("\\n", out);
-		else
-			fputc(*c, out);
-	}
-	fputs(last ? "\"" : "\",", out);
-}
 
 /* Profiler-mode hops are rank pairs of one communicator: the same pair of two stays apart. */
 static void hop_labels(FILE *out, const struct report_hop_key *k, bool more)
 {
 	char comm[24];
 
-	label(out, "src_node", k->src_node, false);
-	label(out, "src_dev", k->src_dev, false);
-	label(out, "dst_node", k->dst_node, false);
-	label(out, "dst_dev", k->dst_dev, !more && !k->comm_hash);
+	fl_prom_label(out, "src_node", k->src_node, false);
+	fl_prom_label(out, "src_dev", k->src_dev, false);
+	fl_prom_label(out, "dst_node", k->dst_node, false);
+	fl_prom_label(out, "dst_dev", k->dst_dev, !more && !k->comm_hash);
 	if (k->comm_hash) {
 		snprintf(comm, sizeof(comm), "%016llx", (unsigned long long)k->comm_hash);
-		label(out, "comm", comm, !more);
+		fl_prom_label(out, "comm", comm, !more);
 	}
-}
-
-static void header(FILE *out, const char *name, const char *type, const char *help)
-{
-	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 static void wire_rates(const struct report_set *set, FILE *out)
 {
-	header(out, "fabriclab_hop_wire_bytes_per_second", "gauge",
+	fl_prom_header(out, "fabriclab_hop_wire_bytes_per_second", "gauge",
 	       "Wire bandwidth of one directed hop (bytes / union of wire intervals), "
 	       "as its sender (view=send) or receiver (view=recv) measured it.");
 	for (size_t i = 0; i < set->nhops; i++) {
@@ -55,7 +36,7 @@ static void wire_rates(const struct report_set *set, FILE *out)
 				continue;
 			fputs("fabriclab_hop_wire_bytes_per_second{", out);
 			hop_labels(out, &h->key, true);
-			label(out, "view", v ? "recv" : "send", true);
+			fl_prom_label(out, "view", v ? "recv" : "send", true);
 			fprintf(out, "} %.6g\n", views[v]->wire_gbs * 1e9);
 		}
 	}
@@ -63,7 +44,7 @@ static void wire_rates(const struct report_set *set, FILE *out)
 
 static void byte_counts(const struct report_set *set, FILE *out)
 {
-	header(out, "fabriclab_hop_bytes_total", "counter",
+	fl_prom_header(out, "fabriclab_hop_bytes_total", "counter",
 	       "Payload bytes one directed hop completed (the sender's count when known).");
 	for (size_t i = 0; i < set->nhops; i++) {
 		fputs("fabriclab_hop_bytes_total{", out);
@@ -76,25 +57,25 @@ static void verdict(const struct report_set *set, FILE *out)
 {
 	const struct fl_verdict *v = &set->verdict;
 
-	header(out, "fabriclab_verdict", "gauge",
+	fl_prom_header(out, "fabriclab_verdict", "gauge",
 	       "The cluster verdict of fabriclab report: 1 for the kind and the node/device "
 	       "named.");
 	fputs("fabriclab_verdict{", out);
-	label(out, "kind", fl_verdict_kind_name(v->kind), false);
-	label(out, "node", v->node, false);
-	label(out, "dev", v->dev, true);
+	fl_prom_label(out, "kind", fl_verdict_kind_name(v->kind), false);
+	fl_prom_label(out, "node", v->node, false);
+	fl_prom_label(out, "dev", v->dev, true);
 	fputs("} 1\n", out);
-	header(out, "fabriclab_verdict_speedup", "gauge",
+	fl_prom_header(out, "fabriclab_verdict_speedup", "gauge",
 	       "Estimated speedup of the ring without the culprit (1 when none).");
 	fprintf(out, "fabriclab_verdict_speedup %.6g\n", v->speedup);
 }
 
 static void build_info(FILE *out)
 {
-	header(out, "fabriclab_build_info", "gauge",
+	fl_prom_header(out, "fabriclab_build_info", "gauge",
 	       "The fabriclab that wrote this textfile: always 1, the version as a label.");
 	fputs("fabriclab_build_info{", out);
-	label(out, "version", fl_version(), true);
+	fl_prom_label(out, "version", fl_version(), true);
 	fputs("} 1\n", out);
 }
 
@@ -103,7 +84,7 @@ static void findings(const struct report_set *set, FILE *out)
 	const struct fl_verdict *v = &set->verdict;
 	char culprit[2 * FL_NODE_NAME_LEN + 2 * FL_DEV_NAME_LEN + 16];
 
-	header(out, "fabriclab_finding_cost", "gauge",
+	fl_prom_header(out, "fabriclab_finding_cost", "gauge",
 	       "Every anomaly found: its estimated share of the ring's time (1 - 1 / speedup), "
 	       "labelled with its kind and culprit; none when the fabric is healthy.");
 	for (int i = 0; i < v->nfindings; i++) {
@@ -111,10 +92,10 @@ static void findings(const struct report_set *set, FILE *out)
 
 		fl_finding_culprit(f, set->figures, culprit, sizeof(culprit));
 		fputs("fabriclab_finding_cost{", out);
-		label(out, "kind", fl_verdict_kind_name(f->kind), false);
-		label(out, "culprit", culprit, false);
-		label(out, "node", f->node, false);
-		label(out, "dev", f->dev, true);
+		fl_prom_label(out, "kind", fl_verdict_kind_name(f->kind), false);
+		fl_prom_label(out, "culprit", culprit, false);
+		fl_prom_label(out, "node", f->node, false);
+		fl_prom_label(out, "dev", f->dev, true);
 		fprintf(out, "} %.6g\n", f->cost);
 	}
 }
