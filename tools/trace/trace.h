@@ -39,6 +39,7 @@ struct trace_hop {
 	int mem_types;
 	uint64_t bytes, messages, wire_bytes, peer_wait_ns;
 	uint64_t sizes[REPORT_SIZE_BUCKETS];
+	uint64_t first_wire_ns; /* the first byte on the wire (0 before any) */
 	struct trace_spans wire;   /* one per request with a wire time: its wire interval */
 	struct trace_spans active; /* one per request: posted -> done */
 };
@@ -47,6 +48,16 @@ struct trace_conn {
 	uint32_t id;
 	size_t hop; /* index into the process's hops */
 	int first_tag;
+};
+
+/* A live_finding event: a hop the plugin found slow (or well again) while the job ran. */
+struct trace_live {
+	char state[12], kind[16];
+	char culprit[2 * FL_NODE_NAME_LEN + 2 * FL_DEV_NAME_LEN + 8];
+	uint32_t hop_id;
+	double ratio, cost;
+	int windows;
+	uint64_t window_ns, at_ns;
 };
 
 /* Events of one process: told apart by the trace's host name and the vpid. */
@@ -62,6 +73,8 @@ struct trace_process {
 	char verdict[32]; /* the kind its own verdict event named, "" if none */
 	struct report_injected *injected; /* its fault events, one per rule */
 	size_t ninjected, injected_cap;
+	struct trace_live *live; /* in the order emitted */
+	size_t nlive, live_cap;
 };
 
 struct trace_model {
@@ -78,6 +91,7 @@ struct trace_fields;
 uint64_t trace_field_u64(const struct trace_fields *f, const char *name);
 int64_t trace_field_s64(const struct trace_fields *f, const char *name);
 const char *trace_field_str(const struct trace_fields *f, const char *name);
+double trace_field_double(const struct trace_fields *f, const char *name);
 
 /* trace_check.c: FL_ERR_USAGE, naming the file, unless dir's metadata is whole CTF. */
 int trace_check_metadata(const char *dir);
@@ -106,6 +120,14 @@ int trace_print_windows(const struct trace_model *m, const struct report_set *se
 /* The same, as a JSON array member "windows" of the merged report. */
 int trace_print_json(const struct trace_model *m, const struct report_set *set,
 		     uint64_t window_ns, FILE *out);
+
+/*
+ * trace_live.c: the live findings of every process, each with the time from
+ * its hop's first byte on the wire to the event (from the trace's own events).
+ */
+void trace_print_live(const struct trace_model *m, FILE *out);
+/* The same as a JSON array (jansson's json_t *, returned as void * to keep jansson out). */
+void *trace_live_json(const struct trace_model *m);
 
 int trace_main(int argc, char **argv);
 void trace_usage(FILE *out);

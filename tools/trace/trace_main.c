@@ -133,6 +133,7 @@ static int print(const struct trace_model *m, const struct report_set *set,
 			       "trace lacks were left out\n", (unsigned long long)m->orphans);
 		err = trace_print_windows(m, set, o->window_ns, stdout);
 		own_verdicts(m, stdout);
+		trace_print_live(m, stdout);
 		err = err ? err : report_print_text(set, stdout);
 	}
 	if (err)
