@@ -19,6 +19,8 @@ struct live_hop {
 	uint64_t wire_bytes, wire_ns; /* totals at the last window */
 	bool slow;
 	int low_windows; /* consecutive windows below the ratio */
+	int pending;     /* the transition the last windows point to (-1: none) */
+	int agreeing;    /* windows in a row that point to it */
 	struct fl_live_finding f; /* while slow: the finding as it stands */
 };
 
@@ -58,6 +60,7 @@ static struct live_hop *state_of(const struct fl_hop_key *key)
 		return NULL;
 	memset(&live.hops[live.n], 0, sizeof(live.hops[0]));
 	live.hops[live.n].key = *key;
+	live.hops[live.n].pending = -1;
 	return &live.hops[live.n++];
 }
 
@@ -101,18 +104,36 @@ static void measure(struct live_hop *s, double gbs, double line, const struct fl
 	f->at_ns = mono_now;
 }
 
-/* The transition this window makes, if any (-1: none). */
-static int transition(struct live_hop *s, double ratio, const struct fl_live_params *p)
+/* What this one window alone would make of the hop (-1: nothing). */
+static int window_says(const struct live_hop *s, double ratio, const struct fl_live_params *p)
 {
-	s->low_windows = ratio < p->min_ratio ? s->low_windows + 1 : 0;
-	if (!s->slow && s->low_windows == p->low_windows)
-		return FL_LIVE_APPEARED;
-	if (s->slow && ratio >= p->min_ratio + RECOVERY_MARGIN)
+	if (!s->slow)
+		return ratio < p->min_ratio ? FL_LIVE_APPEARED : -1;
+	if (ratio >= p->min_ratio + RECOVERY_MARGIN)
 		return FL_LIVE_CLEARED;
 	/* the same finding, a different size: worth a line */
-	if (s->slow && (ratio < 0.8 * s->f.ratio || ratio > 1.25 * s->f.ratio))
+	if (ratio < 0.8 * s->f.ratio || ratio > 1.25 * s->f.ratio)
 		return FL_LIVE_CHANGED;
 	return -1;
+}
+
+/*
+ * The transition this window makes, if any (-1: none): one that low_windows
+ * windows in a row agree on, so a window of a rank starved of CPU neither
+ * raises, resizes nor clears a finding.
+ */
+static int transition(struct live_hop *s, double ratio, const struct fl_live_params *p)
+{
+	int says = window_says(s, ratio, p);
+
+	s->low_windows = ratio < p->min_ratio ? s->low_windows + 1 : 0;
+	s->agreeing = says >= 0 && says == s->pending ? s->agreeing + 1 : says >= 0;
+	s->pending = says;
+	if (says < 0 || s->agreeing < p->low_windows)
+		return -1;
+	s->agreeing = 0;
+	s->pending = -1;
+	return says;
 }
 
 static int judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, double line,

@@ -25,8 +25,10 @@
  */
 #define FL_LIVE_MIN_RATIO 0.7
 /*
- * Windows in a row a hop must be slow: a rank starved of CPU for a moment
- * read 0.60x once in a healthy 16-rank lab run; a bad cable stays slow.
+ * Windows in a row that must agree before a finding appears, changes size or
+ * clears: a rank starved of CPU for a moment read 0.60x once in a healthy
+ * 16-rank lab run, and a halved cable's 0.5 s windows 0.38x once; a bad cable
+ * stays slow.
  */
 #define FL_LIVE_LOW_WINDOWS 2
 #define FL_LIVE_MAX_FINDINGS 64 /* standing at once; more are logged, not listed */

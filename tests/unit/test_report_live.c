@@ -1,7 +1,8 @@
 /*
  * The live judgement (plugin/report/report_live.c) on synthetic windows: a
- * halved hop appears after FL_LIVE_LOW_WINDOWS windows, changes, clears; one
- * dip, a window with too little traffic and the view not judged say nothing;
+ * halved hop appears, changes and clears after FL_LIVE_LOW_WINDOWS windows that
+ * agree; one dip or one odd window, a window with too little traffic and the
+ * view not judged say nothing;
  * and the textfile (report_live_prom.c) carries what stands, escaped.
  */
 #include <setjmp.h>
@@ -96,13 +97,19 @@ static void halved_appears_changes_clears(void **state)
 	assert_string_equal(now[0].key.src_node, "a");
 
 	assert_int_equal(window(64 << 20, 0.52, k++), 0); /* the same size: no line */
-	assert_int_equal(window(64 << 20, 0.3, k++), 1);
+	assert_int_equal(window(64 << 20, 0.3, k++), 0);  /* one window of another size... */
+	assert_int_equal(window(64 << 20, 0.5, k++), 0);  /* ...is a starved moment */
+	assert_int_equal(window(64 << 20, 0.31, k++), 0);
+	assert_int_equal(window(64 << 20, 0.3, k++), 1);  /* two are a change */
 	assert_int_equal(told.state[1], FL_LIVE_CHANGED);
 	assert_float_equal(told.f[1].ratio, 0.3, 1e-6);
 	assert_float_equal(told.f[1].since_unix, 1002.0, 1e-9); /* still since it appeared */
 
 	assert_int_equal(window(64 << 20, 0.35, k++), 0);
-	assert_int_equal(window(64 << 20, 0.98, k++), 1);
+	assert_int_equal(window(64 << 20, 0.98, k++), 0); /* one good window is not recovery */
+	assert_int_equal(window(64 << 20, 0.33, k++), 0);
+	assert_int_equal(window(64 << 20, 0.98, k++), 0);
+	assert_int_equal(window(64 << 20, 0.97, k++), 1);
 	assert_int_equal(told.state[2], FL_LIVE_CLEARED);
 	assert_int_equal(fl_report_live_current(now, 4), 0);
 	assert_int_equal(told.n, 3);
