@@ -147,7 +147,7 @@ static int judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, dou
 
 	s->wire_bytes = h->t.wire_bytes;
 	s->wire_ns = h->wire_ns;
-	if (bytes < FL_LIVE_MIN_BYTES || !ns || line <= 0.0)
+	if (p->skip || bytes < FL_LIVE_MIN_BYTES || !ns || line <= 0.0)
 		return 0;
 	gbs = (double)bytes / (double)ns;
 	t = transition(s, gbs / line, p);

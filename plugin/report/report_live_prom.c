@@ -31,7 +31,8 @@ static void process_gauge(FILE *out, const struct fl_live_prom *p, const char *n
 }
 
 static void finding_gauge(FILE *out, const struct fl_live_prom *p, const char *name,
-			  const char *help, double (*value)(const struct fl_live_finding *))
+			  const char *help, double (*value)(const struct fl_live_finding *),
+			  const char *format)
 {
 	fl_prom_header(out, name, "gauge", help);
 	for (int i = 0; i < p->nfindings; i++) {
@@ -45,7 +46,9 @@ static void finding_gauge(FILE *out, const struct fl_live_prom *p, const char *n
 		fl_prom_label(out, "src_dev", f->key.src_dev, false);
 		fl_prom_label(out, "dst_node", f->key.dst_node, false);
 		fl_prom_label(out, "dst_dev", f->key.dst_dev, true);
-		fprintf(out, "} %.6g\n", value(f));
+		fputs("} ", out);
+		fprintf(out, format, value(f));
+		fputc('\n', out);
 	}
 }
 
@@ -77,11 +80,11 @@ static void emit(FILE *out, const struct fl_live_prom *p)
 	process_gauge(out, p, "fabriclab_live_findings", "Live findings standing now.",
 		      p->nfindings);
 	finding_gauge(out, p, "fabriclab_live_finding_ratio", "A hop slow on its last windows: "
-		      "its wire rate over its line rate in the last one.", ratio_of);
+		      "its wire rate over its line rate in the last one.", ratio_of, "%.6g");
 	finding_gauge(out, p, "fabriclab_live_finding_cost", "The share of the ring's time "
-		      "the slow hop costs if it sets the pace (1 - ratio).", cost_of);
+		      "the slow hop costs if it sets the pace (1 - ratio).", cost_of, "%.6g");
 	finding_gauge(out, p, "fabriclab_live_finding_since_seconds", "Unix time the finding "
-		      "appeared.", since_of);
+		      "appeared.", since_of, "%.3f");
 }
 
 int fl_report_live_prom(const struct fl_live_prom *p, char **text, size_t *len)

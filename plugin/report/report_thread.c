@@ -214,11 +214,11 @@ static void write_prom(int up, double unix_s)
  * runs; the textfile follows every change, and is refreshed at least once a
  * snapshot interval (prom_due).
  */
-static void live_window(int prom_due)
+static void live_window(int prom_due, int starved)
 {
 	struct fl_live_params p = {
 		.min_ratio = FL_LIVE_MIN_RATIO, .low_windows = FL_LIVE_LOW_WINDOWS,
-		.window_s = (double)rs.cfg.live_window_ms / 1e3,
+		.window_s = (double)rs.cfg.live_window_ms / 1e3, .skip = starved,
 	};
 	struct fl_hop_snapshot *hops;
 	struct fl_report r;
@@ -288,27 +288,31 @@ static void *report_main(void *arg)
 	uint64_t next_snapshot = interval_ns ? last_drain + interval_ns : UINT64_MAX;
 	uint64_t next_live = last_drain + live_ns;
 	int prom_due = 1; /* the first window writes the textfile: the process is seen live */
+	uint64_t worst_late = 0; /* this window's latest wake-up past its deadline */
 
 	(void)arg;
 	pthread_mutex_lock(&rs.lock);
 	while (!rs.stop) {
 		uint64_t now = fl_clock_mono_ns();
 		/* a quiet hop table drains every 0.5 s: the live window is not kept waiting */
-		struct timespec deadline =
-			mono_deadline(earliest(now + period, next_snapshot, next_live));
+		uint64_t until = earliest(now + period, next_snapshot, next_live);
+		struct timespec deadline = mono_deadline(until);
 
 		pthread_cond_timedwait(&rs.wake, &rs.lock, &deadline);
 		if (rs.stop)
 			break;
 		pthread_mutex_unlock(&rs.lock);
 		now = fl_clock_mono_ns();
+		if (now > until && now - until > worst_late)
+			worst_late = now - until; /* held off the CPU: see fl_live_params.skip */
 		period = next_period(now - last_drain, fl_hops_drain());
 		if (rs.hooks.tick)
 			rs.hooks.tick(now);
 		last_drain = now;
 		if (now >= next_live) {
-			live_window(prom_due);
+			live_window(prom_due, worst_late > live_ns / FL_LIVE_STARVED_FRACTION);
 			prom_due = 0;
+			worst_late = 0;
 			/* on the grid: a late wake-up shortens the next window, never shifts them all */
 			next_live += live_ns * ((now - next_live) / live_ns + 1);
 		}
@@ -441,15 +445,16 @@ void fl_report_final(const char *why)
 	stop_thread();
 	if (rs.cfg.mode == FL_REPORT_OFF)
 		return;
+	/* the job is over: nothing left standing in monitoring, whatever the report does */
+	pthread_mutex_lock(&rs.write_lock);
+	write_prom(0, unix_now());
+	pthread_mutex_unlock(&rs.write_lock);
 	if (write_report(1, line, sizeof(line))) {
 		FL_WARN("final report (%s) not written: %s", why, fl_error_text());
 		fprintf(stderr, "fabriclab: %s: final report not written: %s\n", rs.self.node,
 			fl_error_text());
 		return;
 	}
-	pthread_mutex_lock(&rs.write_lock);
-	write_prom(0, unix_now());
-	pthread_mutex_unlock(&rs.write_lock);
 	FL_INFO("final report written at %s", why);
 	fprintf(stderr, "%s\n", line);
 }
