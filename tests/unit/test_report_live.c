@@ -119,13 +119,34 @@ static void halved_appears_changes_clears(void **state)
 static void hovering_logs_once(void **state)
 {
 	int k = 1;
+	double under = FL_LIVE_MIN_RATIO - 0.02, over = FL_LIVE_MIN_RATIO + 0.01;
 
 	(void)state;
-	assert_int_equal(window(64 << 20, 0.68, k++), 0);
-	assert_int_equal(window(64 << 20, 0.68, k++), 1);
+	assert_int_equal(window(64 << 20, under, k++), 0);
+	assert_int_equal(window(64 << 20, under, k++), 1);
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(window(64 << 20, i % 2 ? 0.68 : FL_LIVE_MIN_RATIO + 0.01, k++), 0);
+		assert_int_equal(window(64 << 20, i % 2 ? under : over, k++), 0);
 	assert_int_equal(told.n, 1);
+}
+
+/* A window the report thread was starved in is taken, not judged: it neither counts nor resets. */
+static void starved_windows_are_not_judged(void **state)
+{
+	struct fl_live_params starved = params;
+	int k = 1;
+
+	(void)state;
+	starved.skip = 1;
+	assert_int_equal(window(64 << 20, 0.4, k++), 0);
+	for (int i = 0; i < 3; i++) {
+		hops[0].t.wire_bytes += 64 << 20;
+		hops[0].wire_ns += (uint64_t)((double)(64 << 20) / 0.3);
+		assert_int_equal(fl_report_live_judge(&rep, &starved, 1000.0 + k, 0, notify), 0);
+		k++;
+	}
+	assert_int_equal(told.n, 0);
+	assert_int_equal(window(64 << 20, 0.4, k++), 1); /* the second slow window judged */
+	assert_float_equal(told.f[0].ratio, 0.4, 1e-6);  /* the starved ones left out of it */
 }
 
 static void noise_says_nothing(void **state)
@@ -164,6 +185,7 @@ static void textfile_carries_the_findings(void **state)
 				     "src_node=\"a\\\\b\","));
 	assert_non_null(strstr(text, "} 0.5\n"));
 	assert_non_null(strstr(text, "fabriclab_live_finding_since_seconds{"));
+	assert_non_null(strstr(text, "dst_dev=\"\"} 1002.000\n")); /* seconds, not 1.002e+03 */
 	assert_non_null(strstr(text, "fabriclab_live_up{node=\"n\\\"1\",pid=\"42\",rank=\"3\"} 1\n"));
 	free(text);
 
@@ -180,6 +202,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(halved_appears_changes_clears, setup),
 		cmocka_unit_test_setup(hovering_logs_once, setup),
+		cmocka_unit_test_setup(starved_windows_are_not_judged, setup),
 		cmocka_unit_test_setup(noise_says_nothing, setup),
 		cmocka_unit_test_setup(textfile_carries_the_findings, setup),
 	};

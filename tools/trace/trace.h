@@ -39,7 +39,6 @@ struct trace_hop {
 	int mem_types;
 	uint64_t bytes, messages, wire_bytes, peer_wait_ns;
 	uint64_t sizes[REPORT_SIZE_BUCKETS];
-	uint64_t first_wire_ns; /* the first byte on the wire (0 before any) */
 	struct trace_spans wire;   /* one per request with a wire time: its wire interval */
 	struct trace_spans active; /* one per request: posted -> done */
 };
@@ -123,7 +122,8 @@ int trace_print_json(const struct trace_model *m, const struct report_set *set,
 
 /*
  * trace_live.c: the live findings of every process, each with the time from
- * its hop's first byte on the wire to the event (from the trace's own events).
+ * its hop's first traffic (the first 4 MiB within one window) to the event,
+ * from the trace's own events. Call after trace_model_to_reports (spans sorted).
  */
 void trace_print_live(const struct trace_model *m, FILE *out);
 /* The same as a JSON array (jansson's json_t *, returned as void * to keep jansson out). */

@@ -1,32 +1,56 @@
 /*
  * The plugin's live findings as the trace holds them: what the job was told
- * while it ran, and how long after its hop's first byte on the wire (both
- * times from the trace: the wire start of its request events, the event's
- * at_ns), so the delay of the live judgement can be read without the plugin's
- * word for it.
+ * while it ran, and how long after its hop's first traffic (both times from
+ * the trace: the wire starts of its request events, the event's at_ns), so the
+ * delay of the live judgement can be read without the plugin's word for it.
  */
 #include <jansson.h>
 
 #include "trace.h"
 
-/* The first byte on the wire of the process's hop with this id; 0 when the trace has none. */
-static uint64_t first_wire(const struct trace_process *p, uint32_t hop_id)
+/*
+ * When the hop's traffic became enough to judge: the first wire start from
+ * which its requests moved 4 MiB (FL_LIVE_MIN_BYTES, as the plugin needs in a
+ * window) within one window. 0 when never.
+ */
+#define JUDGED_BYTES (4ULL << 20)
+
+static uint64_t traffic_start(const struct trace_spans *w, uint64_t window_ns)
+{
+	uint64_t bytes = 0;
+	size_t first = 0;
+
+	/* spans sorted by start (trace_spans_union sorted them for the report) */
+	for (size_t i = 0; i < w->n; i++) {
+		bytes += w->v[i].bytes;
+		while (w->v[i].start - w->v[first].start > window_ns)
+			bytes -= w->v[first++].bytes;
+		if (bytes >= JUDGED_BYTES)
+			return w->v[first].start;
+	}
+	return 0;
+}
+
+static uint64_t first_traffic(const struct trace_process *p, const struct trace_live *l)
 {
 	uint64_t first = 0;
 
 	for (size_t i = 0; i < p->nhops; i++) {
-		uint64_t t = p->hops[i].first_wire_ns;
+		uint64_t t;
 
-		if (p->hops[i].hop_id == hop_id && t && (!first || t < first))
+		if (p->hops[i].hop_id != l->hop_id)
+			continue;
+		t = traffic_start(&p->hops[i].wire, l->window_ns);
+		if (t && (!first || t < first))
 			first = t;
 	}
 	return first;
 }
 
-/* Seconds from the hop's first traffic to the event; negative when unknown. */
+/* Seconds from the hop's traffic start to the event; negative when unknown. */
 static double after_traffic(const struct trace_process *p, const struct trace_live *l)
 {
-	uint64_t first = first_wire(p, l->hop_id);
+	uint64_t first = first_traffic(p, l);
 
 	return first && l->at_ns >= first ? (double)(l->at_ns - first) / 1e9 : -1.0;
 }

@@ -23,7 +23,7 @@ void trace_usage(FILE *out)
 		"TRACE_DIR, per-uid or per-pid buffers), rebuilds each process's hops from\n"
 		"its request events alone, and prints every hop's wire bandwidth over time\n"
 		"windows, the live findings the plugin emitted while the job ran (each with\n"
-		"the time from its hop's first byte on the wire), then the merged report and\n"
+		"the time from its hop's first traffic), then the merged report and\n"
 		"the verdict exactly as `fabriclab report` would from the JSON reports of the\n"
 		"same run.\n"
 		"\n"

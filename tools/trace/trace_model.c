@@ -146,8 +146,6 @@ static int request_done(struct trace_hop *h, const struct trace_fields *f)
 		uint64_t wire_bytes = trace_field_u64(f, "wire_bytes");
 
 		h->wire_bytes += wire_bytes;
-		if (!h->first_wire_ns || start < h->first_wire_ns)
-			h->first_wire_ns = start;
 		if (add_span(&h->wire, start > posted ? start : posted, end, wire_bytes))
 			return -1;
 	}
