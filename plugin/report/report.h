@@ -23,13 +23,18 @@ enum fl_report_mode {
 struct fl_report_config {
 	enum fl_report_mode mode;
 	long interval_s;     /* 0: no periodic snapshot */
+	long live_window_ms; /* the window each hop is judged on while the job runs */
 	char dir[PATH_MAX];  /* absolute */
 };
 
-/* FABRICLAB_REPORT, FABRICLAB_REPORT_DIR, FABRICLAB_REPORT_INTERVAL; FL_ERR_USAGE on bad values. */
+/*
+ * FABRICLAB_REPORT, FABRICLAB_REPORT_DIR, FABRICLAB_REPORT_INTERVAL,
+ * FABRICLAB_LIVE_WINDOW_MS; FL_ERR_USAGE on bad values.
+ */
 int fl_report_config_from_env(struct fl_report_config *cfg);
 
 struct fl_report;
+struct fl_live_finding;
 
 /*
  * What the report thread tells whoever listens (the wrap points these at the
@@ -39,6 +44,8 @@ struct fl_report_hooks {
 	void (*built)(const struct fl_report *r); /* a report was gathered, before it is written */
 	void (*tick)(uint64_t now_ns);            /* every drain of the hop table */
 	void (*stop)(void);                       /* the plugin may be unmapped: emit no more */
+	/* a live finding appeared, changed or cleared (state: enum fl_live_state) */
+	void (*live)(int state, const struct fl_live_finding *f);
 };
 
 /*

@@ -6,10 +6,13 @@
 
 #include "base/config.h"
 #include "base/error.h"
+#include "report_live.h"
 
 #define DEFAULT_DIR "fabriclab-reports"
 #define DEFAULT_INTERVAL_S 10
 #define MAX_INTERVAL_S 86400
+#define LIVE_WINDOW_MIN_MS 100
+#define LIVE_WINDOW_MAX_MS 60000
 
 /* Relative to the folder at the first init: a later chdir does not move the reports. */
 static int absolute_dir(const char *dir, char *out, size_t len)
@@ -41,6 +44,9 @@ int fl_report_config_from_env(struct fl_report_config *cfg)
 	if (!rc)
 		rc = fl_env_long("FABRICLAB_REPORT_INTERVAL", DEFAULT_INTERVAL_S, 0, MAX_INTERVAL_S,
 				 &cfg->interval_s);
+	if (!rc)
+		rc = fl_env_long("FABRICLAB_LIVE_WINDOW_MS", FL_LIVE_WINDOW_MS_DEFAULT,
+				 LIVE_WINDOW_MIN_MS, LIVE_WINDOW_MAX_MS, &cfg->live_window_ms);
 	if (!rc)
 		rc = absolute_dir(dir ? dir : DEFAULT_DIR, cfg->dir, sizeof(cfg->dir));
 	cfg->mode = (enum fl_report_mode)mode;

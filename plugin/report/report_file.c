@@ -67,6 +67,12 @@ static void sync_dir(const char *dir)
 
 int fl_report_write_atomic(const char *dir, const char *name, const char *data, size_t len)
 {
+	return fl_report_write_file(dir, name, data, len, 1);
+}
+
+int fl_report_write_file(const char *dir, const char *name, const char *data, size_t len,
+			 int durable)
+{
 	char tmp[PATH_MAX], final[PATH_MAX];
 	int fd, err;
 
@@ -77,7 +83,7 @@ int fl_report_write_atomic(const char *dir, const char *name, const char *data, 
 	if (fd < 0)
 		return fl_fail(FL_ERR_SYSTEM, "cannot write %s: %s", tmp, strerror(errno));
 	err = write_all(fd, data, len);
-	if (!err && fsync(fd) != 0)
+	if (!err && durable && fsync(fd) != 0)
 		err = errno;
 	if (close(fd) != 0 && !err)
 		err = errno;
@@ -87,6 +93,7 @@ int fl_report_write_atomic(const char *dir, const char *name, const char *data, 
 		unlink(tmp);
 		return fl_fail(FL_ERR_SYSTEM, "cannot write %s: %s", final, strerror(err));
 	}
-	sync_dir(dir);
+	if (durable)
+		sync_dir(dir);
 	return FL_OK;
 }

@@ -11,6 +11,9 @@ int fl_report_mkdirs(const char *dir);
  * On any failure the previous dir/name is left as it was.
  */
 int fl_report_write_atomic(const char *dir, const char *name, const char *data, size_t len);
+/* The same; without durable, no fsync: whole for readers, not across a crash. */
+int fl_report_write_file(const char *dir, const char *name, const char *data, size_t len,
+			 int durable);
 
 /* Tests: called after each chunk reaches the temporary file (a crash point). */
 extern void (*fl_report_write_hook)(size_t written, size_t total);

@@ -13,24 +13,29 @@
  * recovered: a hop hovering at the threshold logs once, not every window.
  */
 #define RECOVERY_MARGIN 0.03
-/*
- * Windows in a row a hop must be slow: a rank starved of CPU for a second read
- * 0.60x once in a healthy 16-rank lab run; a bad cable stays slow.
- */
-#define LOW_WINDOWS 2
 
 struct live_hop {
 	struct fl_hop_key key;
 	uint64_t wire_bytes, wire_ns; /* totals at the last window */
 	bool slow;
 	int low_windows; /* consecutive windows below the ratio */
-	double since_unix, ratio;
+	int pending;     /* the transition the last windows point to (-1: none) */
+	int agreeing;    /* windows in a row that point to it */
+	struct fl_live_finding f; /* while slow: the finding as it stands */
 };
 
 static struct {
 	struct live_hop hops[FL_MAX_HOPS];
 	int n;
 } live;
+
+static const char *const state_names[] = { "appeared", "changed", "cleared" };
+
+const char *fl_live_state_name(enum fl_live_state state)
+{
+	return (unsigned)state < sizeof(state_names) / sizeof(state_names[0]) ? state_names[state]
+									      : "?";
+}
 
 void fl_report_live_reset(void)
 {
@@ -57,6 +62,7 @@ static struct live_hop *state_of(const struct fl_hop_key *key)
 		return NULL;
 	memset(&live.hops[live.n], 0, sizeof(live.hops[0]));
 	live.hops[live.n].key = *key;
+	live.hops[live.n].pending = -1;
 	return &live.hops[live.n++];
 }
 
@@ -71,49 +77,98 @@ static void clock_text(double unix_s, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-static void say(const struct live_hop *s, const char *what, double gbs, double line,
-		double unix_s)
+static void say(const struct fl_live_finding *f, const char *what, double unix_s)
 {
 	char at[16];
 
 	clock_text(unix_s, at, sizeof(at));
-	FL_WARN("fabriclab: %s/%s -> %s/%s %s %s, %.2fx its line rate (%.3f of %.3f GB/s, "
-		"last %.0f s)",
-		s->key.src_node, s->key.src_dev, s->key.dst_node, s->key.dst_dev, what, at,
-		gbs / line, gbs, line, (double)FL_LIVE_WINDOW_NS / 1e9);
+	FL_WARN("fabriclab: %s %s %s, %.2fx its line rate (%.3f of %.3f GB/s, last %.1f s)",
+		f->culprit, what, at, f->ratio, f->gbs, f->line_gbs, f->window_s);
 }
 
-static void judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, double line,
-			 double min_ratio, double unix_now)
+/* The finding's figures from this window. */
+static void measure(struct live_hop *s, double gbs, double line, const struct fl_live_params *p,
+		    uint64_t mono_now)
 {
+	struct fl_live_finding *f = &s->f;
+	const struct fl_hop_key *k = &s->key;
+
+	f->key = *k;
+	f->kind = "link";
+	snprintf(f->culprit, sizeof(f->culprit), "%s/%s -> %s/%s", k->src_node, k->src_dev,
+		 k->dst_node, k->dst_dev);
+	f->gbs = gbs;
+	f->line_gbs = line;
+	f->ratio = gbs / line;
+	f->cost = f->ratio < 1.0 ? 1.0 - f->ratio : 0.0;
+	f->window_s = p->window_s;
+	f->windows = s->low_windows;
+	f->at_ns = mono_now;
+}
+
+/* What this one window alone would make of the hop (-1: nothing). */
+static int window_says(const struct live_hop *s, double ratio, const struct fl_live_params *p)
+{
+	if (!s->slow)
+		return ratio < p->min_ratio ? FL_LIVE_APPEARED : -1;
+	if (ratio >= p->min_ratio + RECOVERY_MARGIN)
+		return FL_LIVE_CLEARED;
+	/* the same finding, a different size: worth a line */
+	if (ratio < 0.8 * s->f.ratio || ratio > 1.25 * s->f.ratio)
+		return FL_LIVE_CHANGED;
+	return -1;
+}
+
+/*
+ * The transition this window makes, if any (-1: none): one that low_windows
+ * windows in a row agree on, so a window of a rank starved of CPU neither
+ * raises, resizes nor clears a finding.
+ */
+static int transition(struct live_hop *s, double ratio, const struct fl_live_params *p)
+{
+	int says = window_says(s, ratio, p);
+
+	s->low_windows = ratio < p->min_ratio ? s->low_windows + 1 : 0;
+	s->agreeing = says >= 0 && says == s->pending ? s->agreeing + 1 : says >= 0;
+	s->pending = says;
+	if (says < 0 || s->agreeing < p->low_windows)
+		return -1;
+	s->agreeing = 0;
+	s->pending = -1;
+	return says;
+}
+
+static int judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, double line,
+			const struct fl_live_params *p, double unix_now, uint64_t mono_now,
+			fl_live_notify_fn notify)
+{
+	static const char *const words[] = { "slow since", "changed at", "back to speed at" };
 	uint64_t bytes = h->t.wire_bytes - s->wire_bytes, ns = h->wire_ns - s->wire_ns;
-	double gbs, ratio;
+	double gbs;
+	int t;
 
 	s->wire_bytes = h->t.wire_bytes;
 	s->wire_ns = h->wire_ns;
-	if (bytes < FL_LIVE_MIN_BYTES || !ns || line <= 0.0)
-		return;
+	if (p->skip || bytes < FL_LIVE_MIN_BYTES || !ns || line <= 0.0)
+		return 0;
 	gbs = (double)bytes / (double)ns;
-	ratio = gbs / line;
-	s->low_windows = ratio < min_ratio ? s->low_windows + 1 : 0;
-	if (!s->slow && s->low_windows == LOW_WINDOWS) {
-		s->slow = true;
-		s->since_unix = unix_now;
-		s->ratio = ratio;
-		say(s, "slow since", gbs, line, unix_now);
-	} else if (s->slow && ratio >= min_ratio + RECOVERY_MARGIN) {
-		s->slow = false;
-		say(s, "back to speed at", gbs, line, unix_now);
-	} else if (s->slow && (ratio < 0.8 * s->ratio || ratio > 1.25 * s->ratio)) {
-		/* the same finding, a different size: worth a line */
-		s->ratio = ratio;
-		say(s, "changed at", gbs, line, unix_now);
-	}
+	t = transition(s, gbs / line, p);
+	if (t < 0)
+		return 0;
+	measure(s, gbs, line, p, mono_now);
+	if (t == FL_LIVE_APPEARED)
+		s->f.since_unix = unix_now;
+	s->slow = t != FL_LIVE_CLEARED;
+	say(&s->f, words[t], unix_now);
+	if (notify)
+		notify((enum fl_live_state)t, &s->f);
+	return 1;
 }
 
-void fl_report_live_judge(const struct fl_report *r, double min_ratio, double unix_now)
+int fl_report_live_judge(const struct fl_report *r, const struct fl_live_params *p,
+			 double unix_now, uint64_t mono_now, fl_live_notify_fn notify)
 {
-	int view = fl_report_best_view(r->transport);
+	int view = fl_report_best_view(r->transport), changes = 0;
 
 	for (int i = 0; i < r->nhops; i++) {
 		const struct fl_hop_snapshot *h = &r->hops[i];
@@ -124,7 +179,18 @@ void fl_report_live_judge(const struct fl_report *r, double min_ratio, double un
 			continue;
 		s = state_of(&h->key);
 		if (s)
-			judge_window(s, h, d ? fl_report_line_rate(d->speed_mbps) : 0.0, min_ratio,
-				     unix_now);
+			changes += judge_window(s, h, d ? fl_report_line_rate(d->speed_mbps) : 0.0,
+						p, unix_now, mono_now, notify);
 	}
+	return changes;
+}
+
+int fl_report_live_current(struct fl_live_finding *out, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < live.n && n < max; i++)
+		if (live.hops[i].slow)
+			out[n++] = live.hops[i].f;
+	return n;
 }

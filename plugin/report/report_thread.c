@@ -41,6 +41,7 @@ static struct {
 	_Atomic int started;
 	_Atomic int final_done;
 	int snapshot_warned;
+	int prom_warned;
 	pid_t pid; /* a forked child that did not init itself writes nothing */
 	struct fl_report_config cfg;
 	struct fl_verdict_params params;
@@ -173,22 +174,74 @@ static int write_report(int final, char *line, size_t len)
 	return rc;
 }
 
-/* The last window's hops against their line rates: says so while the job runs. */
-static void live_window(void)
+static void live_told(enum fl_live_state state, const struct fl_live_finding *f)
 {
+	if (rs.hooks.live)
+		rs.hooks.live((int)state, f);
+}
+
+/*
+ * The live findings as a textfile next to the reports. Not fsynced (unlike the
+ * reports): a collector needs whole files, which the rename gives, and this one
+ * is rewritten often from a thread that also drains the rings.
+ */
+static void write_prom(int up, double unix_s)
+{
+	struct fl_live_finding now[FL_LIVE_MAX_FINDINGS];
+	struct fl_live_prom p = {
+		.node = rs.self.node, .pid = (int)getpid(), .rank = rs.self.rank, .up = up,
+		.updated_unix = unix_s, .window_s = (double)rs.cfg.live_window_ms / 1e3,
+		.findings = now,
+	};
+	char name[FL_NODE_NAME_LEN + 32];
+	char *text;
+	size_t len;
+
+	p.nfindings = up ? fl_report_live_current(now, FL_LIVE_MAX_FINDINGS) : 0;
+	if (fl_report_live_prom(&p, &text, &len) == FL_OK) {
+		file_name(rs.self.node, "prom", name, sizeof(name));
+		if ((fl_report_mkdirs(rs.cfg.dir) ||
+		     fl_report_write_file(rs.cfg.dir, name, text, len, 0)) &&
+		    !rs.prom_warned) {
+			rs.prom_warned = 1;
+			FL_WARN("live textfile not written (will keep trying): %s",
+				fl_error_text());
+		}
+		free(text);
+	}
+}
+
+/*
+ * The last window's hops against their line rates: says so while the job
+ * runs; the textfile follows every change, and is refreshed at least once a
+ * snapshot interval (prom_due).
+ */
+static void live_window(int prom_due, int starved)
+{
+	struct fl_live_params p = {
+		.min_ratio = FL_LIVE_MIN_RATIO, .low_windows = FL_LIVE_LOW_WINDOWS,
+		.window_s = (double)rs.cfg.live_window_ms / 1e3, .skip = starved,
+	};
 	struct fl_hop_snapshot *hops;
 	struct fl_report r;
-	int n = fl_hops_snapshot(&hops);
+	double now_unix = unix_now();
+	int n = fl_hops_snapshot(&hops), changes;
 
 	if (n < 0)
 		return;
 	memset(&r, 0, sizeof(r));
-	snprintf(r.transport, sizeof(r.transport), "%s", rs.tp->name);
+	snprintf(r.transport, sizeof(r.transport), "%s",
+		 rs.tp ? rs.tp->name : FL_REPORT_NCCL_TRANSPORT);
 	gather_devices(&r);
 	r.hops = hops;
 	r.nhops = n;
-	fl_report_live_judge(&r, FL_LIVE_MIN_RATIO, unix_now());
+	changes = fl_report_live_judge(&r, &p, now_unix, fl_clock_mono_ns(), live_told);
 	free(hops);
+	if (changes || prom_due) {
+		pthread_mutex_lock(&rs.write_lock);
+		write_prom(1, now_unix);
+		pthread_mutex_unlock(&rs.write_lock);
+	}
 }
 
 static void snapshot(void)
@@ -222,18 +275,29 @@ static struct timespec mono_deadline(uint64_t ns)
 				  .tv_nsec = (long)(ns % 1000000000ULL) };
 }
 
+static uint64_t earliest(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t m = a < b ? a : b;
+
+	return m < c ? m : c;
+}
+
 static void *report_main(void *arg)
 {
 	uint64_t interval_ns = (uint64_t)rs.cfg.interval_s * 1000000000ULL;
+	uint64_t live_ns = (uint64_t)rs.cfg.live_window_ms * 1000000ULL;
 	uint64_t period = DRAIN_START_NS, last_drain = fl_clock_mono_ns();
 	uint64_t next_snapshot = interval_ns ? last_drain + interval_ns : UINT64_MAX;
-	uint64_t next_live = last_drain + FL_LIVE_WINDOW_NS;
+	uint64_t next_live = last_drain + live_ns;
+	int prom_due = 1; /* the first window writes the textfile: the process is seen live */
+	uint64_t worst_late = 0; /* this window's latest wake-up past its deadline */
 
 	(void)arg;
 	pthread_mutex_lock(&rs.lock);
 	while (!rs.stop) {
 		uint64_t now = fl_clock_mono_ns();
-		uint64_t until = now + period < next_snapshot ? now + period : next_snapshot;
+		/* a quiet hop table drains every 0.5 s: the live window is not kept waiting */
+		uint64_t until = earliest(now + period, next_snapshot, next_live);
 		struct timespec deadline = mono_deadline(until);
 
 		pthread_cond_timedwait(&rs.wake, &rs.lock, &deadline);
@@ -241,16 +305,22 @@ static void *report_main(void *arg)
 			break;
 		pthread_mutex_unlock(&rs.lock);
 		now = fl_clock_mono_ns();
+		if (now > until && now - until > worst_late)
+			worst_late = now - until; /* held off the CPU: see fl_live_params.skip */
 		period = next_period(now - last_drain, fl_hops_drain());
 		if (rs.hooks.tick)
 			rs.hooks.tick(now);
 		last_drain = now;
 		if (now >= next_live) {
-			live_window();
-			next_live = now + FL_LIVE_WINDOW_NS;
+			live_window(prom_due, worst_late > live_ns / FL_LIVE_STARVED_FRACTION);
+			prom_due = 0;
+			worst_late = 0;
+			/* on the grid: a late wake-up shortens the next window, never shifts them all */
+			next_live += live_ns * ((now - next_live) / live_ns + 1);
 		}
 		if (fl_clock_mono_ns() >= next_snapshot) {
 			snapshot();
+			prom_due = 1;
 			next_snapshot = fl_clock_mono_ns() + interval_ns;
 		}
 		pthread_mutex_lock(&rs.lock);
@@ -377,6 +447,10 @@ void fl_report_final(const char *why)
 	stop_thread();
 	if (rs.cfg.mode == FL_REPORT_OFF)
 		return;
+	/* the job is over: nothing left standing in monitoring, whatever the report does */
+	pthread_mutex_lock(&rs.write_lock);
+	write_prom(0, unix_now());
+	pthread_mutex_unlock(&rs.write_lock);
 	if (write_report(1, line, sizeof(line))) {
 		FL_WARN("final report (%s) not written: %s", why, fl_error_text());
 		fprintf(stderr, "fabriclab: %s: final report not written: %s\n", rs.self.node,

@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "stats/hop.h"
 #include "base/log.h"
+#include "report/report_live.h"
 #include "report/report_model.h"
 #include "verdict/verdict.h"
 
@@ -372,6 +373,27 @@ void fl_trace_report(const struct fl_report *r)
 			emit_hop(&r->hops[i], r->final);
 	if (r->final && fl_trace_on(FL_TP_VERDICT))
 		emit_verdict(r);
+}
+
+void fl_trace_live(int state, const struct fl_live_finding *f)
+{
+	const struct fl_hop_key *k = &f->key;
+	struct fl_tp_live e;
+
+	if (!fl_trace_on(FL_TP_LIVE_FINDING))
+		return;
+	e = (struct fl_tp_live){
+		.state = fl_live_state_name((enum fl_live_state)state), .kind = f->kind,
+		.culprit = f->culprit,
+		.hop_id = fl_trace_hop_id(k->src_node, k->src_dev, k->dst_node, k->dst_dev),
+		.view = k->view == FL_HOP_SEND ? "send" : "recv",
+		.src_node = k->src_node, .src_dev = k->src_dev,
+		.dst_node = k->dst_node, .dst_dev = k->dst_dev,
+		.ratio = f->ratio, .wire_gbs = f->gbs, .line_gbs = f->line_gbs, .cost = f->cost,
+		.since_unix = f->since_unix, .windows = f->windows,
+		.window_ns = (uint64_t)(f->window_s * 1e9), .at_ns = f->at_ns,
+	};
+	tp->live_finding(&e);
 }
 
 #endif /* FABRICLAB_NO_TRACING */

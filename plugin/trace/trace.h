@@ -26,6 +26,7 @@
 #include "stats/stats.h"
 
 struct fl_report;
+struct fl_live_finding;
 
 /* What a connection's events name; filled by its owner when the connection is up. */
 struct fl_trace_conn {
@@ -102,6 +103,9 @@ void fl_trace_tick(uint64_t now_ns);
 /* A report was built: its hops as snapshots and, when final, its verdict. */
 void fl_trace_report(const struct fl_report *r);
 
+/* A live finding appeared, changed or cleared (state: enum fl_live_state): live_finding. */
+void fl_trace_live(int state, const struct fl_live_finding *f);
+
 /* Out of line: what an enabled request event costs stays off the caller's code. */
 void fl_trace_emit_posted(const struct fl_trace_conn *c, unsigned slot, int n,
 			  const size_t *sizes, const int *tags);
@@ -162,6 +166,10 @@ static inline void fl_trace_fault(uint32_t conn_id, const char *action, const ch
 }
 static inline void fl_trace_tick(uint64_t now_ns) { (void)now_ns; }
 static inline void fl_trace_report(const struct fl_report *r) { (void)r; }
+static inline void fl_trace_live(int state, const struct fl_live_finding *f)
+{
+	(void)state, (void)f;
+}
 static inline void fl_trace_posted(const struct fl_trace_conn *c, unsigned slot, int n,
 				   const size_t *sizes, const int *tags)
 {

@@ -80,6 +80,7 @@ static void trace_stop_hook(void)
 
 static const struct fl_report_hooks report_hooks = {
 	.built = fl_trace_report, .tick = fl_trace_tick, .stop = trace_stop_hook,
+	.live = fl_trace_live,
 };
 
 static void global_init(void)

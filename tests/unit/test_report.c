@@ -17,6 +17,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "plugin/base/error.h"
 #include "plugin/report/report.h"
 #include "plugin/report/report_model.h"
 
@@ -380,6 +381,7 @@ static void test_configuration_from_the_environment(void **state)
 	assert_int_equal(fl_report_config_from_env(&cfg), 0);
 	assert_int_equal(cfg.mode, FL_REPORT_FULL);
 	assert_int_equal(cfg.interval_s, 10);
+	assert_int_equal(cfg.live_window_ms, 500);
 	snprintf(want, sizeof(want), "%s/fabriclab-reports", cwd);
 	assert_string_equal(cfg.dir, want);
 	setenv("FABRICLAB_REPORT", "brief", 1);
@@ -399,6 +401,17 @@ static void test_configuration_from_the_environment(void **state)
 	assert_int_equal(fl_report_config_from_env(&cfg), FL_ERR_USAGE);
 	setenv("FABRICLAB_REPORT_INTERVAL", "5s", 1);
 	assert_int_equal(fl_report_config_from_env(&cfg), FL_ERR_USAGE);
+	unsetenv("FABRICLAB_REPORT_INTERVAL");
+	setenv("FABRICLAB_LIVE_WINDOW_MS", "250", 1);
+	assert_int_equal(fl_report_config_from_env(&cfg), 0);
+	assert_int_equal(cfg.live_window_ms, 250);
+	setenv("FABRICLAB_LIVE_WINDOW_MS", "99", 1); /* faster than the drains can judge */
+	assert_int_equal(fl_report_config_from_env(&cfg), FL_ERR_USAGE);
+	assert_non_null(strstr(fl_error_text(), "FABRICLAB_LIVE_WINDOW_MS"));
+	assert_non_null(strstr(fl_error_text(), "from 100 to 60000"));
+	setenv("FABRICLAB_LIVE_WINDOW_MS", "0.5s", 1);
+	assert_int_equal(fl_report_config_from_env(&cfg), FL_ERR_USAGE);
+	unsetenv("FABRICLAB_LIVE_WINDOW_MS");
 	unsetenv("FABRICLAB_REPORT");
 	unsetenv("FABRICLAB_REPORT_DIR");
 	unsetenv("FABRICLAB_REPORT_INTERVAL");

@@ -10,37 +10,19 @@
 #include <string.h>
 
 #include "doctor.h"
-
-static void label(FILE *out, const char *name, const char *value, bool last)
-{
-	fprintf(out, "%s=\"", name);
-	for (const char *c = value; *c; c++) {
-		if (*c == '\\' || *c == '"')
-			fprintf(out, "\\%c", *c);
-		else if (*c == '\n')
-			fputs("\\n", out);
-		else
-			fputc(*c, out);
-	}
-	fputs(last ? "\"" : "\",", out);
-}
-
-static void header(FILE *out, const char *name, const char *type, const char *help)
-{
-	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
+#include "plugin/base/prom_out.h"
 
 static void port_labels(FILE *out, const struct fl_port *p)
 {
-	label(out, "port", p->name, false);
-	label(out, "link_layer", p->link_layer, false);
-	label(out, "netdev", p->netdev, true);
+	fl_prom_label(out, "port", p->name, false);
+	fl_prom_label(out, "link_layer", p->link_layer, false);
+	fl_prom_label(out, "netdev", p->netdev, true);
 }
 
 static void port_gauge(FILE *out, const struct doctor *d, const char *name, const char *help,
 		       double (*value)(const struct fl_port *))
 {
-	header(out, name, "gauge", help);
+	fl_prom_header(out, name, "gauge", help);
 	for (int i = 0; i < d->ports->n; i++) {
 		fprintf(out, "%s{", name);
 		port_labels(out, &d->ports->p[i]);
@@ -65,8 +47,9 @@ static double port_max_rate(const struct fl_port *p)
 
 static void counters(FILE *out, const struct doctor *d)
 {
-	header(out, "fabriclab_port_counter", "counter", "A port counter that finds bad links "
-	       "or congestion, as sysfs or ethtool -S shows it (counter=source/name).");
+	fl_prom_header(out, "fabriclab_port_counter", "counter",
+		       "A port counter that finds bad links "
+		       "or congestion, as sysfs or ethtool -S shows it (counter=source/name).");
 	for (int i = 0; i < d->ports->n; i++) {
 		const struct fl_port *p = &d->ports->p[i];
 
@@ -76,9 +59,9 @@ static void counters(FILE *out, const struct doctor *d)
 			if (c->severity == FL_COUNTER_INFO)
 				continue;
 			fputs("fabriclab_port_counter{", out);
-			label(out, "port", p->name, false);
-			label(out, "counter", c->name, false);
-			label(out, "severity", fl_counter_severity_name(c->severity), true);
+			fl_prom_label(out, "port", p->name, false);
+			fl_prom_label(out, "counter", c->name, false);
+			fl_prom_label(out, "severity", fl_counter_severity_name(c->severity), true);
 			fprintf(out, "} %llu\n", (unsigned long long)c->value);
 		}
 	}
@@ -95,8 +78,9 @@ static void gpudirect(FILE *out, const struct doctor *d)
 		passed |= d->checks[i].level == DOCTOR_PASS;
 		failed |= d->checks[i].level == DOCTOR_FAIL;
 	}
-	header(out, "fabriclab_gpudirect_ready", "gauge", "1 when GPUDirect RDMA can work here "
-	       "(peer memory module or dma-buf), 0 when a gpudirect check failed or none passed.");
+	fl_prom_header(out, "fabriclab_gpudirect_ready", "gauge",
+		       "1 when GPUDirect RDMA can work here (peer memory module or dma-buf), "
+		       "0 when a gpudirect check failed or none passed.");
 	fprintf(out, "fabriclab_gpudirect_ready %d\n", passed && !failed);
 }
 
@@ -105,23 +89,23 @@ static void per_prio(FILE *out, const struct doctor_roce *r, const char *name,
 {
 	for (int p = 0; p < DOCTOR_PRIOS; p++) {
 		fprintf(out, "%s{", name);
-		label(out, "netdev", r->netdev, false);
+		fl_prom_label(out, "netdev", r->netdev, false);
 		if (point)
-			label(out, "point", point, false);
+			fl_prom_label(out, "point", point, false);
 		fprintf(out, "priority=\"%d\"} %d\n", p, bits[p]);
 	}
 }
 
 static void roce(FILE *out, const struct doctor *d)
 {
-	header(out, "fabriclab_roce_pfc_enabled", "gauge", "PFC per priority of a RoCE "
+	fl_prom_header(out, "fabriclab_roce_pfc_enabled", "gauge", "PFC per priority of a RoCE "
 	       "interface (absent: not readable).");
 	for (int i = 0; i < d->nroce; i++) {
 		if (d->roce[i].have_pfc)
 			per_prio(out, &d->roce[i], "fabriclab_roce_pfc_enabled", d->roce[i].pfc,
 				 NULL);
 	}
-	header(out, "fabriclab_roce_ecn_enabled", "gauge", "ECN per priority, notification "
+	fl_prom_header(out, "fabriclab_roce_ecn_enabled", "gauge", "ECN per priority, notification "
 	       "point (np: sends CNPs) and reaction point (rp: slows down on CNPs).");
 	for (int i = 0; i < d->nroce; i++) {
 		if (!d->roce[i].have_ecn)
@@ -129,37 +113,39 @@ static void roce(FILE *out, const struct doctor *d)
 		per_prio(out, &d->roce[i], "fabriclab_roce_ecn_enabled", d->roce[i].ecn_np, "np");
 		per_prio(out, &d->roce[i], "fabriclab_roce_ecn_enabled", d->roce[i].ecn_rp, "rp");
 	}
-	header(out, "fabriclab_roce_nccl_priority", "gauge", "The priority NCCL's RoCE packets "
-	       "travel on (trust dscp: NCCL_IB_TC >> 2 mapped; trust pcp: NCCL_IB_SL).");
-	header(out, "fabriclab_roce_nccl_lossless", "gauge", "1 when PFC is on for that "
+	fl_prom_header(out, "fabriclab_roce_nccl_priority", "gauge",
+		       "The priority NCCL's RoCE packets "
+		       "travel on (trust dscp: NCCL_IB_TC >> 2 mapped; trust pcp: NCCL_IB_SL).");
+	fl_prom_header(out, "fabriclab_roce_nccl_lossless", "gauge", "1 when PFC is on for that "
 	       "priority, 0 when off, absent when PFC is not readable.");
 	for (int i = 0; i < d->nroce; i++) {
 		const struct doctor_roce *r = &d->roce[i];
 
 		fputs("fabriclab_roce_nccl_priority{", out);
-		label(out, "netdev", r->netdev, false);
-		label(out, "trust", r->trust, true);
+		fl_prom_label(out, "netdev", r->netdev, false);
+		fl_prom_label(out, "trust", r->trust, true);
 		fprintf(out, "} %d\n", r->prio);
 		if (!r->have_pfc)
 			continue;
 		fputs("fabriclab_roce_nccl_lossless{", out);
-		label(out, "netdev", r->netdev, true);
+		fl_prom_label(out, "netdev", r->netdev, true);
 		fprintf(out, "} %d\n", r->pfc[r->prio]);
 	}
 }
 
 static void checks(FILE *out, const struct doctor *d)
 {
-	header(out, "fabriclab_doctor_check", "gauge", "Each doctor line: 0 pass, 1 info, "
+	fl_prom_header(out, "fabriclab_doctor_check", "gauge", "Each doctor line: 0 pass, 1 info, "
 	       "2 warn, 3 fail.");
 	for (int i = 0; i < d->nchecks; i++) {
 		fputs("fabriclab_doctor_check{", out);
-		label(out, "check", d->checks[i].check, false);
-		label(out, "subject", d->checks[i].subject, true);
+		fl_prom_label(out, "check", d->checks[i].check, false);
+		fl_prom_label(out, "subject", d->checks[i].subject, true);
 		fprintf(out, "} %d\n", d->checks[i].level);
 	}
-	header(out, "fabriclab_doctor_exit_status", "gauge", "What `fabriclab doctor` exits "
-	       "with: 0 fine, 1 a check failed, 3 warnings with --strict.");
+	fl_prom_header(out, "fabriclab_doctor_exit_status", "gauge",
+		       "What `fabriclab doctor` exits "
+		       "with: 0 fine, 1 a check failed, 3 warnings with --strict.");
 	fprintf(out, "fabriclab_doctor_exit_status %d\n", doctor_exit_status(d));
 }
 

@@ -5,23 +5,9 @@
 #include <string.h>
 
 #include "plugin/base/error.h"
+#include "plugin/base/prom_out.h"
 #include "plugin/base/version.h"
 #include "report.h"
-
-/* Label values escape backslash, double quote and newline. */
-static void label(FILE *out, const char *name, const char *value, bool last)
-{
-	fprintf(out, "%s=\"", name);
-	for (const char *c = value; *c; c++) {
-		if (*c == '\\' || *c == '"')
-			fprintf(out, "\\%c", *c);
-		else if (*c == '\n')
-			fputs("\\n", out);
-		else
-			fputc(*c, out);
-	}
-	fputs(last ? "\"" : "\",", out);
-}
 
 static bool is_profiler(const struct report_hop *h)
 {
@@ -58,30 +44,25 @@ static void hop_labels(FILE *out, const struct report_set *set, size_t i, bool m
 	bool prof = is_profiler(h), ranks = prof || names_repeat(set, i);
 	char text[24];
 
-	label(out, "src_node", k->src_node, false);
-	label(out, "src_dev", k->src_dev, false);
-	label(out, "dst_node", k->dst_node, false);
-	label(out, "dst_dev", k->dst_dev, !more && !ranks);
+	fl_prom_label(out, "src_node", k->src_node, false);
+	fl_prom_label(out, "src_dev", k->src_dev, false);
+	fl_prom_label(out, "dst_node", k->dst_node, false);
+	fl_prom_label(out, "dst_dev", k->dst_dev, !more && !ranks);
 	if (!ranks)
 		return;
 	if (prof && k->comm_hash) {
 		snprintf(text, sizeof(text), "%016llx", (unsigned long long)k->comm_hash);
-		label(out, "comm", text, false);
+		fl_prom_label(out, "comm", text, false);
 	}
 	snprintf(text, sizeof(text), "%ld", h->src_rank);
-	label(out, "src_rank", text, false);
+	fl_prom_label(out, "src_rank", text, false);
 	snprintf(text, sizeof(text), "%ld", h->dst_rank);
-	label(out, "dst_rank", text, !more);
-}
-
-static void header(FILE *out, const char *name, const char *type, const char *help)
-{
-	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	fl_prom_label(out, "dst_rank", text, !more);
 }
 
 static void wire_rates(const struct report_set *set, FILE *out)
 {
-	header(out, "fabriclab_hop_wire_bytes_per_second", "gauge",
+	fl_prom_header(out, "fabriclab_hop_wire_bytes_per_second", "gauge",
 	       "Wire bandwidth of one directed hop (bytes / union of wire intervals), "
 	       "as its sender (view=send) or receiver (view=recv) measured it.");
 	for (size_t i = 0; i < set->nhops; i++) {
@@ -93,7 +74,7 @@ static void wire_rates(const struct report_set *set, FILE *out)
 				continue;
 			fputs("fabriclab_hop_wire_bytes_per_second{", out);
 			hop_labels(out, set, i, true);
-			label(out, "view", v ? "recv" : "send", true);
+			fl_prom_label(out, "view", v ? "recv" : "send", true);
 			fprintf(out, "} %.6g\n", views[v]->wire_gbs * 1e9);
 		}
 	}
@@ -101,7 +82,7 @@ static void wire_rates(const struct report_set *set, FILE *out)
 
 static void byte_counts(const struct report_set *set, FILE *out)
 {
-	header(out, "fabriclab_hop_bytes_total", "counter",
+	fl_prom_header(out, "fabriclab_hop_bytes_total", "counter",
 	       "Payload bytes one directed hop completed (the sender's count when known).");
 	for (size_t i = 0; i < set->nhops; i++) {
 		fputs("fabriclab_hop_bytes_total{", out);
@@ -114,25 +95,25 @@ static void verdict(const struct report_set *set, FILE *out)
 {
 	const struct fl_verdict *v = &set->verdict;
 
-	header(out, "fabriclab_verdict", "gauge",
+	fl_prom_header(out, "fabriclab_verdict", "gauge",
 	       "The cluster verdict of fabriclab report: 1 for the kind and the node/device "
 	       "named.");
 	fputs("fabriclab_verdict{", out);
-	label(out, "kind", fl_verdict_kind_name(v->kind), false);
-	label(out, "node", v->node, false);
-	label(out, "dev", v->dev, true);
+	fl_prom_label(out, "kind", fl_verdict_kind_name(v->kind), false);
+	fl_prom_label(out, "node", v->node, false);
+	fl_prom_label(out, "dev", v->dev, true);
 	fputs("} 1\n", out);
-	header(out, "fabriclab_verdict_speedup", "gauge",
+	fl_prom_header(out, "fabriclab_verdict_speedup", "gauge",
 	       "Estimated speedup of the ring without the culprit (1 when none).");
 	fprintf(out, "fabriclab_verdict_speedup %.6g\n", v->speedup);
 }
 
 static void build_info(FILE *out)
 {
-	header(out, "fabriclab_build_info", "gauge",
+	fl_prom_header(out, "fabriclab_build_info", "gauge",
 	       "The fabriclab that wrote this textfile: always 1, the version as a label.");
 	fputs("fabriclab_build_info{", out);
-	label(out, "version", fl_version(), true);
+	fl_prom_label(out, "version", fl_version(), true);
 	fputs("} 1\n", out);
 }
 
@@ -141,7 +122,7 @@ static void findings(const struct report_set *set, FILE *out)
 	const struct fl_verdict *v = &set->verdict;
 	char culprit[2 * FL_NODE_NAME_LEN + 2 * FL_DEV_NAME_LEN + 16];
 
-	header(out, "fabriclab_finding_cost", "gauge",
+	fl_prom_header(out, "fabriclab_finding_cost", "gauge",
 	       "Every anomaly found: its estimated share of the ring's time (1 - 1 / speedup), "
 	       "labelled with its kind and culprit; none when the fabric is healthy.");
 	for (int i = 0; i < v->nfindings; i++) {
@@ -149,10 +130,10 @@ static void findings(const struct report_set *set, FILE *out)
 
 		fl_finding_culprit(f, set->figures, culprit, sizeof(culprit));
 		fputs("fabriclab_finding_cost{", out);
-		label(out, "kind", fl_verdict_kind_name(f->kind), false);
-		label(out, "culprit", culprit, false);
-		label(out, "node", f->node, false);
-		label(out, "dev", f->dev, true);
+		fl_prom_label(out, "kind", fl_verdict_kind_name(f->kind), false);
+		fl_prom_label(out, "culprit", culprit, false);
+		fl_prom_label(out, "node", f->node, false);
+		fl_prom_label(out, "dev", f->dev, true);
 		fprintf(out, "} %.6g\n", f->cost);
 	}
 }
@@ -162,7 +143,7 @@ static void lossless(const struct report_set *set, FILE *out)
 {
 	char prio[8];
 
-	header(out, "fabriclab_roce_setting_differs", "gauge",
+	fl_prom_header(out, "fabriclab_roce_setting_differs", "gauge",
 	       "1 for each RoCE interface whose trust mode, PFC or ECN on a priority differs from "
 	       "most of the job's (value: this interface's; others: theirs); none when alike.");
 	for (size_t i = 0; i < set->nlossless; i++) {
@@ -170,12 +151,12 @@ static void lossless(const struct report_set *set, FILE *out)
 
 		snprintf(prio, sizeof(prio), "%d", d->prio);
 		fputs("fabriclab_roce_setting_differs{", out);
-		label(out, "node", d->node, false);
-		label(out, "netdev", d->netdev, false);
-		label(out, "setting", d->setting, false);
-		label(out, "priority", d->prio < 0 ? "" : prio, false);
-		label(out, "value", d->value, false);
-		label(out, "others", d->others_value, true);
+		fl_prom_label(out, "node", d->node, false);
+		fl_prom_label(out, "netdev", d->netdev, false);
+		fl_prom_label(out, "setting", d->setting, false);
+		fl_prom_label(out, "priority", d->prio < 0 ? "" : prio, false);
+		fl_prom_label(out, "value", d->value, false);
+		fl_prom_label(out, "others", d->others_value, true);
 		fputs("} 1\n", out);
 	}
 }

@@ -49,6 +49,16 @@ struct trace_conn {
 	int first_tag;
 };
 
+/* A live_finding event: a hop the plugin found slow (or well again) while the job ran. */
+struct trace_live {
+	char state[12], kind[16];
+	char culprit[2 * FL_NODE_NAME_LEN + 2 * FL_DEV_NAME_LEN + 8];
+	uint32_t hop_id;
+	double ratio, cost;
+	int windows;
+	uint64_t window_ns, at_ns;
+};
+
 /* Events of one process: told apart by the trace's host name and the vpid. */
 struct trace_process {
 	char host[64];
@@ -62,6 +72,8 @@ struct trace_process {
 	char verdict[32]; /* the kind its own verdict event named, "" if none */
 	struct report_injected *injected; /* its fault events, one per rule */
 	size_t ninjected, injected_cap;
+	struct trace_live *live; /* in the order emitted */
+	size_t nlive, live_cap;
 };
 
 struct trace_model {
@@ -78,6 +90,7 @@ struct trace_fields;
 uint64_t trace_field_u64(const struct trace_fields *f, const char *name);
 int64_t trace_field_s64(const struct trace_fields *f, const char *name);
 const char *trace_field_str(const struct trace_fields *f, const char *name);
+double trace_field_double(const struct trace_fields *f, const char *name);
 
 /* trace_check.c: FL_ERR_USAGE, naming the file, unless dir's metadata is whole CTF. */
 int trace_check_metadata(const char *dir);
@@ -106,6 +119,15 @@ int trace_print_windows(const struct trace_model *m, const struct report_set *se
 /* The same, as a JSON array member "windows" of the merged report. */
 int trace_print_json(const struct trace_model *m, const struct report_set *set,
 		     uint64_t window_ns, FILE *out);
+
+/*
+ * trace_live.c: the live findings of every process, each with the time from
+ * its hop's first traffic (the first 4 MiB within one window) to the event,
+ * from the trace's own events. Call after trace_model_to_reports (spans sorted).
+ */
+void trace_print_live(const struct trace_model *m, FILE *out);
+/* The same as a JSON array (jansson's json_t *, returned as void * to keep jansson out). */
+void *trace_live_json(const struct trace_model *m);
 
 int trace_main(int argc, char **argv);
 void trace_usage(FILE *out);

@@ -22,12 +22,15 @@ void trace_usage(FILE *out)
 		"Reads the fabriclab:* events of an LTTng trace (every CTF trace under\n"
 		"TRACE_DIR, per-uid or per-pid buffers), rebuilds each process's hops from\n"
 		"its request events alone, and prints every hop's wire bandwidth over time\n"
-		"windows, then the merged report and the verdict exactly as `fabriclab report`\n"
-		"would from the JSON reports of the same run.\n"
+		"windows, the live findings the plugin emitted while the job ran (each with\n"
+		"the time from its hop's first traffic), then the merged report and\n"
+		"the verdict exactly as `fabriclab report` would from the JSON reports of the\n"
+		"same run.\n"
 		"\n"
 		"  --window S    window width in seconds (default 0.1)\n"
 		"  --json        the merged report as `fabriclab report --json` prints it, with\n"
-		"                one more member, \"trace\": events, processes, windows per hop\n"
+		"                one more member, \"trace\": events, processes, windows per hop,\n"
+		"                live findings\n"
 		"  -h, --help    this text\n"
 		"\n"
 		"Record with the vpid context (lttng add-context -u -t vpid) so the events of\n"
@@ -133,6 +136,7 @@ static int print(const struct trace_model *m, const struct report_set *set,
 			       "trace lacks were left out\n", (unsigned long long)m->orphans);
 		err = trace_print_windows(m, set, o->window_ns, stdout);
 		own_verdicts(m, stdout);
+		trace_print_live(m, stdout);
 		err = err ? err : report_print_text(set, stdout);
 	}
 	if (err)

@@ -199,6 +199,25 @@ static int fault(struct trace_process *p, const struct trace_fields *f)
 	return 0;
 }
 
+static int live_finding(struct trace_process *p, const struct trace_fields *f)
+{
+	struct trace_live *l;
+
+	if (grow((void **)&p->live, &p->live_cap, p->nlive + 1, sizeof(*p->live)))
+		return -1;
+	l = &p->live[p->nlive++];
+	copy(l->state, sizeof(l->state), trace_field_str(f, "state"));
+	copy(l->kind, sizeof(l->kind), trace_field_str(f, "kind"));
+	copy(l->culprit, sizeof(l->culprit), trace_field_str(f, "culprit"));
+	l->hop_id = (uint32_t)trace_field_u64(f, "hop_id");
+	l->ratio = trace_field_double(f, "ratio");
+	l->cost = trace_field_double(f, "cost");
+	l->windows = (int)trace_field_s64(f, "windows");
+	l->window_ns = trace_field_u64(f, "window_ns");
+	l->at_ns = trace_field_u64(f, "at_ns");
+	return 0;
+}
+
 static int request_event(struct trace_model *m, struct trace_process *p, const char *name,
 			 const struct trace_fields *f)
 {
@@ -233,6 +252,8 @@ int trace_model_event(struct trace_model *m, const char *host, int64_t vpid, con
 		return conn_up(m, p, f);
 	if (!strcmp(name, "fault"))
 		return fault(p, f);
+	if (!strcmp(name, "live_finding"))
+		return live_finding(p, f);
 	if (!strcmp(name, "verdict")) {
 		copy(p->verdict, sizeof(p->verdict), trace_field_str(f, "kind"));
 		return 0;
@@ -401,6 +422,7 @@ void trace_model_free(struct trace_model *m)
 		free(p->hops);
 		free(p->conns);
 		free(p->injected);
+		free(p->live);
 	}
 	free(m->procs);
 	memset(m, 0, sizeof(*m));

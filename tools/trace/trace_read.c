@@ -64,6 +64,21 @@ int64_t trace_field_s64(const struct trace_fields *f, const char *name)
 	return field ? field_s64(field) : 0;
 }
 
+double trace_field_double(const struct trace_fields *f, const char *name)
+{
+	const bt_field *field = member(f, name);
+	bt_field_class_type t;
+
+	if (!field)
+		return 0.0;
+	t = bt_field_get_class_type(field);
+	if (t == BT_FIELD_CLASS_TYPE_DOUBLE_PRECISION_REAL)
+		return bt_field_real_double_precision_get_value(field);
+	if (t == BT_FIELD_CLASS_TYPE_SINGLE_PRECISION_REAL)
+		return bt_field_real_single_precision_get_value(field);
+	return (double)field_s64(field);
+}
+
 const char *trace_field_str(const struct trace_fields *f, const char *name)
 {
 	const bt_field *field = member(f, name);

@@ -247,11 +247,12 @@ int trace_print_json(const struct trace_model *m, const struct report_set *set,
 		release(&ws);
 	if (!rc) {
 		json_object_set_new(root, "trace",
-				    json_pack("{s:I, s:I, s:I, s:f, s:o}", "events",
+				    json_pack("{s:I, s:I, s:I, s:f, s:o, s:o}", "events",
 					      (json_int_t)m->events, "processes",
 					      (json_int_t)set->nfiles, "orphan_requests",
 					      (json_int_t)m->orphans, "window_seconds",
-					      (double)window_ns / 1e9, "hops", windows_json(&ws)));
+					      (double)window_ns / 1e9, "hops", windows_json(&ws),
+					      "live", (json_t *)trace_live_json(m)));
 		release(&ws);
 		if (json_dumpf(root, out, JSON_INDENT(1) | JSON_REAL_PRECISION(6)) ||
 		    fputc('\n', out) == EOF || ferror(out))

@@ -26,6 +26,7 @@ EMIT(error, fl_tp_error)
 EMIT(fault, fl_tp_fault)
 EMIT(hop_snapshot, fl_tp_hop)
 EMIT(verdict, fl_tp_verdict)
+EMIT(live_finding, fl_tp_live)
 
 #define POINT(event) lttng_ust_tracepoint_fabriclab___##event
 _Static_assert(sizeof(struct fl_tp_point) == sizeof(struct lttng_ust_tracepoint) &&
@@ -70,6 +71,7 @@ static struct fl_tp_api api = {
 	.fault = emit_fault,
 	.hop_snapshot = emit_hop_snapshot,
 	.verdict = emit_verdict,
+	.live_finding = emit_live_finding,
 };
 
 const struct fl_tp_api *fabriclab_tp_api(void);
@@ -91,5 +93,6 @@ __attribute__((visibility("default"))) const struct fl_tp_api *fabriclab_tp_api(
 	name(FL_TP_FAULT, &POINT(fault));
 	name(FL_TP_HOP_SNAPSHOT, &POINT(hop_snapshot));
 	name(FL_TP_VERDICT, &POINT(verdict));
+	name(FL_TP_LIVE_FINDING, &POINT(live_finding));
 	return &api;
 }

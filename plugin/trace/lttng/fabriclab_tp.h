@@ -141,6 +141,28 @@ LTTNG_UST_TRACEPOINT_EVENT(fabriclab, verdict,
 		lttng_ust_field_integer(int32_t, judged_hops, v->judged_hops)
 		lttng_ust_field_string(reason, v->reason)))
 
+/* at_ns: when the judgement was made, on the plugin's clock (the same as the event's stamp). */
+LTTNG_UST_TRACEPOINT_EVENT(fabriclab, live_finding,
+	LTTNG_UST_TP_ARGS(const struct fl_tp_live *, l),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_string(state, l->state)
+		lttng_ust_field_string(kind, l->kind)
+		lttng_ust_field_string(culprit, l->culprit)
+		lttng_ust_field_integer(uint32_t, hop_id, l->hop_id)
+		lttng_ust_field_string(view, l->view)
+		lttng_ust_field_string(src_node, l->src_node)
+		lttng_ust_field_string(src_dev, l->src_dev)
+		lttng_ust_field_string(dst_node, l->dst_node)
+		lttng_ust_field_string(dst_dev, l->dst_dev)
+		lttng_ust_field_float(double, ratio, l->ratio)
+		lttng_ust_field_float(double, wire_gbs, l->wire_gbs)
+		lttng_ust_field_float(double, line_gbs, l->line_gbs)
+		lttng_ust_field_float(double, cost, l->cost)
+		lttng_ust_field_float(double, since_unix, l->since_unix)
+		lttng_ust_field_integer(int32_t, windows, l->windows)
+		lttng_ust_field_integer(uint64_t, window_ns, l->window_ns)
+		lttng_ust_field_integer(uint64_t, at_ns, l->at_ns)))
+
 #endif /* FABRICLAB_TP_H */
 
 #include <lttng/tracepoint-event.h>

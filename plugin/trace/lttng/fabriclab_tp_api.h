@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#define FL_TP_API_VERSION 2
+#define FL_TP_API_VERSION 3
 #define FL_TP_API_SYMBOL "fabriclab_tp_api"
 
 enum fl_tp_event {
@@ -26,6 +26,7 @@ enum fl_tp_event {
 	FL_TP_FAULT,
 	FL_TP_HOP_SNAPSHOT,
 	FL_TP_VERDICT,
+	FL_TP_LIVE_FINDING,
 	FL_TP_EVENTS
 };
 
@@ -93,6 +94,17 @@ struct fl_tp_verdict {
 	const char *reason;
 };
 
+/* A finding of the live judgement appeared, changed or cleared (plugin/report/report_live.h). */
+struct fl_tp_live {
+	const char *state; /* "appeared", "changed", "cleared" */
+	const char *kind, *culprit;
+	uint32_t hop_id;
+	const char *view, *src_node, *src_dev, *dst_node, *dst_dev;
+	double ratio, wire_gbs, line_gbs, cost, since_unix;
+	int32_t windows;
+	uint64_t window_ns, at_ns;
+};
+
 /*
  * The base ABI of lttng-ust's struct lttng_ust_tracepoint (lttng/tracepoint-types.h,
  * "fields need to be only added at the end"); the provider asserts the two agree.
@@ -127,6 +139,7 @@ struct fl_tp_api {
 	void (*fault)(const struct fl_tp_fault *e);
 	void (*hop_snapshot)(const struct fl_tp_hop *e);
 	void (*verdict)(const struct fl_tp_verdict *e);
+	void (*live_finding)(const struct fl_tp_live *e);
 };
 
 typedef const struct fl_tp_api *(*fl_tp_api_fn)(void);

@@ -1,0 +1,211 @@
+/*
+ * The live judgement (plugin/report/report_live.c) on synthetic windows: a
+ * halved hop appears, changes and clears after FL_LIVE_LOW_WINDOWS windows that
+ * agree; one dip or one odd window, a window with too little traffic and the
+ * view not judged say nothing;
+ * and the textfile (report_live_prom.c) carries what stands, escaped.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "plugin/report/report_live.h"
+
+#define LINE_MBPS 8000 /* 1 GB/s: a window's ratio is its GB/s */
+#define WINDOW_NS 500000000ULL
+
+static struct fl_report rep;
+static struct fl_hop_snapshot hops[2];
+static const struct fl_live_params params = {
+	.min_ratio = FL_LIVE_MIN_RATIO, .window_s = 0.5, .low_windows = FL_LIVE_LOW_WINDOWS,
+};
+static struct {
+	int n;
+	enum fl_live_state state[8];
+	struct fl_live_finding f[8];
+} told;
+
+static void notify(enum fl_live_state state, const struct fl_live_finding *f)
+{
+	if (told.n < 8) {
+		told.state[told.n] = state;
+		told.f[told.n] = *f;
+	}
+	told.n++;
+}
+
+static void hop(struct fl_hop_snapshot *h, int view, const char *src, const char *dst)
+{
+	memset(h, 0, sizeof(*h));
+	h->key.view = view;
+	snprintf(h->key.src_node, sizeof(h->key.src_node), "%s", src);
+	snprintf(h->key.src_dev, sizeof(h->key.src_dev), "eth0");
+	snprintf(h->key.dst_node, sizeof(h->key.dst_node), "%s", dst);
+	snprintf(h->key.dst_dev, sizeof(h->key.dst_dev), "eth0");
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	fl_report_live_reset();
+	memset(&told, 0, sizeof(told));
+	memset(&rep, 0, sizeof(rep));
+	snprintf(rep.transport, sizeof(rep.transport), "socket");
+	rep.ndevs = 1;
+	rep.devs[0].dev = 0;
+	rep.devs[0].speed_mbps = LINE_MBPS;
+	hop(&hops[0], FL_HOP_RECV, "a", "b");
+	hop(&hops[1], FL_HOP_SEND, "b", "c"); /* sockets judge receivers: never this one */
+	rep.hops = hops;
+	rep.nhops = 2;
+	return 0;
+}
+
+/* One window: every hop moved `bytes` at `ratio` of its line rate; returns the transitions. */
+static int window(uint64_t bytes, double ratio, int k)
+{
+	for (int i = 0; i < rep.nhops; i++) {
+		hops[i].t.wire_bytes += bytes;
+		hops[i].wire_ns += (uint64_t)((double)bytes / ratio); /* 1 GB/s: bytes per ns */
+	}
+	return fl_report_live_judge(&rep, &params, 1000.0 + k, (uint64_t)k * WINDOW_NS, notify);
+}
+
+static void halved_appears_changes_clears(void **state)
+{
+	struct fl_live_finding now[4];
+	int k = 1;
+
+	(void)state;
+	assert_int_equal(window(64 << 20, 0.5, k++), 0); /* one window is not enough */
+	assert_int_equal(window(64 << 20, 0.5, k++), 1);
+	assert_int_equal(told.state[0], FL_LIVE_APPEARED);
+	assert_string_equal(told.f[0].kind, "link");
+	assert_string_equal(told.f[0].culprit, "a/eth0 -> b/eth0");
+	assert_float_equal(told.f[0].ratio, 0.5, 1e-6);
+	assert_float_equal(told.f[0].cost, 0.5, 1e-6);
+	assert_float_equal(told.f[0].since_unix, 1002.0, 1e-9);
+	assert_int_equal(told.f[0].windows, 2);
+	assert_int_equal(told.f[0].at_ns, 2 * WINDOW_NS);
+	assert_int_equal(fl_report_live_current(now, 4), 1);
+	assert_string_equal(now[0].key.src_node, "a");
+
+	assert_int_equal(window(64 << 20, 0.52, k++), 0); /* the same size: no line */
+	assert_int_equal(window(64 << 20, 0.3, k++), 0);  /* one window of another size... */
+	assert_int_equal(window(64 << 20, 0.5, k++), 0);  /* ...is a starved moment */
+	assert_int_equal(window(64 << 20, 0.31, k++), 0);
+	assert_int_equal(window(64 << 20, 0.3, k++), 1);  /* two are a change */
+	assert_int_equal(told.state[1], FL_LIVE_CHANGED);
+	assert_float_equal(told.f[1].ratio, 0.3, 1e-6);
+	assert_float_equal(told.f[1].since_unix, 1002.0, 1e-9); /* still since it appeared */
+
+	assert_int_equal(window(64 << 20, 0.35, k++), 0);
+	assert_int_equal(window(64 << 20, 0.98, k++), 0); /* one good window is not recovery */
+	assert_int_equal(window(64 << 20, 0.33, k++), 0);
+	assert_int_equal(window(64 << 20, 0.98, k++), 0);
+	assert_int_equal(window(64 << 20, 0.97, k++), 1);
+	assert_int_equal(told.state[2], FL_LIVE_CLEARED);
+	assert_int_equal(fl_report_live_current(now, 4), 0);
+	assert_int_equal(told.n, 3);
+}
+
+/* A hop hovering at the threshold logs once, not every window. */
+static void hovering_logs_once(void **state)
+{
+	int k = 1;
+	double under = FL_LIVE_MIN_RATIO - 0.02, over = FL_LIVE_MIN_RATIO + 0.01;
+
+	(void)state;
+	assert_int_equal(window(64 << 20, under, k++), 0);
+	assert_int_equal(window(64 << 20, under, k++), 1);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(window(64 << 20, i % 2 ? under : over, k++), 0);
+	assert_int_equal(told.n, 1);
+}
+
+/* A window the report thread was starved in is taken, not judged: it neither counts nor resets. */
+static void starved_windows_are_not_judged(void **state)
+{
+	struct fl_live_params starved = params;
+	int k = 1;
+
+	(void)state;
+	starved.skip = 1;
+	assert_int_equal(window(64 << 20, 0.4, k++), 0);
+	for (int i = 0; i < 3; i++) {
+		hops[0].t.wire_bytes += 64 << 20;
+		hops[0].wire_ns += (uint64_t)((double)(64 << 20) / 0.3);
+		assert_int_equal(fl_report_live_judge(&rep, &starved, 1000.0 + k, 0, notify), 0);
+		k++;
+	}
+	assert_int_equal(told.n, 0);
+	assert_int_equal(window(64 << 20, 0.4, k++), 1); /* the second slow window judged */
+	assert_float_equal(told.f[0].ratio, 0.4, 1e-6);  /* the starved ones left out of it */
+}
+
+static void noise_says_nothing(void **state)
+{
+	int k = 1;
+
+	(void)state;
+	/* one dip between healthy windows (a rank starved of CPU for a moment) */
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(window(64 << 20, i % 2 ? 0.55 : 0.95, k++), 0);
+	/* slow, but with too little traffic to judge: the count of low windows is not reset */
+	assert_int_equal(window(FL_LIVE_MIN_BYTES - 1, 0.4, k++), 0);
+	assert_int_equal(window(FL_LIVE_MIN_BYTES - 1, 0.4, k++), 0);
+	assert_int_equal(told.n, 0);
+}
+
+static void textfile_carries_the_findings(void **state)
+{
+	struct fl_live_finding f = { .kind = "link", .ratio = 0.5, .cost = 0.5,
+				     .since_unix = 1002.0 };
+	struct fl_live_prom p = { .node = "n\"1", .pid = 42, .rank = 3, .up = 1,
+				  .updated_unix = 1003.5, .window_s = 0.5, .findings = &f,
+				  .nfindings = 1 };
+	char *text;
+	size_t len;
+
+	(void)state;
+	snprintf(f.culprit, sizeof(f.culprit), "a\\b/eth0 -> c/eth0");
+	snprintf(f.key.src_node, sizeof(f.key.src_node), "a\\b");
+	assert_int_equal(fl_report_live_prom(&p, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	assert_non_null(strstr(text, "# TYPE fabriclab_live_findings gauge\n"
+				     "fabriclab_live_findings{node=\"n\\\"1\",pid=\"42\",rank=\"3\"} 1\n"));
+	assert_non_null(strstr(text, "fabriclab_live_finding_ratio{node=\"n\\\"1\",pid=\"42\","
+				     "rank=\"3\",kind=\"link\",culprit=\"a\\\\b/eth0 -> c/eth0\","
+				     "src_node=\"a\\\\b\","));
+	assert_non_null(strstr(text, "} 0.5\n"));
+	assert_non_null(strstr(text, "fabriclab_live_finding_since_seconds{"));
+	assert_non_null(strstr(text, "dst_dev=\"\"} 1002.000\n")); /* seconds, not 1.002e+03 */
+	assert_non_null(strstr(text, "fabriclab_live_up{node=\"n\\\"1\",pid=\"42\",rank=\"3\"} 1\n"));
+	free(text);
+
+	p.up = 0;
+	p.nfindings = 0;
+	assert_int_equal(fl_report_live_prom(&p, &text, &len), 0);
+	assert_null(strstr(text, "fabriclab_live_finding_ratio{"));
+	assert_non_null(strstr(text, "fabriclab_live_findings{node=\"n\\\"1\",pid=\"42\",rank=\"3\"} 0\n"));
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(halved_appears_changes_clears, setup),
+		cmocka_unit_test_setup(hovering_logs_once, setup),
+		cmocka_unit_test_setup(starved_windows_are_not_judged, setup),
+		cmocka_unit_test_setup(noise_says_nothing, setup),
+		cmocka_unit_test_setup(textfile_carries_the_findings, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

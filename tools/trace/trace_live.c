@@ -1,0 +1,110 @@
+/*
+ * The plugin's live findings as the trace holds them: what the job was told
+ * while it ran, and how long after its hop's first traffic (both times from
+ * the trace: the wire starts of its request events, the event's at_ns), so the
+ * delay of the live judgement can be read without the plugin's word for it.
+ */
+#include <jansson.h>
+
+#include "trace.h"
+
+/*
+ * When the hop's traffic became enough to judge: the first wire start from
+ * which its requests moved 4 MiB (FL_LIVE_MIN_BYTES, as the plugin needs in a
+ * window) within one window. 0 when never.
+ */
+#define JUDGED_BYTES (4ULL << 20)
+
+static uint64_t traffic_start(const struct trace_spans *w, uint64_t window_ns)
+{
+	uint64_t bytes = 0;
+	size_t first = 0;
+
+	/* spans sorted by start (trace_spans_union sorted them for the report) */
+	for (size_t i = 0; i < w->n; i++) {
+		bytes += w->v[i].bytes;
+		while (w->v[i].start - w->v[first].start > window_ns)
+			bytes -= w->v[first++].bytes;
+		if (bytes >= JUDGED_BYTES)
+			return w->v[first].start;
+	}
+	return 0;
+}
+
+static uint64_t first_traffic(const struct trace_process *p, const struct trace_live *l)
+{
+	uint64_t first = 0;
+
+	for (size_t i = 0; i < p->nhops; i++) {
+		uint64_t t;
+
+		if (p->hops[i].hop_id != l->hop_id)
+			continue;
+		t = traffic_start(&p->hops[i].wire, l->window_ns);
+		if (t && (!first || t < first))
+			first = t;
+	}
+	return first;
+}
+
+/* Seconds from the hop's traffic start to the event; negative when unknown. */
+static double after_traffic(const struct trace_process *p, const struct trace_live *l)
+{
+	uint64_t first = first_traffic(p, l);
+
+	return first && l->at_ns >= first ? (double)(l->at_ns - first) / 1e9 : -1.0;
+}
+
+void trace_print_live(const struct trace_model *m, FILE *out)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct trace_process *p = &m->procs[i];
+
+		for (size_t k = 0; k < p->nlive; k++) {
+			const struct trace_live *l = &p->live[k];
+			double after = after_traffic(p, l);
+
+			if (!any)
+				fputs("live findings (fabriclab:live_finding, while the job ran):\n",
+				      out);
+			any = true;
+			fprintf(out, "  %s: %s %s %s, %.2fx its line rate, cost %.2f, %d windows of "
+				"%.2f s", p->node[0] ? p->node : p->host, l->state, l->kind,
+				l->culprit, l->ratio, l->cost, l->windows,
+				(double)l->window_ns / 1e9);
+			if (after >= 0)
+				fprintf(out, ", %.2f s after the hop's first traffic", after);
+			fputc('\n', out);
+		}
+	}
+	if (any)
+		fputc('\n', out);
+}
+
+void *trace_live_json(const struct trace_model *m)
+{
+	json_t *all = json_array();
+
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct trace_process *p = &m->procs[i];
+
+		for (size_t k = 0; k < p->nlive; k++) {
+			const struct trace_live *l = &p->live[k];
+			double after = after_traffic(p, l);
+
+			json_array_append_new(
+				all, json_pack("{s:s, s:I, s:s, s:s, s:s, s:I, s:f, s:f, s:i, "
+					       "s:f, s:o}",
+					       "node", p->node, "pid", (json_int_t)p->vpid, "state",
+					       l->state, "kind", l->kind, "culprit", l->culprit,
+					       "hop_id", (json_int_t)l->hop_id, "ratio", l->ratio,
+					       "cost", l->cost, "windows", l->windows,
+					       "window_seconds", (double)l->window_ns / 1e9,
+					       "after_first_traffic_seconds",
+					       after >= 0 ? json_real(after) : json_null()));
+		}
+	}
+	return all;
+}
