@@ -42,7 +42,7 @@ PLUGIN_OBJ  := $(PLUGIN_SRC:%.c=$(BUILD)/obj/%.o)
 # Test artifacts, never installed: the socket transport as standalone NCCL net plugins that the
 # ext transport wraps like third-party ones, each exporting one ABI version, and misbehaving ones.
 INNER_DIR   := $(BUILD)/inner
-INNER_VERS  := 6 8 10 11 12
+INNER_VERS  := 5 6 8 10 11 12
 INNER_ODD   := nosizes:NO_SIZES nullreq:NULL_REQUESTS initfail:INIT_FAILS
 INNER_SO    := $(INNER_VERS:%=$(INNER_DIR)/libnccl-net-flsock-v%.so) \
 	$(foreach o,$(INNER_ODD),$(INNER_DIR)/libnccl-net-flsock-$(word 1,$(subst :, ,$(o))).so) \

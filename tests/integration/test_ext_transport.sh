@@ -57,6 +57,12 @@ abi_matrix() {
 				FABRICLAB_TRANSPORT="ext:$inner/libnccl-net-flsock-v$v.so"
 		done
 	done
+	# v5 (fastsocket's newest): no regMrDmaBuf slot, so its later slots sit 8 bytes earlier
+	for nccl in 6 9 12; do
+		run "abi-nccl-v$nccl-inner-v5" 2 sendrecv 1 1M 64 \
+			FABRICLAB_SHIM_NET_VERSION=$nccl \
+			FABRICLAB_TRANSPORT="ext:$inner/libnccl-net-flsock-v5.so"
+	done
 	for nccl in 7 12; do
 		for v in 8 10 12; do
 			run "abi-nccl-v$nccl-inner-v$v" 2 all_reduce 1 1M 64 \
@@ -167,7 +173,7 @@ name_lookup
 identity
 tolerated
 bad_inner missing /nonexistent "cannot load /nonexistent"
-bad_inner no-symbols "$inner/libnccl-net-nonet.so" "exports no ncclNetPlugin_v6..v12"
+bad_inner no-symbols "$inner/libnccl-net-nonet.so" "exports no ncclNetPlugin_v5..v12"
 bad_inner init-fails "$inner/libnccl-net-flsock-initfail.so" \
 	"init of flsock \(ncclNetPlugin_v12\) from .*initfail.so failed"
 bad_inner unknown-name no-such-plugin "nor libnccl-net-no-such-plugin.so"

@@ -141,4 +141,9 @@ const struct fl_transport fl_ext_transport = {
 	.connect_ctx = ext_connect_ctx,
 	.isend_ph = ext_isend_ph,
 	.irecv_ph = ext_irecv_ph,
+	.offload = ext_offload,
+	.make_vdevice = ext_make_vdevice,
+	.get_device_mr = ext_get_device_mr,
+	.irecv_consumed = ext_irecv_consumed,
+	.dev_handle = ext_dev_handle,
 };
