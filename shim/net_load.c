@@ -771,3 +771,13 @@ int shim_net_reg_mr_dmabuf(struct shim_net *net, void *comm, void *data, size_t 
 {
 	return net->ops->reg_mr_dmabuf(net, comm, data, size, type, offset, fd, mhandle);
 }
+
+/* v7..v12 keep irecvConsumed at the same place; NULL (or v6) means there is nothing to call. */
+int shim_net_irecv_consumed(struct shim_net *net, void *recv_comm, int n, void *request)
+{
+	const struct fl_abi_net_v7 *t = net->table;
+
+	if (net->version < 7 || !t->irecv_consumed)
+		return FL_OK;
+	return t->irecv_consumed(recv_comm, n, request);
+}
