@@ -82,10 +82,13 @@ name_lookup() {
 	elif ! grep -q "ext: wrapping flsock (ncclNetPlugin_v10) from .*libnccl-net-flsock-v10.so" \
 		"$tmp/name-lookup.err"; then
 		not_ok "ext:flsock-v10: no INFO line naming the inner plugin, version and path"
+	elif ! grep -q "ext: flsock device 0 lo: 10000 Mbps, ptrSupport 0x1 (host), .*device type host" \
+		"$tmp/name-lookup.err"; then
+		not_ok "ext:flsock-v10: no INFO line with what device 0 advertises"
 	elif ! grep -q "flsock: the socket transport as ncclNetPlugin_v10" "$tmp/name-lookup.err"; then
 		not_ok "ext:flsock-v10: the inner's own INFO lines do not reach NCCL's logger"
 	else
-		ok "ext:flsock-v10 found as libnccl-net-flsock-v10.so, INFO names it, its logger works"
+		ok "ext:flsock-v10 found as libnccl-net-flsock-v10.so, INFO names it and its devices, its logger works"
 	fi
 }
 
