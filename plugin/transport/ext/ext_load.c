@@ -1,7 +1,6 @@
 /*
  * Finding and binding the inner plugin. The name is looked up as NCCL looks up
- * NCCL_NET_PLUGIN: dlopen(name) as given, then, for a bare name that is not
- * already "lib*.so", libnccl-net-<name>.so. The highest ncclNetPlugin_vN wins,
+ * NCCL_NET_PLUGIN (base/plugin_open.h, shared with the shim). The highest ncclNetPlugin_vN wins,
  * as in NCCL's loader; v5 (NCCL 2.12..2.25, fastsocket) is accepted as the
  * oldest, although fabriclab itself no longer exports it.
  */
@@ -12,35 +11,18 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/plugin_open.h"
 
 #define EXT_ENV "FABRICLAB_TRANSPORT=ext:"
 
 static const int versions[] = { 12, 11, 10, 9, 8, 7, 6, 5 }; /* highest first */
 
-static int is_soname(const char *name)
-{
-	size_t len = strlen(name);
-
-	return len > 6 && !strncmp(name, "lib", 3) && !strcmp(name + len - 3, ".so");
-}
-
 static int open_lib(struct ext_inner *in)
 {
-	char first[256], alt[EXT_PATH_LEN + 32];
+	char why[EXT_PATH_LEN + 640];
 
-	in->lib = dlopen(in->spec, RTLD_NOW | RTLD_LOCAL);
-	if (in->lib)
-		return FL_OK;
-	snprintf(first, sizeof(first), "%s", dlerror());
-	if (strchr(in->spec, '/') || is_soname(in->spec))
-		return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: cannot load %s: %s", in->spec, in->spec,
-			       first);
-	snprintf(alt, sizeof(alt), "libnccl-net-%s.so", in->spec);
-	in->lib = dlopen(alt, RTLD_NOW | RTLD_LOCAL);
-	if (in->lib)
-		return FL_OK;
-	return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: cannot load %s (%s) nor %s (%s)", in->spec,
-		       in->spec, first, alt, dlerror());
+	in->lib = fl_plugin_open(in->spec, "net", why, sizeof(why));
+	return in->lib ? FL_OK : fl_fail(FL_ERR_USAGE, EXT_ENV "%s: %s", in->spec, why);
 }
 
 /* The slots NCCL cannot do without; NULL in any of them is a broken plugin. */
