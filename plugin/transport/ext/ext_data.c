@@ -173,7 +173,7 @@ int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, 
 	rc = ext_inner_irecv(&ext_plugin, c->inner, n, data, sizes, tags, mhandles,
 			     phandles, &r->inner);
 	if (!rc && r->inner && FL_PACING && c->pacer)
-		fl_pace_take(c->pacer, now, total(n, sizes));
+		r->release_ns = paced_release(c->pacer, now, total(n, sizes));
 	for (int i = 0; i < n; i++)
 		r->sizes[i] = sizes[i] > INT_MAX ? INT_MAX : (int)sizes[i];
 	return accepted(c, r, rc, request, "irecv");
