@@ -24,7 +24,7 @@ static const char *spec_of(const struct doctor *d)
 
 static void check_devices(struct doctor *d, const struct ext_inner *in)
 {
-	char props[768], subject[32];
+	char props[768], subject[40];
 	struct fl_props p;
 	int ndev = 0;
 
