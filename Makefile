@@ -42,11 +42,12 @@ PLUGIN_OBJ  := $(PLUGIN_SRC:%.c=$(BUILD)/obj/%.o)
 # Test artifacts, never installed: the socket transport as standalone NCCL net plugins that the
 # ext transport wraps like third-party ones, each exporting one ABI version, and misbehaving ones.
 INNER_DIR   := $(BUILD)/inner
-INNER_VERS  := 6 8 10 11 12
+INNER_VERS  := 5 6 8 10 11 12
 INNER_ODD   := nosizes:NO_SIZES nullreq:NULL_REQUESTS initfail:INIT_FAILS
 INNER_SO    := $(INNER_VERS:%=$(INNER_DIR)/libnccl-net-flsock-v%.so) \
 	$(foreach o,$(INNER_ODD),$(INNER_DIR)/libnccl-net-flsock-$(word 1,$(subst :, ,$(o))).so) \
-	$(INNER_DIR)/libnccl-net-nonet.so $(INNER_DIR)/libnccl-net-null.so
+	$(INNER_DIR)/libnccl-net-nonet.so $(INNER_DIR)/libnccl-net-null.so \
+	$(INNER_DIR)/libnccl-net-devoff-v9.so $(INNER_DIR)/libnccl-net-devoff-v12.so
 INNER_OBJ   := $(filter $(BUILD)/obj/plugin/base/% $(BUILD)/obj/plugin/transport/socket/% \
 	$(BUILD)/obj/plugin/transport/pace.o,$(PLUGIN_OBJ))
 # Plugins with one hook compiled out (-DFABRICLAB_NO_<X>): only `make bench` uses them, to measure
@@ -131,6 +132,10 @@ $(foreach o,$(INNER_ODD),$(eval $(call inner_odd_rule,$(word 1,$(subst :, ,$(o))
 $(INNER_DIR)/libnccl-net-nonet.so: tests/inner/nonet.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -o $@ $<
+$(INNER_DIR)/libnccl-net-devoff-v%.so: tests/inner/devoff_net.c tests/inner/devoff_record.h \
+		$(PLUGIN_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DDEVOFF_VERSION=$* -fPIC -fvisibility=hidden -shared -o $@ $<
 $(INNER_DIR)/libnccl-net-null.so: tests/inner/null_net.c $(PLUGIN_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -shared -o $@ $<

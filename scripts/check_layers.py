@@ -45,7 +45,8 @@ ALLOWED.update({
     "tools/bench": TOOL_COMMON,
     "tools/sweep": TOOL_COMMON,
     "tools/nccllog": TOOL_COMMON,
-    "tools/doctor": TOOL_COMMON,
+    # the doctor loads a wrapped plugin as the ext transport does, to say what it advertises
+    "tools/doctor": ["plugin/transport/ext"] + TOOL_COMMON,
     "tools/lab": ["tools/report", "tools/bench"] + TOOL_COMMON,
     "tools": ["tools/report", "tools/trace", "tools/bench", "tools/doctor", "tools/lab",
               "tools/sweep", "tools/nccllog"]

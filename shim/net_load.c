@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "plugin/base/log.h"
+#include "plugin/base/plugin_open.h"
 #include "plugin/abi/nccl_abi.h"
 
 #define PRE_V9_MAX_P2P_BYTES (1ULL << 30) /* what NCCL assumes for plugins before v9 */
@@ -557,33 +558,13 @@ static int set_error(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* "libfoo.so" is taken as a complete soname, never wrapped into libnccl-net-... */
-static int looks_like_soname(const char *name)
-{
-	size_t len = strlen(name);
-
-	return len > 6 && strncmp(name, "lib", 3) == 0 && strcmp(name + len - 3, ".so") == 0;
-}
-
 static void *open_plugin(const char *plugin, char *err, size_t errlen)
 {
-	char first_error[256];
-	char wrapped[320];
-	void *lib;
+	char why[1024];
+	void *lib = fl_plugin_open(plugin, "net", why, sizeof(why));
 
-	dlerror();
-	lib = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
-	if (lib)
-		return lib;
-	snprintf(first_error, sizeof(first_error), "%s", dlerror());
-	if (strchr(plugin, '/') || looks_like_soname(plugin)) {
-		set_error(err, errlen, "cannot load net plugin %s: %s", plugin, first_error);
-		return NULL;
-	}
-	snprintf(wrapped, sizeof(wrapped), "libnccl-net-%s.so", plugin);
-	lib = dlopen(wrapped, RTLD_NOW | RTLD_LOCAL);
 	if (!lib)
-		set_error(err, errlen, "cannot load net plugin %s (%s) nor %s (%s)", plugin,
-			  first_error, wrapped, dlerror());
+		set_error(err, errlen, "net plugin: %s", why);
 	return lib;
 }
 
@@ -770,4 +751,14 @@ int shim_net_reg_mr_dmabuf(struct shim_net *net, void *comm, void *data, size_t 
 			   uint64_t offset, int fd, void **mhandle)
 {
 	return net->ops->reg_mr_dmabuf(net, comm, data, size, type, offset, fd, mhandle);
+}
+
+/* v7..v12 keep irecvConsumed at the same place; NULL (or v6) means there is nothing to call. */
+int shim_net_irecv_consumed(struct shim_net *net, void *recv_comm, int n, void *request)
+{
+	const struct fl_abi_net_v7 *t = net->table;
+
+	if (net->version < 7 || !t->irecv_consumed)
+		return FL_OK;
+	return t->irecv_consumed(recv_comm, n, request);
 }

@@ -60,6 +60,8 @@ int shim_net_test(struct shim_net *net, void *request, int *done, int *sizes);
 /* *request stays NULL when the plugin needs no flush. */
 int shim_net_iflush(struct shim_net *net, void *recv_comm, int n, void **data, int *sizes,
 		    void **mhandles, void **request);
+/* As NCCL does once a received step is consumed: FL_OK when the plugin has no irecvConsumed. */
+int shim_net_irecv_consumed(struct shim_net *net, void *recv_comm, int n, void *request);
 int shim_net_close_send(struct shim_net *net, void *send_comm);
 int shim_net_close_recv(struct shim_net *net, void *recv_comm);
 int shim_net_close_listen(struct shim_net *net, void *listen_comm);

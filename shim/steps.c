@@ -96,12 +96,17 @@ int shim_fifo_test(struct shim_world *w, struct shim_fifo *f)
 				 f->send ? "send to" : "receive from", peer_of(f), size,
 				 f->bytes[slot]);
 	}
-	f->req[slot] = NULL;
 	if (!f->send && shim_mem_net_type(w) == FL_PTR_CUDA && size > 0) {
 		rc = flush_recv(w, f, slot);
 		if (rc)
 			return rc;
 	}
+	/* the step is in our buffer: a plugin with irecvConsumed may now reuse what it held */
+	rc = f->send ? FL_OK : shim_net_irecv_consumed(&w->net, f->link->recv_comm, 1,
+						       f->req[slot]);
+	f->req[slot] = NULL;
+	if (rc)
+		return fail_call(w, f, "irecvConsumed", rc);
 	f->done++;
 	return FL_OK;
 }

@@ -176,6 +176,33 @@ struct fl_abi_props_v12 {
 
 /* ---- function tables: ncclNet_vN_t, exported as ncclNetPlugin_vN ---- */
 
+/*
+ * v5 (NCCL 2.12; google's fastsocket still exports it): v6 without
+ * regMrDmaBuf, so every slot after regMr sits 8 bytes earlier; properties are
+ * v6's. fabriclab does not export it (NCCL dropped v5 in 2.26); the ext
+ * transport can wrap a plugin that exports nothing newer.
+ */
+struct fl_abi_net_v5 {
+	const char *name;
+	int (*init)(fl_abi_logger_fn logger);
+	int (*devices)(int *ndev);
+	int (*get_properties)(int dev, struct fl_abi_props_v6 *props);
+	int (*listen)(int dev, void *handle, void **listen_comm);
+	int (*connect)(int dev, void *handle, void **send_comm);
+	int (*accept)(void *listen_comm, void **recv_comm);
+	int (*reg_mr)(void *comm, void *data, int size, int type, void **mhandle);
+	int (*dereg_mr)(void *comm, void *mhandle);
+	int (*isend)(void *send_comm, void *data, int size, int tag, void *mhandle, void **request);
+	int (*irecv)(void *recv_comm, int n, void **data, int *sizes, int *tags, void **mhandles,
+		     void **request);
+	int (*iflush)(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
+		      void **request);
+	int (*test)(void *request, int *done, int *sizes);
+	int (*close_send)(void *send_comm);
+	int (*close_recv)(void *recv_comm);
+	int (*close_listen)(void *listen_comm);
+};
+
 struct fl_abi_net_v6 {
 	const char *name;
 	int (*init)(fl_abi_logger_fn logger);
@@ -469,6 +496,14 @@ FL_ABI_AT(fl_abi_props_v12, plane_id, 126);
 	FL_ABI_AT(type, finalize, 160); \
 	FL_ABI_AT(type, set_net_attr, 168)
 
+FL_ABI_SIZE(fl_abi_net_v5, 128);
+FL_ABI_AT(fl_abi_net_v5, reg_mr, 56);
+FL_ABI_AT(fl_abi_net_v5, dereg_mr, 64);
+FL_ABI_AT(fl_abi_net_v5, isend, 72);
+FL_ABI_AT(fl_abi_net_v5, irecv, 80);
+FL_ABI_AT(fl_abi_net_v5, iflush, 88);
+FL_ABI_AT(fl_abi_net_v5, test, 96);
+FL_ABI_AT(fl_abi_net_v5, close_listen, 120);
 FL_ABI_SIZE(fl_abi_net_v6, 136);
 FL_ABI_NET_V6_SLOTS(fl_abi_net_v6);
 FL_ABI_SIZE(fl_abi_net_v7, 152);
@@ -490,14 +525,5 @@ FL_ABI_NET_V11_SLOTS(fl_abi_net_v12);
 #undef FL_ABI_NET_V6_SLOTS
 #undef FL_ABI_SIZE
 #undef FL_ABI_AT
-
-/* The tables the plugin exports (plugin/net_abi.c); the shim finds them with dlsym. */
-extern const struct fl_abi_net_v6 ncclNetPlugin_v6;
-extern const struct fl_abi_net_v7 ncclNetPlugin_v7;
-extern const struct fl_abi_net_v8 ncclNetPlugin_v8;
-extern const struct fl_abi_net_v9 ncclNetPlugin_v9;
-extern const struct fl_abi_net_v10 ncclNetPlugin_v10;
-extern const struct fl_abi_net_v11 ncclNetPlugin_v11;
-extern const struct fl_abi_net_v12 ncclNetPlugin_v12;
 
 #endif

@@ -3,8 +3,12 @@
  * ABI version to the wrap layer's single (v12-shaped) interface. Slots whose
  * signature already matches the wrap layer point straight at it; the others
  * convert sizes, supply the context older versions lack, or narrow properties.
+ * The optional device-offload slots are filled at the first init, and only
+ * when the transport forwards to a plugin that has them (net_abi.h).
  */
-#include "nccl_abi.h"
+#include "net_abi.h"
+
+#include <pthread.h>
 
 #include "base/error.h"
 #include "base/log.h"
@@ -18,16 +22,50 @@ static void *process_ctx;
 
 /* ---- init / finalize ---- */
 
+/* What each NCCL version can call of the optional entries (reference nccl-abi.md 1.6). */
+#define CALLABLE_V6 0u
+#define CALLABLE_V7 (FL_OFFLOAD_DEVICE_MR | FL_OFFLOAD_RECV_CONSUMED)
+#define CALLABLE_V9 (CALLABLE_V7 | FL_OFFLOAD_VDEVICE)
+
+static pthread_mutex_t offload_lock = PTHREAD_MUTEX_INITIALIZER;
+static int offload_bound;
+
+static void bind_offload_slots(unsigned has);
+
+/* Once, after the first successful init, before NCCL reads any optional slot. */
+static int offload_once(int rc, unsigned callable)
+{
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&offload_lock);
+	if (!offload_bound) {
+		bind_offload_slots(fl_wrap_offload(callable));
+		offload_bound = 1;
+	}
+	pthread_mutex_unlock(&offload_lock);
+	return FL_OK;
+}
+
 static int init_v6(fl_abi_logger_fn logger)
 {
-	return fl_wrap_init_process(&process_ctx, logger);
+	return offload_once(fl_wrap_init_process(&process_ctx, logger), CALLABLE_V6);
+}
+
+static int init_v7(fl_abi_logger_fn logger)
+{
+	return offload_once(fl_wrap_init_process(&process_ctx, logger), CALLABLE_V7);
+}
+
+static int init_v9(fl_abi_logger_fn logger)
+{
+	return offload_once(fl_wrap_init_process(&process_ctx, logger), CALLABLE_V9);
 }
 
 /* The wrap layer emits no profiler events; the callback is kept for a wrapped plugin (ext). */
 static int init_v10(fl_abi_logger_fn logger, fl_abi_prof_callback_fn prof)
 {
 	fl_log_set_profiler(prof);
-	return fl_wrap_init_process(&process_ctx, logger);
+	return offload_once(fl_wrap_init_process(&process_ctx, logger), CALLABLE_V9);
 }
 
 static int init_v11(void **ctx, uint64_t comm_id, struct fl_abi_comm_config *config,
@@ -40,7 +78,7 @@ static int init_v11(void **ctx, uint64_t comm_id, struct fl_abi_comm_config *con
 		return fl_fail(FL_ERR_INTERNAL, "init: NULL ctx pointer");
 	/* Some NCCL releases call finalize(ctx) even after a failed init. */
 	*ctx = NULL;
-	return fl_wrap_init(ctx, comm_id, traffic_class, logger);
+	return offload_once(fl_wrap_init(ctx, comm_id, traffic_class, logger), CALLABLE_V9);
 }
 
 static int finalize_v11(void *ctx)
@@ -98,11 +136,11 @@ static int get_props(int dev, struct fl_props *p)
 		(out)->max_recvs = (p)->max_recvs;       \
 	} while (0)
 
-/* v7+: we never hand NCCL device-side code, so the device is plain host. */
-#define FL_FILL_HOST_DEVICE(out)                                           \
-	do {                                                               \
-		(out)->net_device_type = FL_ABI_DEVICE_HOST;               \
-		(out)->net_device_version = FL_ABI_DEVICE_INVALID_VERSION; \
+/* v7+: host-driven, unless a wrapped plugin offloads to the GPU (ext passes its type on). */
+#define FL_FILL_DEVICE_TYPE(out, p)                                     \
+	do {                                                            \
+		(out)->net_device_type = (p)->net_device_type;          \
+		(out)->net_device_version = (p)->net_device_version;    \
 	} while (0)
 
 /* A virtual NIC fusing more devices than the version can list keeps the first ones. */
@@ -114,7 +152,7 @@ static int vdevs_that_fit(const struct fl_props *p, int max)
 #define FL_FILL_V9_FIELDS(out, p, max_vdevs)                                \
 	do {                                                                \
 		FL_FILL_V6_FIELDS(out, p);                                  \
-		FL_FILL_HOST_DEVICE(out);                                   \
+		FL_FILL_DEVICE_TYPE(out, p);                                \
 		(out)->reg_is_global = (p)->reg_is_global;                  \
 		(out)->force_flush = (p)->force_flush;                      \
 		(out)->vprops.ndevs = vdevs_that_fit(p, max_vdevs);         \
@@ -124,14 +162,20 @@ static int vdevs_that_fit(const struct fl_props *p, int max)
 		(out)->max_coll_bytes = (p)->max_coll_bytes;                \
 	} while (0)
 
+/* v6 has no device handles: NCCL would treat GPU-side data as if it were in place. */
 static int get_properties_v6(int dev, struct fl_abi_props_v6 *props)
 {
 	struct fl_props p;
 	int rc = get_props(dev, &p);
 
-	if (rc == FL_OK)
-		FL_FILL_V6_FIELDS(props, &p);
-	return rc;
+	if (rc != FL_OK)
+		return rc;
+	if (p.net_device_type != FL_ABI_DEVICE_HOST)
+		return fl_fail(FL_ERR_INTERNAL, "getProperties(%d): device type %d offloads to "
+			       "the GPU, which NCCL's net ABI v6 cannot drive (v7+ can)", dev,
+			       p.net_device_type);
+	FL_FILL_V6_FIELDS(props, &p);
+	return FL_OK;
 }
 
 static int get_properties_v7(int dev, struct fl_abi_props_v7 *props)
@@ -142,7 +186,7 @@ static int get_properties_v7(int dev, struct fl_abi_props_v7 *props)
 	if (rc != FL_OK)
 		return rc;
 	FL_FILL_V6_FIELDS(props, &p);
-	FL_FILL_HOST_DEVICE(props);
+	FL_FILL_DEVICE_TYPE(props, &p);
 	return FL_OK;
 }
 
@@ -154,7 +198,7 @@ static int get_properties_v8(int dev, struct fl_abi_props_v8 *props)
 	if (rc != FL_OK)
 		return rc;
 	FL_FILL_V6_FIELDS(props, &p);
-	FL_FILL_HOST_DEVICE(props);
+	FL_FILL_DEVICE_TYPE(props, &p);
 	props->reg_is_global = p.reg_is_global;
 	return FL_OK;
 }
@@ -207,18 +251,23 @@ static int connect_v6(int dev, void *handle, void **send_comm)
 	return fl_wrap_connect(process_ctx, dev, handle, send_comm);
 }
 
-/* Host-only plugin: NCCL must see "no device handle" on every connection. */
-static void no_dev_comm(struct fl_abi_dev_handle **dev_comm)
+/*
+ * NCCL reads the device handle once the comm is there: the one the wrapped
+ * plugin handed back (ext over a GPU-offloading plugin), else none.
+ */
+static int give_dev_comm(int rc, void *comm, struct fl_abi_dev_handle **dev_comm)
 {
 	if (dev_comm)
-		*dev_comm = NULL;
+		*dev_comm = rc || !comm ? NULL : fl_wrap_dev_handle(comm);
+	return rc;
 }
 
 static int connect_v7(int dev, void *handle, void **send_comm,
 		      struct fl_abi_dev_handle **send_dev_comm)
 {
-	no_dev_comm(send_dev_comm);
-	return fl_wrap_connect(process_ctx, dev, handle, send_comm);
+	int rc = fl_wrap_connect(process_ctx, dev, handle, send_comm);
+
+	return give_dev_comm(rc, *send_comm, send_dev_comm);
 }
 
 /* The traffic class is per communicator; our transports do not set one per connection. */
@@ -226,21 +275,40 @@ static int connect_v10(int dev, struct fl_abi_comm_config *config, void *handle,
 		       struct fl_abi_dev_handle **send_dev_comm)
 {
 	(void)config;
-	no_dev_comm(send_dev_comm);
-	return fl_wrap_connect(process_ctx, dev, handle, send_comm);
+	return connect_v7(dev, handle, send_comm, send_dev_comm);
 }
 
 static int connect_v11(void *ctx, int dev, void *handle, void **send_comm,
 		       struct fl_abi_dev_handle **send_dev_comm)
 {
-	no_dev_comm(send_dev_comm);
-	return fl_wrap_connect(ctx, dev, handle, send_comm);
+	int rc = fl_wrap_connect(ctx, dev, handle, send_comm);
+
+	return give_dev_comm(rc, *send_comm, send_dev_comm);
 }
 
 static int accept_v7(void *listen_comm, void **recv_comm, struct fl_abi_dev_handle **recv_dev_comm)
 {
-	no_dev_comm(recv_dev_comm);
-	return fl_wrap_accept(listen_comm, recv_comm);
+	int rc = fl_wrap_accept(listen_comm, recv_comm);
+
+	return give_dev_comm(rc, *recv_comm, recv_dev_comm);
+}
+
+/* ---- virtual devices: each version's vProps shape, passed on as a list ---- */
+
+static int make_vdevice_v9(int *dev, struct fl_abi_vprops_v9 *props)
+{
+	if (!props || props->ndevs < 1 || props->ndevs > FL_ABI_VDEVS_V9)
+		return fl_fail(FL_ERR_INTERNAL, "makeVDevice: ndevs %d outside 1..%d",
+			       props ? props->ndevs : -1, FL_ABI_VDEVS_V9);
+	return fl_wrap_make_vdevice(dev, props->ndevs, props->devs);
+}
+
+static int make_vdevice_v12(int *dev, struct fl_abi_vprops_v12 *props)
+{
+	if (!props || props->ndevs < 1 || props->ndevs > FL_ABI_VDEVS_V12)
+		return fl_fail(FL_ERR_INTERNAL, "makeVDevice: ndevs %d outside 1..%d",
+			       props ? props->ndevs : -1, FL_ABI_VDEVS_V12);
+	return fl_wrap_make_vdevice(dev, props->ndevs, props->devs);
 }
 
 /* ---- memory registration ---- */
@@ -288,9 +356,9 @@ static int irecv_v9(void *recv_comm, int n, void **data, size_t *sizes, int *tag
 	return fl_wrap_irecv(recv_comm, n, data, sizes, tags, mhandles, NULL, request);
 }
 
-/* ---- the exported tables; NULL slots are the optional ones we do not support ---- */
+/* ---- the exported tables; the optional slots stay NULL unless bind_offload_slots fills them ---- */
 
-FL_ABI_EXPORT const struct fl_abi_net_v6 ncclNetPlugin_v6 = {
+FL_ABI_EXPORT struct fl_abi_net_v6 ncclNetPlugin_v6 = {
 	.name = FL_ABI_NAME,
 	.init = init_v6,
 	.devices = fl_wrap_devices,
@@ -310,9 +378,9 @@ FL_ABI_EXPORT const struct fl_abi_net_v6 ncclNetPlugin_v6 = {
 	.close_listen = fl_wrap_close_listen,
 };
 
-FL_ABI_EXPORT const struct fl_abi_net_v7 ncclNetPlugin_v7 = {
+FL_ABI_EXPORT struct fl_abi_net_v7 ncclNetPlugin_v7 = {
 	.name = FL_ABI_NAME,
-	.init = init_v6,
+	.init = init_v7,
 	.devices = fl_wrap_devices,
 	.get_properties = get_properties_v7,
 	.listen = listen_v6,
@@ -332,9 +400,9 @@ FL_ABI_EXPORT const struct fl_abi_net_v7 ncclNetPlugin_v7 = {
 	.irecv_consumed = NULL,
 };
 
-FL_ABI_EXPORT const struct fl_abi_net_v8 ncclNetPlugin_v8 = {
+FL_ABI_EXPORT struct fl_abi_net_v8 ncclNetPlugin_v8 = {
 	.name = FL_ABI_NAME,
-	.init = init_v6,
+	.init = init_v7,
 	.devices = fl_wrap_devices,
 	.get_properties = get_properties_v8,
 	.listen = listen_v6,
@@ -354,9 +422,9 @@ FL_ABI_EXPORT const struct fl_abi_net_v8 ncclNetPlugin_v8 = {
 	.irecv_consumed = NULL,
 };
 
-FL_ABI_EXPORT const struct fl_abi_net_v9 ncclNetPlugin_v9 = {
+FL_ABI_EXPORT struct fl_abi_net_v9 ncclNetPlugin_v9 = {
 	.name = FL_ABI_NAME,
-	.init = init_v6,
+	.init = init_v9,
 	.devices = fl_wrap_devices,
 	.get_properties = get_properties_v9,
 	.listen = listen_v6,
@@ -377,7 +445,7 @@ FL_ABI_EXPORT const struct fl_abi_net_v9 ncclNetPlugin_v9 = {
 	.make_vdevice = NULL,
 };
 
-FL_ABI_EXPORT const struct fl_abi_net_v10 ncclNetPlugin_v10 = {
+FL_ABI_EXPORT struct fl_abi_net_v10 ncclNetPlugin_v10 = {
 	.name = FL_ABI_NAME,
 	.init = init_v10,
 	.devices = fl_wrap_devices,
@@ -400,7 +468,7 @@ FL_ABI_EXPORT const struct fl_abi_net_v10 ncclNetPlugin_v10 = {
 	.make_vdevice = NULL,
 };
 
-FL_ABI_EXPORT const struct fl_abi_net_v11 ncclNetPlugin_v11 = {
+FL_ABI_EXPORT struct fl_abi_net_v11 ncclNetPlugin_v11 = {
 	.name = FL_ABI_NAME,
 	.init = init_v11,
 	.devices = fl_wrap_devices,
@@ -425,7 +493,7 @@ FL_ABI_EXPORT const struct fl_abi_net_v11 ncclNetPlugin_v11 = {
 	.set_net_attr = set_net_attr_v11,
 };
 
-FL_ABI_EXPORT const struct fl_abi_net_v12 ncclNetPlugin_v12 = {
+FL_ABI_EXPORT struct fl_abi_net_v12 ncclNetPlugin_v12 = {
 	.name = FL_ABI_NAME,
 	.init = init_v11,
 	.devices = fl_wrap_devices,
@@ -449,3 +517,23 @@ FL_ABI_EXPORT const struct fl_abi_net_v12 ncclNetPlugin_v12 = {
 	.finalize = finalize_v11,
 	.set_net_attr = set_net_attr_v11,
 };
+
+static void bind_offload_slots(unsigned has)
+{
+	int (*get_device_mr)(void *, void *, void **) =
+		has & FL_OFFLOAD_DEVICE_MR ? fl_wrap_get_device_mr : NULL;
+	int (*irecv_consumed)(void *, int, void *) =
+		has & FL_OFFLOAD_RECV_CONSUMED ? fl_wrap_irecv_consumed : NULL;
+	int vdev = !!(has & FL_OFFLOAD_VDEVICE);
+
+	ncclNetPlugin_v7.get_device_mr = ncclNetPlugin_v8.get_device_mr = get_device_mr;
+	ncclNetPlugin_v9.get_device_mr = ncclNetPlugin_v10.get_device_mr = get_device_mr;
+	ncclNetPlugin_v11.get_device_mr = ncclNetPlugin_v12.get_device_mr = get_device_mr;
+	ncclNetPlugin_v7.irecv_consumed = ncclNetPlugin_v8.irecv_consumed = irecv_consumed;
+	ncclNetPlugin_v9.irecv_consumed = ncclNetPlugin_v10.irecv_consumed = irecv_consumed;
+	ncclNetPlugin_v11.irecv_consumed = ncclNetPlugin_v12.irecv_consumed = irecv_consumed;
+	ncclNetPlugin_v9.make_vdevice = ncclNetPlugin_v10.make_vdevice =
+		vdev ? make_vdevice_v9 : NULL;
+	ncclNetPlugin_v11.make_vdevice = vdev ? make_vdevice_v9 : NULL;
+	ncclNetPlugin_v12.make_vdevice = vdev ? make_vdevice_v12 : NULL;
+}

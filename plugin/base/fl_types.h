@@ -54,6 +54,9 @@ struct fl_props {
 	int16_t rail_id;
 	int16_t plane_id;
 	const char *link_layer; /* FL_LINK_*, NULL unknown (sockets; NCCL's props carry none) */
+	/* ncclNetDeviceType / version: 0 (host-driven) unless a wrapped plugin offloads to the GPU */
+	int net_device_type;
+	int net_device_version;
 };
 
 /* Who sits at one end of a connection. Travels in the handle and the hello. */

@@ -64,7 +64,26 @@ struct fl_transport {
 			void *phandle, void **request);
 	int (*irecv_ph)(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 			void **mhandles, void **phandles, void **request);
+	/*
+	 * Optional device-offload entries of a forwarded plugin (ext). After init, once and
+	 * before any connection, offload(callable) is told which of them the caller (NCCL's
+	 * ABI version) can call (FL_OFFLOAD_*) and returns those the plugin behind has too;
+	 * the others must not be called. When FL_OFFLOAD_RECV_CONSUMED is returned, a
+	 * completed receive request stays alive after test says done, until
+	 * irecv_consumed(request) ends it (NCCL calls it once for each). dev_handle is the
+	 * device handle the plugin handed back when the comm was made (NULL for host-driven
+	 * connections); the slot itself may be NULL.
+	 */
+	unsigned (*offload)(unsigned callable);
+	int (*make_vdevice)(int *dev, int ndevs, const int *devs);
+	int (*get_device_mr)(void *comm, void *mhandle, void **dptr_mhandle);
+	int (*irecv_consumed)(void *recv_comm, int n, void *request);
+	void *(*dev_handle)(void *comm);
 };
+
+#define FL_OFFLOAD_VDEVICE 0x1       /* makeVDevice */
+#define FL_OFFLOAD_DEVICE_MR 0x2     /* getDeviceMr */
+#define FL_OFFLOAD_RECV_CONSUMED 0x4 /* irecvConsumed */
 
 extern const struct fl_transport fl_socket_transport;
 extern const struct fl_transport fl_ib_transport; /* verbs: InfiniBand and RoCE */

@@ -38,6 +38,19 @@ int fl_wrap_close_send(void *send_comm);
 int fl_wrap_close_recv(void *recv_comm);
 int fl_wrap_close_listen(void *listen_comm);
 
+/*
+ * Device offload (ext over a plugin that has it). After the first init, the ABI layer says
+ * which optional entries its NCCL version can call (FL_OFFLOAD_*); the answer is those the
+ * transport forwards, and only those may be called or advertised. With
+ * FL_OFFLOAD_RECV_CONSUMED a receive request test said done stays valid until
+ * fl_wrap_irecv_consumed. fl_wrap_dev_handle: the device handle of a comm, or NULL.
+ */
+unsigned fl_wrap_offload(unsigned callable);
+int fl_wrap_make_vdevice(int *dev, int ndevs, const int *devs);
+int fl_wrap_get_device_mr(void *comm, void *mhandle, void **dptr_mhandle);
+int fl_wrap_irecv_consumed(void *recv_comm, int n, void *request);
+void *fl_wrap_dev_handle(void *comm);
+
 /* Tests and benchmarks: route the next init to this transport instead of the configured one. */
 void fl_wrap_use_transport(const struct fl_transport *transport);
 

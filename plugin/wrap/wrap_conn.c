@@ -125,6 +125,7 @@ static int wrap_established(const struct fl_transport *tp, void *tcomm, enum fl_
 	c->tp = tp;
 	c->tcomm = tcomm;
 	c->kind = kind;
+	c->hold_consumed = kind == FL_COMM_RECV && fl_wrap_holds_for_consumed();
 	c->self = *self;
 	c->id = atomic_fetch_add(&next_conn_id, 1) + 1;
 	if (tp->peer(tcomm, &c->peer) != FL_OK) {

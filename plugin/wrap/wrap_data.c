@@ -26,6 +26,11 @@ static void req_put(struct fl_wcomm *c, struct fl_wreq *r)
 	c->free_head = (int)(r - c->reqs);
 }
 
+void fl_wrap_req_put(struct fl_wcomm *c, struct fl_wreq *r)
+{
+	req_put(c, r);
+}
+
 int fl_wrap_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
 {
 	struct fl_wcomm *c = comm;
@@ -246,6 +251,8 @@ int fl_wrap_test(void *request, int *done, int *sizes)
 		fl_stats_complete(&c->stats, slot, bytes, done_ns, &times);
 	if (FL_FAULTS && c->fault)
 		fl_fault_moved(c->fault, bytes);
-	req_put(c, r);
+	/* NCCL ends a receive with irecvConsumed when it can (device offload over ext) */
+	if (!(r->n && c->kind == FL_COMM_RECV && c->hold_consumed))
+		req_put(c, r);
 	return FL_OK;
 }

@@ -49,6 +49,7 @@ struct fl_wcomm {
 	struct fl_endpoint self;
 	struct fl_endpoint peer;
 	int failed;      /* an error was logged; do not flood the log */
+	int hold_consumed; /* done receives wait for irecvConsumed (fl_wrap_offload) */
 	struct fl_fault_conn *fault; /* FABRICLAB_FAULT state; NULL when no rule applies */
 	int free_head;
 	struct fl_wreq reqs[FL_WRAP_POOL];
@@ -58,6 +59,10 @@ struct fl_wcomm {
 /* The transport every comm of this process uses (chosen at first init). */
 const struct fl_transport *fl_wrap_transport(void);
 void fl_wrap_log_summary(const struct fl_wcomm *c);
+/* A request back to its comm's pool (wrap_data.c). */
+void fl_wrap_req_put(struct fl_wcomm *c, struct fl_wreq *r);
+/* Receives wait for irecvConsumed after test said done (wrap_offload.c). */
+int fl_wrap_holds_for_consumed(void);
 /* Logs the thread's last error once per comm, returns err. */
 int fl_wrap_report_error(struct fl_wcomm *c, const char *op, int err);
 

@@ -21,7 +21,7 @@ static int flsock_props(int dev, struct fl_props *p)
 		(out)->max_recvs = (p)->max_recvs;       \
 	} while (0)
 
-#if V == 6
+#if V == 5 || V == 6 /* v5 reports v6's properties */
 typedef struct fl_abi_props_v6 props_t;
 #elif V == 8
 typedef struct fl_abi_props_v8 props_t;
@@ -32,7 +32,7 @@ typedef struct fl_abi_props_v11 props_t;
 #elif V == 12
 typedef struct fl_abi_props_v12 props_t;
 #else
-#error "flsock is built for v6, v8, v10, v11 or v12"
+#error "flsock is built for v5, v6, v8, v10, v11 or v12"
 #endif
 
 static int get_properties(int dev, props_t *out)
@@ -180,7 +180,6 @@ static int iflush(void *comm, int n, void **data, int *sizes, void **mhs, void *
 	.name = "flsock",                              \
 	.devices = tp_devices,                         \
 	.get_properties = get_properties,              \
-	.reg_mr_dmabuf = NULL,                         \
 	.dereg_mr = tp_dereg_mr,                       \
 	.iflush = iflush,                              \
 	.test = flsock_test,                           \
@@ -213,7 +212,12 @@ static int tp_close_listen(void *c)
 	return tp->close_listen(c);
 }
 
-#if V == 6
+#if V == 5 /* no regMrDmaBuf slot at all: every later slot sits 8 bytes earlier */
+EXPORT const struct fl_abi_net_v5 ncclNetPlugin_v5 = {
+	COMMON_SLOTS, .init = init, .listen = flsock_listen, .connect = flsock_connect,
+	.accept = flsock_accept, .reg_mr = reg_mr_int, .isend = isend_int, .irecv = irecv_int,
+};
+#elif V == 6
 EXPORT const struct fl_abi_net_v6 ncclNetPlugin_v6 = {
 	COMMON_SLOTS, .init = init, .listen = flsock_listen, .connect = flsock_connect,
 	.accept = flsock_accept, .reg_mr = reg_mr_int, .isend = isend_int, .irecv = irecv_int,

@@ -18,7 +18,7 @@
 #include "plugin/transport/transport.h"
 
 #ifndef FLSOCK_VERSION
-#error "FLSOCK_VERSION (6..12) must be defined"
+#error "FLSOCK_VERSION (5..12) must be defined"
 #endif
 #define V FLSOCK_VERSION
 #define EXPORT __attribute__((visibility("default")))

@@ -8,7 +8,9 @@
 #    --interval fail (and rising pause frames warn);
 #  - peermem-missing: GPUDirect fails, dma-buf and placement warn, exit 1;
 #  - the real /sys of a machine without RDMA: says so, exit 0 (1 with --require-rdma);
-#  - --json mirrors the text; NCCL_* settings that keep NCCL off RDMA warn; usage errors exit 2.
+#  - --json mirrors the text; NCCL_* settings that keep NCCL off RDMA warn; usage errors exit 2;
+#  - FABRICLAB_TRANSPORT=ext:NAME / --ext PLUGIN: the wrapped plugin's version, path, optional
+#    entries and every device's properties; a missing one fails.
 # Usage: test_doctor.sh [BUILD_DIR]
 set -u
 build=${1:-build}
@@ -215,7 +217,27 @@ usage() {
 	[ $ok -eq 1 ] && echo "ok - bad usage exits 2; --strict exits 3 on warnings alone"
 }
 
+# The plugin ext would wrap, found by NAME as NCCL finds it, or by path with --ext.
+ext_plugin() {
+	local ok=1 inner
+	inner=$(cd "$build/inner" && pwd)
+	LD_LIBRARY_PATH=$inner FABRICLAB_TRANSPORT=ext:flsock-v10 FABRICLAB_SOCKET_IFNAME=lo \
+		doctor $fixtures/healthy
+	expect_rc ext-name 0 || ok=0
+	expect ext-name PASS plugin "flsock: wrapping flsock \(ncclNetPlugin_v10\) from [^ ]*/?libnccl-net-flsock-v10.so; optional entries: none" || ok=0
+	expect ext-name INFO plugin "flsock/0: device 0 lo: 10000 Mbps, ptrSupport 0x1 \(host\), .*device type host \(0, version 0\).*maxP2pBytes 1099511627776" || ok=0
+	doctor $fixtures/healthy --ext "$inner/libnccl-net-devoff-v9.so"
+	expect ext-path PASS plugin "devoff: wrapping devoff \(ncclNetPlugin_v9\) from $inner/libnccl-net-devoff-v9.so; optional entries: makeVDevice getDeviceMr irecvConsumed" || ok=0
+	expect ext-path INFO plugin "devoff/0: device 0 dv0: 200000 Mbps, ptrSupport 0x3 \(host,cuda\), pciPath /sys/devices/pci0000:00/0000:00:07.0, guid 0xd0ff00, .*device type GPU unpack \(1, version 7\)" || ok=0
+	expect ext-path INFO plugin "devoff/1: device 1 dv1: .*device type host" || ok=0
+	doctor $fixtures/healthy --ext /nonexistent/libnccl-net-x.so
+	expect_rc ext-missing 1 || ok=0
+	expect ext-missing FAIL plugin "/nonexistent/libnccl-net-x.so: FABRICLAB_TRANSPORT=ext:/nonexistent/libnccl-net-x.so: cannot load" || ok=0
+	[ $ok -eq 1 ] && echo "ok - doctor names the wrapped plugin, its version, path, entries and devices"
+}
+
 start=$SECONDS
+ext_plugin
 healthy
 fake_verbs
 trained_down

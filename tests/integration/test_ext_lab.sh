@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The lab's faults over the ext transport (`fabriclab lab --transport ext:...`, the socket
 # transport built as a standalone plugin underneath), diagnosed as with the built-in transports:
-# halve-cable -> `device` naming the target's device.
+# halve-cable -> `device` naming the target's device; slow-node -> `node` naming the target
+# (the straggler), from the merge's estimate of each hop's wire time and wait out of both
+# ends' posted -> done times (docs/report-format.md, "Hops over ext").
 # The inner gets small socket buffers (FABRICLAB_SOCKET_BUF), so that a receiver held back by
 # the throttle holds its sender back as a receiver-driven inner (IB) does by itself; with the
 # kernel's default buffers a short run's sends would all fit in them.
@@ -21,19 +23,23 @@ export FABRICLAB_SOCKET_BUF=64K
 
 [ -x "$tool" ] || { echo "not ok - $tool missing (run make)"; exit 1; }
 
-common=(--link-rate 200mbit --grad 4M --steps 3 --compute 5
+common=(--link-rate 200mbit --grad 4M --steps 3
 	--transport "ext:$inner/libnccl-net-flsock-v12.so")
 # TSan slows every rank some 10x: the short run then measures the sanitizer, not the throttle.
 # There (as in test_ib_bench) a wrong verdict is a skip that says what it was, never a pass.
-tsan_skip() {
+tsan_skip() { # [run name]
 	[ "${FABRICLAB_SANITIZER:-}" = tsan ] || return 0
-	echo "skipped: under TSan the verdict was: $(verdict_of "$tmp/halve.json" 2>&1)"
+	echo "skipped: under TSan the verdict was: $(verdict_of "$tmp/${1:-halve}.json" 2>&1)"
 	exit 77
 }
-lab halve -n 4 "${common[@]}" --target node2 halve-cable &&
+lab halve -n 4 "${common[@]}" --compute 5 --target node2 halve-cable &&
 	grep -q "transport: FABRICLAB_TRANSPORT=ext:" "$tmp/halve.out" &&
 	{ expect_verdict halve "halve-cable on node2 over ext: its device" \
 		"^kind=device node=node2 dev=lo " || tsan_skip; }
+# A straggler's GPU: 100 ms of compute for the others, 200 ms for it, and its sends held.
+lab slow -n 4 "${common[@]}" --compute 100 --target node2 slow-node &&
+	{ expect_verdict slow "slow-node on node2 over ext: the straggler" "^kind=node node=node2 " ||
+		{ echo "#   wait shares by receiving node: $(wait_shares "$tmp/slow.json")"; tsan_skip slow; }; }
 if "$tool" lab --transport bogus -n 2 >/dev/null 2>"$tmp/bogus.err" ||
 	! grep -q -- '--transport "bogus": expected socket, ib, auto or ext:<plugin>' "$tmp/bogus.err"; then
 	not_ok "lab --transport bogus is refused with the accepted forms"

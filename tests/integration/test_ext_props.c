@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "plugin/abi/nccl_abi.h"
+#include "plugin/abi/net_abi.h"
 #include "plugin/transport/ext/ext_inner.h"
 
 static char inner_dir[PATH_MAX];

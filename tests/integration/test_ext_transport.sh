@@ -57,6 +57,12 @@ abi_matrix() {
 				FABRICLAB_TRANSPORT="ext:$inner/libnccl-net-flsock-v$v.so"
 		done
 	done
+	# v5 (fastsocket's newest): no regMrDmaBuf slot, so its later slots sit 8 bytes earlier
+	for nccl in 6 9 12; do
+		run "abi-nccl-v$nccl-inner-v5" 2 sendrecv 1 1M 64 \
+			FABRICLAB_SHIM_NET_VERSION=$nccl \
+			FABRICLAB_TRANSPORT="ext:$inner/libnccl-net-flsock-v5.so"
+	done
 	for nccl in 7 12; do
 		for v in 8 10 12; do
 			run "abi-nccl-v$nccl-inner-v$v" 2 all_reduce 1 1M 64 \
@@ -76,10 +82,13 @@ name_lookup() {
 	elif ! grep -q "ext: wrapping flsock (ncclNetPlugin_v10) from .*libnccl-net-flsock-v10.so" \
 		"$tmp/name-lookup.err"; then
 		not_ok "ext:flsock-v10: no INFO line naming the inner plugin, version and path"
+	elif ! grep -q "ext: flsock device 0 lo: 10000 Mbps, ptrSupport 0x1 (host), .*device type host" \
+		"$tmp/name-lookup.err"; then
+		not_ok "ext:flsock-v10: no INFO line with what device 0 advertises"
 	elif ! grep -q "flsock: the socket transport as ncclNetPlugin_v10" "$tmp/name-lookup.err"; then
 		not_ok "ext:flsock-v10: the inner's own INFO lines do not reach NCCL's logger"
 	else
-		ok "ext:flsock-v10 found as libnccl-net-flsock-v10.so, INFO names it, its logger works"
+		ok "ext:flsock-v10 found as libnccl-net-flsock-v10.so, INFO names it and its devices, its logger works"
 	fi
 }
 
@@ -167,7 +176,7 @@ name_lookup
 identity
 tolerated
 bad_inner missing /nonexistent "cannot load /nonexistent"
-bad_inner no-symbols "$inner/libnccl-net-nonet.so" "exports no ncclNetPlugin_v6..v12"
+bad_inner no-symbols "$inner/libnccl-net-nonet.so" "exports no ncclNetPlugin_v5..v12"
 bad_inner init-fails "$inner/libnccl-net-flsock-initfail.so" \
 	"init of flsock \(ncclNetPlugin_v12\) from .*initfail.so failed"
 bad_inner unknown-name no-such-plugin "nor libnccl-net-no-such-plugin.so"

@@ -61,6 +61,7 @@ struct doctor {
 	int nchecks, cap;
 	struct doctor_check *checks;
 	const char *prom; /* --prom FILE */
+	const char *ext;  /* --ext SPEC, else FABRICLAB_TRANSPORT=ext:SPEC */
 	struct doctor_roce roce[FL_PORT_MAX];
 	int nroce;
 };
@@ -80,6 +81,8 @@ void doctor_check_cuda(struct doctor *d);
 void doctor_check_nccl_env(struct doctor *d);
 /* RoCE: PFC, ECN and trust per priority, NCCL's traffic class mapped to its priority. */
 void doctor_check_roce(struct doctor *d);
+/* The plugin FABRICLAB_TRANSPORT=ext:SPEC (or --ext SPEC) wraps: version, path, devices. */
+void doctor_check_ext(struct doctor *d);
 
 /* --prom FILE: node_exporter textfile metrics (doctor_prom.c); 0, or -1 with errno. */
 int doctor_write_prom(const struct doctor *d, const char *path);

@@ -15,7 +15,7 @@ void doctor_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: fabriclab doctor [--interval S] [--json] [--prom FILE] [--require-rdma]\n"
-		"                        [--strict]\n"
+		"                        [--strict] [--ext PLUGIN]\n"
 		"\n"
 		"Checks this node's fabric: RDMA devices through libibverbs and sysfs, each\n"
 		"port's state and rate against the highest rate it could run at, the counters\n"
@@ -31,6 +31,10 @@ void doctor_usage(FILE *out)
 		"  --prom FILE     also write node_exporter textfile metrics (docs/doctor.md)\n"
 		"  --require-rdma  a node without an active RDMA port fails\n"
 		"  --strict        exit 3 when there are warnings but no failure\n"
+		"  --ext PLUGIN    the net plugin FABRICLAB_TRANSPORT=ext:PLUGIN would wrap (a\n"
+		"                  path or NAME for libnccl-net-NAME.so; default: that variable):\n"
+		"                  its ABI version, path, optional entries and every device's\n"
+		"                  properties\n"
 		"  -h, --help      this text\n"
 		"\n"
 		"Exit status: 0 no failure (warnings allowed; a node without RDMA warns and\n"
@@ -103,6 +107,7 @@ static int parse_opts(int argc, char **argv, struct doctor *d)
 		{ "interval", required_argument, NULL, 'i' }, { "json", no_argument, NULL, 'j' },
 		{ "require-rdma", no_argument, NULL, 'r' },   { "strict", no_argument, NULL, 's' },
 		{ "prom", required_argument, NULL, 'p' },    { "help", no_argument, NULL, 'h' },
+		{ "ext", required_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -117,6 +122,7 @@ static int parse_opts(int argc, char **argv, struct doctor *d)
 			break;
 		case 'j': d->json = true; break;
 		case 'p': d->prom = optarg; break;
+		case 'e': d->ext = optarg; break;
 		case 'r': d->require_rdma = true; break;
 		case 's': d->strict = true; break;
 		case 'h': doctor_usage(stdout); return DOCTOR_EXIT_OK;
@@ -183,6 +189,7 @@ int doctor_main(int argc, char **argv)
 	doctor_check_cuda(&d);
 	doctor_check_nccl_env(&d);
 	doctor_check_roce(&d);
+	doctor_check_ext(&d);
 	rc = doctor_exit_status(&d);
 	if (d.prom && doctor_write_prom(&d, d.prom)) {
 		fprintf(stderr, "fabriclab doctor: --prom %s: %s\n", d.prom, strerror(errno));

@@ -216,6 +216,8 @@ void report_missing_text(const struct report_set *set, char *buf, size_t len);
 bool report_has_wire(const struct report_view *v);
 /* The view whose wire timing is best for the hop's transport, else the one that has one. */
 const struct report_view *report_wire_view(const struct report_hop *h);
+/* Both ends of an ext hop, neither seeing the peer get ready: the merge estimates from both. */
+bool report_ext_both_ends(const struct report_hop *h);
 const char *report_wire_view_name(const struct report_hop *h);
 /* What measured the hop: "net" (our transport), "profiler" (NCCL's events), or "net+profiler". */
 const char *report_hop_mode(const struct report_hop *h);

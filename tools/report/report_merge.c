@@ -262,9 +262,43 @@ const char *report_hop_mode(const struct report_hop *h)
 	return prof && net ? "net+profiler" : prof ? "profiler" : "net";
 }
 
+/*
+ * An ext hop (another plugin underneath) whose two ends both reported and
+ * neither saw the peer get ready: each end shows only posted -> done, so its
+ * busy time is wire time plus its wait for the other end (docs/report-format.md).
+ */
+bool report_ext_both_ends(const struct report_hop *h)
+{
+	return !strcmp(h->transport, "ext") && report_has_wire(&h->send) &&
+	       report_has_wire(&h->recv) && h->send.peer_wait_seconds <= 0.0 &&
+	       h->recv.peer_wait_seconds <= 0.0;
+}
+
 const char *report_wire_view_name(const struct report_hop *h)
 {
+	if (report_ext_both_ends(h))
+		return "send+recv";
 	return report_wire_view(h) == &h->send ? "send" : "recv";
+}
+
+/*
+ * The best wire time those calls allow: the end that waited less for the other
+ * (the shorter busy time), but no less than the bytes take at the line rate (a
+ * late receiver finds its bytes already buffered). The receiver's wait for the
+ * sender is then what its busy time holds beyond that: what tells a straggler,
+ * which never waits, from the peers that wait on it.
+ */
+static void ext_estimates(const struct report_hop *h, struct fl_hop_figures *f)
+{
+	double s = h->send.wire_seconds, r = h->recv.wire_seconds;
+	double wire = s < r ? s : r;
+	double at_line = f->line_rate_gbs > 0 ? (double)f->bytes / (f->line_rate_gbs * 1e9) : 0;
+
+	if (wire < at_line)
+		wire = at_line;
+	f->wire_seconds = wire;
+	f->wire_gbs = (double)f->bytes / wire / 1e9;
+	f->peer_wait_seconds = h->recv.active_seconds > wire ? h->recv.active_seconds - wire : 0;
 }
 
 static double line_rate(const struct report_hop *h)
@@ -328,6 +362,8 @@ static void to_figures(const struct report_hop *h, struct fl_hop_figures *f)
 	f->peer_wait_seconds = waits->peer_wait_seconds;
 	f->outstanding_seconds = waits->outstanding_seconds;
 	f->active_seconds = waits->active_seconds;
+	if (report_ext_both_ends(h))
+		ext_estimates(h, f);
 	report_rdma_figures(h, f);
 	join_gdr(h, f);
 }

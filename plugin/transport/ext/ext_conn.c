@@ -32,6 +32,7 @@ struct ext_comm *ext_comm_new(void *inner, int send, uint32_t id, const struct f
 	c->inner = inner;
 	c->send = send;
 	c->id = id;
+	c->dev_handle = NULL;
 	c->peer = *peer;
 	for (int i = 0; i < EXT_POOL; i++) {
 		c->reqs[i].comm = c;
@@ -43,6 +44,15 @@ struct ext_comm *ext_comm_new(void *inner, int send, uint32_t id, const struct f
 static struct ext_ctx *ctx_or_process(void *tctx)
 {
 	return tctx ? tctx : &ext_process_ctx;
+}
+
+int ext_hello_on_device(int dev)
+{
+	struct fl_props p;
+
+	if (!ext_hello_on)
+		return 0;
+	return ext_inner_props(&ext_plugin, dev, &p) || p.net_device_type == FL_ABI_DEVICE_HOST;
 }
 
 int ext_listen_ctx(void *tctx, int dev, const struct fl_endpoint *self, void *handle,
@@ -62,6 +72,7 @@ int ext_listen_ctx(void *tctx, int dev, const struct fl_endpoint *self, void *ha
 			       "(error %d)", ext_plugin.name, dev, rc);
 	}
 	l->self = *self;
+	l->with_hello = ext_hello_on_device(dev);
 	ext_trailer_put(handle, self);
 	*listen_comm = l;
 	return FL_OK;
@@ -118,6 +129,7 @@ static int connect_done(struct ext_pending_send *p, void **send_comm)
 		drop_pending(p, 1);
 		return fl_fail(FL_ERR_SYSTEM, "ext: out of memory for a connection");
 	}
+	c->dev_handle = p->dev_comm;
 	FL_INFO("ext connection %u send %s/%s -> %s/%s (rank %d)%s", c->id, p->self.node,
 		p->self.dev_name, p->peer.node[0] ? p->peer.node : "?",
 		p->peer.dev_name[0] ? p->peer.dev_name : "?", p->peer.rank,
@@ -142,7 +154,9 @@ int ext_connect_ctx(void *tctx, int dev, const struct fl_endpoint *self, void *h
 	if (!p && !(p = new_pending(handle, self)))
 		return fl_fail(FL_ERR_SYSTEM, "ext: out of memory for a connect");
 	if (!p->inner) {
-		rc = ext_inner_connect(&ext_plugin, ctx_or_process(tctx), dev, handle, &p->inner);
+		p->with_hello = ext_hello_on_device(dev);
+		rc = ext_inner_connect(&ext_plugin, ctx_or_process(tctx), dev, handle, &p->inner,
+				       &p->dev_comm);
 		if (rc) {
 			drop_pending(p, 0);
 			return fl_fail(rc, "ext: %s connect on device %d failed (error %d)",
@@ -150,14 +164,14 @@ int ext_connect_ctx(void *tctx, int dev, const struct fl_endpoint *self, void *h
 		}
 		if (!p->inner)
 			return FL_OK;
-		if (ext_hello_on && !(p->hello.buf = aligned_alloc(64, EXT_HELLO_SIZE))) {
+		if (p->with_hello && !(p->hello.buf = aligned_alloc(64, EXT_HELLO_SIZE))) {
 			drop_pending(p, 1);
 			return fl_fail(FL_ERR_SYSTEM, "ext: out of memory for the hello");
 		}
-		if (ext_hello_on)
+		if (p->with_hello)
 			ext_hello_encode(p->hello.buf, &p->self, p->id);
 	}
-	if (!ext_hello_on)
+	if (!p->with_hello)
 		return connect_done(p, send_comm);
 	rc = ext_hello_step(p->inner, 1, &p->hello, &done);
 	if (rc) {
@@ -176,7 +190,7 @@ static int accept_done(struct ext_listen *l, void **recv_comm)
 	struct ext_comm *c;
 	int rc = FL_OK;
 
-	if (ext_hello_on)
+	if (l->with_hello)
 		rc = ext_hello_decode(l->hello.buf, &peer, &pid, &id);
 	ext_hello_release(l->accepted, &l->hello);
 	c = rc ? NULL : ext_comm_new(l->accepted, 0, ext_next_conn_id(), &peer);
@@ -185,6 +199,8 @@ static int accept_done(struct ext_listen *l, void **recv_comm)
 		l->accepted = NULL;
 		return rc ? rc : fl_fail(FL_ERR_SYSTEM, "ext: out of memory for a connection");
 	}
+	c->dev_handle = l->dev_comm;
+	l->dev_comm = NULL;
 	FL_INFO("ext connection %u recv %s/%s <- %s/%s (rank %d, pid %u, its connection %u)",
 		c->id, l->self.node, l->self.dev_name, peer.node[0] ? peer.node : "?",
 		peer.dev_name[0] ? peer.dev_name : "?", peer.rank, pid, id);
@@ -200,13 +216,13 @@ int ext_accept(void *listen_comm, void **recv_comm)
 
 	*recv_comm = NULL;
 	if (!l->accepted) {
-		rc = ext_inner_accept(&ext_plugin, l->inner, &l->accepted);
+		rc = ext_inner_accept(&ext_plugin, l->inner, &l->accepted, &l->dev_comm);
 		if (rc)
 			return fl_fail(rc, "ext: %s accept failed (error %d)", ext_plugin.name, rc);
 		if (!l->accepted)
 			return FL_OK;
 	}
-	if (!ext_hello_on)
+	if (!l->with_hello)
 		return accept_done(l, recv_comm);
 	rc = ext_hello_step(l->accepted, 0, &l->hello, &done);
 	if (rc) {

@@ -30,6 +30,11 @@ static void req_put(struct ext_comm *c, struct ext_req *r)
 	c->free_head = (int)(r - c->reqs);
 }
 
+void ext_req_release(struct ext_comm *c, struct ext_req *r)
+{
+	req_put(c, r);
+}
+
 int ext_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
 {
 	struct ext_comm *c = comm;
@@ -168,7 +173,7 @@ int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, 
 	rc = ext_inner_irecv(&ext_plugin, c->inner, n, data, sizes, tags, mhandles,
 			     phandles, &r->inner);
 	if (!rc && r->inner && FL_PACING && c->pacer)
-		fl_pace_take(c->pacer, now, total(n, sizes));
+		r->release_ns = paced_release(c->pacer, now, total(n, sizes));
 	for (int i = 0; i < n; i++)
 		r->sizes[i] = sizes[i] > INT_MAX ? INT_MAX : (int)sizes[i];
 	return accepted(c, r, rc, request, "irecv");
@@ -212,6 +217,21 @@ static void inner_done(struct ext_req *r, const int *sizes)
 			r->sizes[i] = sizes[i];
 }
 
+/* A done request goes back to the pool, but a receive NCCL will end with irecvConsumed. */
+static int finish(struct ext_comm *c, struct ext_req *r)
+{
+	int receive = r->n && !c->send, rc = FL_OK;
+
+	if (receive && ext_hold_for_consumed)
+		return FL_OK; /* the inner's request lives on until the GPU consumed it */
+	/* an NCCL without irecvConsumed (v6) is done with a receive once test says so */
+	if (receive && ext_plugin.irecv_consumed)
+		rc = ext_plugin.irecv_consumed(c->inner, r->n, r->inner);
+	req_put(c, r);
+	return rc ? fl_fail(rc, "ext: %s irecvConsumed failed (error %d) on ext connection %u",
+			    ext_plugin.name, rc, c->id) : FL_OK;
+}
+
 /*
  * The inner shows only accepted -> done: that is the wire interval reported
  * (the best estimate these calls allow; docs/report-format.md says which view
@@ -245,8 +265,7 @@ int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times)
 		sizes[i] = r->sizes[i];
 	if (times)
 		times->whole_request = 1; /* the wrap dates it: accepted (posted) -> done */
-	req_put(c, r);
-	return FL_OK;
+	return finish(c, r);
 }
 
 void ext_set_pacer(void *comm, struct fl_pacer *pacer)

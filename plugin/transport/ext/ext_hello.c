@@ -191,9 +191,11 @@ int ext_hello_step(void *comm, int send, struct ext_hello_xfer *x, int *done)
 	rc = ext_plugin.test(x->request, done, sizes);
 	if (rc)
 		return fl_fail(rc, "ext: test of the hello failed (error %d)", rc);
+	if (*done && !send && ext_plugin.irecv_consumed) /* the inner frees it only then */
+		rc = ext_plugin.irecv_consumed(comm, 1, x->request);
 	if (*done)
 		x->request = NULL;
-	return FL_OK;
+	return rc ? fl_fail(rc, "ext: irecvConsumed of the hello failed (error %d)", rc) : FL_OK;
 }
 
 void ext_hello_release(void *comm, struct ext_hello_xfer *x)

@@ -88,15 +88,12 @@ static void preset(struct fl_props *p, int dev)
 		(p)->max_coll_bytes = (q)->max_coll_bytes;                          \
 	} while (0)
 
-/* Device-side handles are not forwarded, so only host-driven devices can be wrapped. */
-static int host_device(const struct ext_inner *in, int dev, int type)
-{
-	if (type == FL_ABI_DEVICE_HOST)
-		return FL_OK;
-	return fl_fail(FL_ERR_USAGE, "FABRICLAB_TRANSPORT=ext:%s: %s device %d has device type %d "
-		       "(device offload); ext wraps host-driven devices only", in->spec, in->path,
-		       dev, type);
-}
+/* v7+: the device type passes through, so an offloading inner keeps its GPU-side unpack. */
+#define DEVICE_TYPE(p, q)                                          \
+	do {                                                       \
+		(p)->net_device_type = (q)->net_device_type;       \
+		(p)->net_device_version = (q)->net_device_version; \
+	} while (0)
 
 static int props_v6_to_v8(const struct ext_inner *in, int dev, struct fl_props *p)
 {
@@ -105,7 +102,7 @@ static int props_v6_to_v8(const struct ext_inner *in, int dev, struct fl_props *
 	struct fl_abi_props_v6 v6 = { 0 };
 	int rc;
 
-	if (in->version == 6) {
+	if (in->version <= 6) { /* v5 reports v6's properties at the same slot */
 		rc = T(in, 6)->get_properties(dev, &v6);
 		WIDEN_V6(p, &v6);
 		return rc;
@@ -113,12 +110,14 @@ static int props_v6_to_v8(const struct ext_inner *in, int dev, struct fl_props *
 	if (in->version == 7) {
 		rc = T(in, 7)->get_properties(dev, &v7);
 		WIDEN_V6(p, &v7);
-		return rc ? rc : host_device(in, dev, v7.net_device_type);
+		DEVICE_TYPE(p, &v7);
+		return rc;
 	}
 	rc = T(in, 8)->get_properties(dev, &v8);
 	WIDEN_V6(p, &v8);
 	p->reg_is_global = v8.reg_is_global;
-	return rc ? rc : host_device(in, dev, v8.net_device_type);
+	DEVICE_TYPE(p, &v8);
+	return rc;
 }
 
 static int props_v9_up(const struct ext_inner *in, int dev, struct fl_props *p)
@@ -132,20 +131,23 @@ static int props_v9_up(const struct ext_inner *in, int dev, struct fl_props *p)
 		rc = in->version == 9 ? T(in, 9)->get_properties(dev, &v9) :
 					T(in, 10)->get_properties(dev, &v9);
 		WIDEN_V9(p, &v9);
-		return rc ? rc : host_device(in, dev, v9.net_device_type);
+		DEVICE_TYPE(p, &v9);
+		return rc;
 	}
 	if (in->version == 11) {
 		rc = T(in, 11)->get_properties(dev, &v11);
 		WIDEN_V9(p, &v11);
 		p->max_multi_request_size = v11.max_multi_request_size;
-		return rc ? rc : host_device(in, dev, v11.net_device_type);
+		DEVICE_TYPE(p, &v11);
+		return rc;
 	}
 	rc = T(in, 12)->get_properties(dev, &v12);
 	WIDEN_V9(p, &v12);
 	p->max_multi_request_size = v12.max_multi_request_size;
 	p->rail_id = v12.rail_id;
 	p->plane_id = v12.plane_id;
-	return rc ? rc : host_device(in, dev, v12.net_device_type);
+	DEVICE_TYPE(p, &v12);
+	return rc;
 }
 
 int ext_inner_props(const struct ext_inner *in, int dev, struct fl_props *p)
@@ -164,31 +166,49 @@ int ext_inner_listen(const struct ext_inner *in, struct ext_ctx *ctx, int dev, v
 	return T(in, 11)->listen(ctx->inner_ctx, dev, handle, listen_comm);
 }
 
-/* The device handle NCCL would get stays here: only host-driven devices are wrapped. */
 int ext_inner_connect(const struct ext_inner *in, struct ext_ctx *ctx, int dev, void *handle,
-		      void **send_comm)
+		      void **send_comm, struct fl_abi_dev_handle **dev_comm)
 {
-	struct fl_abi_dev_handle *dev_comm = NULL;
-
 	switch (in->version) {
-	case 6:
+	case 5: case 6:
 		return T(in, 6)->connect(dev, handle, send_comm);
 	case 7: case 8: case 9:
-		return T(in, 7)->connect(dev, handle, send_comm, &dev_comm);
+		return T(in, 7)->connect(dev, handle, send_comm, dev_comm);
 	case 10:
-		return T(in, 10)->connect(dev, &ctx->config, handle, send_comm, &dev_comm);
+		return T(in, 10)->connect(dev, &ctx->config, handle, send_comm, dev_comm);
 	default:
-		return T(in, 11)->connect(ctx->inner_ctx, dev, handle, send_comm, &dev_comm);
+		return T(in, 11)->connect(ctx->inner_ctx, dev, handle, send_comm, dev_comm);
 	}
 }
 
-int ext_inner_accept(const struct ext_inner *in, void *listen_comm, void **recv_comm)
+int ext_inner_accept(const struct ext_inner *in, void *listen_comm, void **recv_comm,
+		     struct fl_abi_dev_handle **dev_comm)
 {
-	struct fl_abi_dev_handle *dev_comm = NULL;
-
-	if (in->version == 6)
+	if (in->version <= 6)
 		return T(in, 6)->accept(listen_comm, recv_comm);
-	return T(in, 7)->accept(listen_comm, recv_comm, &dev_comm);
+	return T(in, 7)->accept(listen_comm, recv_comm, dev_comm);
+}
+
+/* The inner's own vProps shape: 4 devices before v12, 8 from v12. */
+int ext_inner_make_vdevice(const struct ext_inner *in, int *dev, int ndevs, const int *devs)
+{
+	struct fl_abi_vprops_v12 v12 = { .ndevs = ndevs };
+	struct fl_abi_vprops_v9 v9 = { .ndevs = ndevs };
+	int max = in->version >= 12 ? FL_ABI_VDEVS_V12 : FL_ABI_VDEVS_V9;
+
+	if (!in->make_vdevice)
+		return fl_fail(FL_ERR_INTERNAL, "ext: %s has no makeVDevice", in->name);
+	if (ndevs < 1 || ndevs > max)
+		return fl_fail(FL_ERR_INTERNAL, "ext: makeVDevice of %d devices; %s (net ABI v%d) "
+			       "takes 1..%d", ndevs, in->name, in->version, max);
+	for (int i = 0; i < ndevs; i++) {
+		v12.devs[i] = devs[i];
+		if (i < FL_ABI_VDEVS_V9)
+			v9.devs[i] = devs[i];
+	}
+	if (in->version >= 12)
+		return ((int (*)(int *, struct fl_abi_vprops_v12 *))in->make_vdevice)(dev, &v12);
+	return ((int (*)(int *, struct fl_abi_vprops_v9 *))in->make_vdevice)(dev, &v9);
 }
 
 int ext_inner_reg_mr(const struct ext_inner *in, void *comm, void *data, size_t size, int type,
@@ -214,7 +234,11 @@ int ext_inner_isend(const struct ext_inner *in, void *send_comm, void *data, siz
 	if (in->version == 9)
 		return T(in, 9)->isend(send_comm, data, size, tag, mhandle, request);
 	rc = narrow(in, size, &small);
-	return rc ? rc : T(in, 6)->isend(send_comm, data, small, tag, mhandle, request);
+	if (rc)
+		return rc;
+	if (in->version == 5)
+		return T(in, 5)->isend(send_comm, data, small, tag, mhandle, request);
+	return T(in, 6)->isend(send_comm, data, small, tag, mhandle, request);
 }
 
 int ext_inner_irecv(const struct ext_inner *in, void *recv_comm, int n, void **data,
@@ -235,5 +259,7 @@ int ext_inner_irecv(const struct ext_inner *in, void *recv_comm, int n, void **d
 		if (rc)
 			return rc;
 	}
+	if (in->version == 5)
+		return T(in, 5)->irecv(recv_comm, n, data, small, tags, mhandles, request);
 	return T(in, 6)->irecv(recv_comm, n, data, small, tags, mhandles, request);
 }

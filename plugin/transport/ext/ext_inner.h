@@ -1,6 +1,6 @@
 /*
  * The wrapped ("inner") NCCL net plugin: loaded as NCCL loads NCCL_NET_PLUGIN,
- * bound at the highest ncclNetPlugin_vN it exports (v6..v12), and called
+ * bound at the highest ncclNetPlugin_vN it exports (v5..v12), and called
  * through one v12-shaped set of functions that adapt each call to its version:
  * sizes narrowed to int where it wants int, properties widened with NCCL's
  * defaults for the fields it lacks, ctx, config and profiler handles given
@@ -36,6 +36,10 @@ struct ext_inner {
 	int (*close_send)(void *send_comm);
 	int (*close_recv)(void *recv_comm);
 	int (*close_listen)(void *listen_comm);
+	/* Optional device-offload slots (v7+; makeVDevice v9+), NULL when the inner has none. */
+	int (*get_device_mr)(void *comm, void *mhandle, void **dptr_mhandle);
+	int (*irecv_consumed)(void *recv_comm, int n, void *request);
+	void (*make_vdevice)(void); /* its props type depends on the version: ext_inner_make_vdevice */
 };
 
 /*
@@ -61,9 +65,13 @@ int ext_inner_close_ctx(const struct ext_inner *in, struct ext_ctx *ctx);
 int ext_inner_props(const struct ext_inner *in, int dev, struct fl_props *props);
 int ext_inner_listen(const struct ext_inner *in, struct ext_ctx *ctx, int dev, void *handle,
 		     void **listen_comm);
+/* dev_comm: where the inner puts its device handle (v7+); left NULL by host-driven inners. */
 int ext_inner_connect(const struct ext_inner *in, struct ext_ctx *ctx, int dev, void *handle,
-		      void **send_comm);
-int ext_inner_accept(const struct ext_inner *in, void *listen_comm, void **recv_comm);
+		      void **send_comm, struct fl_abi_dev_handle **dev_comm);
+int ext_inner_accept(const struct ext_inner *in, void *listen_comm, void **recv_comm,
+		     struct fl_abi_dev_handle **dev_comm);
+/* FL_ERR_INTERNAL when the inner has no makeVDevice or its version cannot list ndevs. */
+int ext_inner_make_vdevice(const struct ext_inner *in, int *dev, int ndevs, const int *devs);
 int ext_inner_reg_mr(const struct ext_inner *in, void *comm, void *data, size_t size, int type,
 		     void **mhandle);
 int ext_inner_isend(const struct ext_inner *in, void *send_comm, void *data, size_t size, int tag,

@@ -28,6 +28,7 @@ struct ext_req {
 struct ext_comm {
 	void *inner;
 	int send;
+	void *dev_handle; /* what the inner's connect/accept handed back for the GPU side, or NULL */
 	uint32_t id; /* this process's ext connection id, carried in the hello */
 	struct fl_pacer *pacer;
 	struct fl_endpoint peer;
@@ -50,13 +51,17 @@ struct ext_pending_send {
 	struct fl_endpoint self;
 	struct fl_endpoint peer; /* from the handle's trailer; rank -1 and no names if none */
 	struct ext_hello_xfer hello;
+	int with_hello;
+	struct fl_abi_dev_handle *dev_comm;
 	struct ext_pending_send *next;
 };
 
 struct ext_listen {
 	void *inner;
 	struct fl_endpoint self;
+	int with_hello;
 	void *accepted; /* the inner recv comm whose hello has not arrived yet */
+	struct fl_abi_dev_handle *dev_comm; /* and the device handle its accept gave */
 	struct ext_hello_xfer hello;
 };
 
@@ -81,6 +86,12 @@ void ext_hello_release(void *inner_comm, struct ext_hello_xfer *x);
 /* ---- comms (ext_conn.c) ---- */
 
 struct ext_comm *ext_comm_new(void *inner, int send, uint32_t id, const struct fl_endpoint *peer);
+/*
+ * The hidden hello moves on host memory: a device that offloads to the GPU
+ * (netDeviceType not host, e.g. GPU-side unpack) never sees it, on both ends,
+ * since both run the same inner on the same kind of device.
+ */
+int ext_hello_on_device(int dev);
 uint32_t ext_next_conn_id(void);
 
 /* ---- the fl_transport slots (ext_conn.c, ext_data.c) ---- */
@@ -108,5 +119,17 @@ int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, 
 int ext_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles, void **request);
 int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times);
 void ext_set_pacer(void *comm, struct fl_pacer *pacer);
+
+/* ---- device offload, forwarded only when the inner has it (ext_offload.c) ---- */
+
+/* set by ext_offload: receives wait for irecvConsumed (the inner has it and NCCL calls it) */
+extern int ext_hold_for_consumed;
+unsigned ext_offload(unsigned callable);
+int ext_make_vdevice(int *dev, int ndevs, const int *devs);
+int ext_get_device_mr(void *comm, void *mhandle, void **dptr_mhandle);
+int ext_irecv_consumed(void *recv_comm, int n, void *request);
+void *ext_dev_handle(void *comm);
+/* ext_data.c: a done receive waits for irecvConsumed when the inner has it */
+void ext_req_release(struct ext_comm *c, struct ext_req *r);
 
 #endif

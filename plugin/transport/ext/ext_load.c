@@ -1,8 +1,8 @@
 /*
  * Finding and binding the inner plugin. The name is looked up as NCCL looks up
- * NCCL_NET_PLUGIN: dlopen(name) as given, then, for a bare name that is not
- * already "lib*.so", libnccl-net-<name>.so. The highest ncclNetPlugin_vN wins,
- * as in NCCL's loader.
+ * NCCL_NET_PLUGIN (base/plugin_open.h, shared with the shim). The highest ncclNetPlugin_vN wins,
+ * as in NCCL's loader; v5 (NCCL 2.12..2.25, fastsocket) is accepted as the
+ * oldest, although fabriclab itself no longer exports it.
  */
 #include "ext_inner.h"
 
@@ -11,66 +11,65 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/plugin_open.h"
 
 #define EXT_ENV "FABRICLAB_TRANSPORT=ext:"
 
-static const int versions[] = { 12, 11, 10, 9, 8, 7, 6 }; /* highest first */
-
-static int is_soname(const char *name)
-{
-	size_t len = strlen(name);
-
-	return len > 6 && !strncmp(name, "lib", 3) && !strcmp(name + len - 3, ".so");
-}
+static const int versions[] = { 12, 11, 10, 9, 8, 7, 6, 5 }; /* highest first */
 
 static int open_lib(struct ext_inner *in)
 {
-	char first[256], alt[EXT_PATH_LEN + 32];
+	char why[EXT_PATH_LEN + 640];
 
-	in->lib = dlopen(in->spec, RTLD_NOW | RTLD_LOCAL);
-	if (in->lib)
-		return FL_OK;
-	snprintf(first, sizeof(first), "%s", dlerror());
-	if (strchr(in->spec, '/') || is_soname(in->spec))
-		return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: cannot load %s: %s", in->spec, in->spec,
-			       first);
-	snprintf(alt, sizeof(alt), "libnccl-net-%s.so", in->spec);
-	in->lib = dlopen(alt, RTLD_NOW | RTLD_LOCAL);
-	if (in->lib)
-		return FL_OK;
-	return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: cannot load %s (%s) nor %s (%s)", in->spec,
-		       in->spec, first, alt, dlerror());
+	in->lib = fl_plugin_open(in->spec, "net", why, sizeof(why));
+	return in->lib ? FL_OK : fl_fail(FL_ERR_USAGE, EXT_ENV "%s: %s", in->spec, why);
 }
 
 /* The slots NCCL cannot do without; NULL in any of them is a broken plugin. */
-static const char *missing_slot(const struct fl_abi_net_v6 *t)
-{
-	if (!t->name)
-		return "name";
-	if (!t->init || !t->devices || !t->get_properties)
-		return "init/devices/getProperties";
-	if (!t->listen || !t->connect || !t->accept)
-		return "listen/connect/accept";
-	if (!t->reg_mr || !t->dereg_mr)
-		return "regMr/deregMr";
-	if (!t->isend || !t->irecv || !t->test)
-		return "isend/irecv/test";
-	if (!t->close_send || !t->close_recv || !t->close_listen)
-		return "closeSend/closeRecv/closeListen";
-	return NULL;
-}
+#define MISSING_SLOT(t)                                                   \
+	(!(t)->name ? "name" :                                            \
+	 !(t)->init || !(t)->devices || !(t)->get_properties ?            \
+		 "init/devices/getProperties" :                           \
+	 !(t)->listen || !(t)->connect || !(t)->accept ? "listen/connect/accept" : \
+	 !(t)->reg_mr || !(t)->dereg_mr ? "regMr/deregMr" :               \
+	 !(t)->isend || !(t)->irecv || !(t)->test ? "isend/irecv/test" :  \
+	 !(t)->close_send || !(t)->close_recv || !(t)->close_listen ?     \
+		 "closeSend/closeRecv/closeListen" : NULL)
 
-static void bind_common_slots(struct ext_inner *in, const struct fl_abi_net_v6 *t)
+/* Slots at the same place in one group of versions: v5, or v6 and every later one. */
+#define BIND_COMMON(in, t)                              \
+	do {                                            \
+		(in)->name = (t)->name;                 \
+		(in)->devices = (t)->devices;           \
+		(in)->dereg_mr = (t)->dereg_mr;         \
+		(in)->iflush = (t)->iflush;             \
+		(in)->test = (t)->test;                 \
+		(in)->close_send = (t)->close_send;     \
+		(in)->close_recv = (t)->close_recv;     \
+		(in)->close_listen = (t)->close_listen; \
+	} while (0)
+
+static const char *bind_slots(struct ext_inner *in)
 {
-	in->name = t->name;
-	in->devices = t->devices;
+	const struct fl_abi_net_v6 *t = in->table;
+	const struct fl_abi_net_v9 *t9 = in->table;
+	const struct fl_abi_net_v7 *t7 = in->table;
+
+	if (in->version == 5) {
+		const struct fl_abi_net_v5 *t5 = in->table;
+
+		BIND_COMMON(in, t5);
+		return MISSING_SLOT(t5);
+	}
+	BIND_COMMON(in, t);
 	in->reg_mr_dmabuf = t->reg_mr_dmabuf;
-	in->dereg_mr = t->dereg_mr;
-	in->iflush = t->iflush;
-	in->test = t->test;
-	in->close_send = t->close_send;
-	in->close_recv = t->close_recv;
-	in->close_listen = t->close_listen;
+	if (in->version >= 7) { /* v7..v12 keep these two at the same place */
+		in->get_device_mr = t7->get_device_mr;
+		in->irecv_consumed = t7->irecv_consumed;
+	}
+	if (in->version >= 9)
+		in->make_vdevice = (void (*)(void))t9->make_vdevice;
+	return MISSING_SLOT(t);
 }
 
 static int bind_table(struct ext_inner *in)
@@ -87,15 +86,13 @@ static int bind_table(struct ext_inner *in)
 	if (dladdr(in->table ? in->table : (const void *)in->lib, &info) && info.dli_fname)
 		snprintf(in->path, sizeof(in->path), "%s", info.dli_fname);
 	if (!in->table)
-		return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: %s exports no ncclNetPlugin_v6..v12 "
+		return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: %s exports no ncclNetPlugin_v5..v12 "
 			       "(not an NCCL net plugin)", in->spec, in->path[0] ? in->path :
 			       in->spec);
-	/* Every version starts with the v6 slots, at the same offsets. */
-	missing = missing_slot(in->table);
+	missing = bind_slots(in);
 	if (missing)
 		return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: ncclNetPlugin_v%d in %s has no %s",
 			       in->spec, in->version, in->path, missing);
-	bind_common_slots(in, in->table);
 	return FL_OK;
 }
 

@@ -9,6 +9,7 @@
 #include "base/config.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "ext_describe.h"
 #include "ext_internal.h"
 
 struct ext_inner ext_plugin;
@@ -40,20 +41,25 @@ static int ext_get_properties(int dev, struct fl_props *props)
 	return FL_OK;
 }
 
+/* NCCL_DEBUG=INFO: which plugin, from where, and what each device advertises. */
 static void log_loaded(void)
 {
+	char what[EXT_PATH_LEN + 160], props[768];
 	struct fl_props p;
 	int ndev = 0;
 
-	if (ext_plugin.devices(&ndev) || ndev < 1 || ext_inner_props(&ext_plugin, 0, &p)) {
-		FL_INFO("ext: wrapping %s (ncclNetPlugin_v%d) from %s: %d device(s)",
-			ext_plugin.name, ext_plugin.version, ext_plugin.path, ndev);
-		return;
+	ext_describe_plugin(&ext_plugin, what, sizeof(what));
+	if (ext_plugin.devices(&ndev))
+		ndev = 0;
+	FL_INFO("ext: wrapping %s; %d device(s)", what, ndev);
+	for (int dev = 0; dev < ndev; dev++) {
+		if (ext_inner_props(&ext_plugin, dev, &p)) {
+			FL_INFO("ext: %s device %d: getProperties failed", ext_plugin.name, dev);
+			continue;
+		}
+		ext_describe_props(&p, props, sizeof(props));
+		FL_INFO("ext: %s device %d %s", ext_plugin.name, dev, props);
 	}
-	FL_INFO("ext: wrapping %s (ncclNetPlugin_v%d) from %s: %d device(s); device 0 %s, "
-		"%d Mbps, ptrSupport 0x%x, maxRecvs %d, pciPath %s", ext_plugin.name,
-		ext_plugin.version, ext_plugin.path, ndev, p.name ? p.name : "?", p.speed_mbps,
-		p.ptr_support, p.max_recvs, p.pci_path ? p.pci_path : "(none)");
 }
 
 static int ext_init(void)
@@ -141,4 +147,9 @@ const struct fl_transport fl_ext_transport = {
 	.connect_ctx = ext_connect_ctx,
 	.isend_ph = ext_isend_ph,
 	.irecv_ph = ext_irecv_ph,
+	.offload = ext_offload,
+	.make_vdevice = ext_make_vdevice,
+	.get_device_mr = ext_get_device_mr,
+	.irecv_consumed = ext_irecv_consumed,
+	.dev_handle = ext_dev_handle,
 };

@@ -1,0 +1,68 @@
+/*
+ * The optional device-offload entries, for a transport that forwards to a
+ * plugin which has them (ext): the wrap only finds its own objects' transport
+ * comm and request and hands the call on. Nothing here is counted: the data
+ * calls (isend/irecv/test) stay measured as always.
+ */
+#include "base/error.h"
+#include "wrap.h"
+#include "wrap_internal.h"
+
+static unsigned offload_bits;
+
+unsigned fl_wrap_offload(unsigned callable)
+{
+	const struct fl_transport *tp = fl_wrap_transport();
+
+	offload_bits = tp && tp->offload ? tp->offload(callable) : 0;
+	return offload_bits;
+}
+
+int fl_wrap_holds_for_consumed(void)
+{
+	return !!(offload_bits & FL_OFFLOAD_RECV_CONSUMED);
+}
+
+int fl_wrap_make_vdevice(int *dev, int ndevs, const int *devs)
+{
+	const struct fl_transport *tp = fl_wrap_transport();
+	int rc;
+
+	if (!(offload_bits & FL_OFFLOAD_VDEVICE))
+		return fl_wrap_report_error(NULL, "makeVDevice",
+					    fl_fail(FL_ERR_INTERNAL, "no makeVDevice here"));
+	rc = tp->make_vdevice(dev, ndevs, devs);
+	return rc ? fl_wrap_report_error(NULL, "makeVDevice", rc) : FL_OK;
+}
+
+int fl_wrap_get_device_mr(void *comm, void *mhandle, void **dptr_mhandle)
+{
+	struct fl_wcomm *c = comm;
+	int rc;
+
+	if (!c || !(offload_bits & FL_OFFLOAD_DEVICE_MR))
+		return FL_ERR_INTERNAL;
+	rc = c->tp->get_device_mr(c->tcomm, mhandle, dptr_mhandle);
+	return rc ? fl_wrap_report_error(c, "getDeviceMr", rc) : FL_OK;
+}
+
+/* The request test said done stayed out of the pool until now (fl_wrap_test). */
+int fl_wrap_irecv_consumed(void *recv_comm, int n, void *request)
+{
+	struct fl_wcomm *c = recv_comm;
+	struct fl_wreq *r = request;
+	int rc;
+
+	if (!c || !r || r->comm != c || !(offload_bits & FL_OFFLOAD_RECV_CONSUMED))
+		return FL_ERR_INTERNAL;
+	rc = c->tp->irecv_consumed(c->tcomm, n, r->treq);
+	fl_wrap_req_put(c, r);
+	return rc ? fl_wrap_report_error(c, "irecvConsumed", rc) : FL_OK;
+}
+
+void *fl_wrap_dev_handle(void *comm)
+{
+	const struct fl_wcomm *c = comm;
+
+	return c && c->tp->dev_handle ? c->tp->dev_handle(c->tcomm) : NULL;
+}
