@@ -808,6 +808,69 @@ static void test_halved_cable_and_straggler_elsewhere(void **state)
 	assert_non_null(find_kind(&v, FL_VERDICT_NODE, "n6"));
 }
 
+/*
+ * Wait shares (peer wait / active time) the 8-rank lab measured with one node's cable halved,
+ * by hop here: n3's device is slow, hop 1 (n2 -> n3) is received by n3, hop 2 by n4, ...
+ */
+static const double beside_cable[] = { 6.40, 2.94, 5.69, 6.49, 6.45, 6.48, 6.43, 6.36 };
+
+static size_t halved_cable_ring(const double *shares)
+{
+	size_t n = noisy_ring(8);
+
+	hops[1].wire_gbs = 5.0; /* n2 -> n3 */
+	hops[2].wire_gbs = 5.1; /* n3 -> n4 */
+	for (size_t i = 0; i < n; i++)
+		hops[i].peer_wait_seconds = shares[i]; /* hop i is received by n(i+2) */
+	return n;
+}
+
+/*
+ * Beside a halved cable a straggler holding each message for its time at the line rate
+ * reads 0.80x the nodes clear of the cable (lab, 8 ranks; 0.65x alone): named, while the
+ * cable alone names no node, and the same 0.80x without a wire finding is healthy noise.
+ */
+static void test_straggler_beside_halved_cable_lab_shares(void **state)
+{
+	double shares[8];
+	struct fl_verdict v;
+	size_t n;
+
+	(void)state;
+	memcpy(shares, beside_cable, sizeof(shares));
+	shares[4] = 5.19; /* n6, the straggler (hop 4 is received by n6) */
+	n = halved_cable_ring(shares);
+	judge(n, &v);
+	assert_int_equal(v.nfindings, 2);
+	assert_string_equal(v.findings[0].node, "n3");
+	assert_non_null(find_kind(&v, FL_VERDICT_NODE, "n6"));
+
+	n = halved_cable_ring(beside_cable);
+	judge(n, &v);
+	assert_int_equal(v.nfindings, 1);
+	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+
+	n = noisy_ring(8);
+	for (size_t i = 0; i < n; i++)
+		hops[i].peer_wait_seconds = i == 4 ? 5.19 : 6.45;
+	judge(n, &v);
+	assert_int_equal(v.nfindings, 0);
+}
+
+/* A smaller effect (0.94x, slow factor 1.5 beside the cable) stays unnamed: inside healthy noise. */
+static void test_straggler_beside_cable_needs_a_real_gap(void **state)
+{
+	double shares[8];
+	struct fl_verdict v;
+
+	(void)state;
+	memcpy(shares, beside_cable, sizeof(shares));
+	shares[4] = 6.04;
+	judge(halved_cable_ring(shares), &v);
+	assert_int_equal(v.nfindings, 1);
+	assert_null(find_kind(&v, FL_VERDICT_NODE, "n6"));
+}
+
 /* The node that waits least because its own wire is slow is no straggler. */
 static void test_straggler_refused_when_its_hops_are_low(void **state)
 {
@@ -845,6 +908,8 @@ int main(void)
 		cmocka_unit_test(test_link_at_90_percent),
 		cmocka_unit_test(test_two_slow_devices_are_both_named),
 		cmocka_unit_test(test_halved_cable_and_straggler_elsewhere),
+		cmocka_unit_test(test_straggler_beside_halved_cable_lab_shares),
+		cmocka_unit_test(test_straggler_beside_cable_needs_a_real_gap),
 		cmocka_unit_test(test_straggler_refused_when_its_hops_are_low),
 		cmocka_unit_test(test_rate_above_line_is_judged_as_line),
 		cmocka_unit_test(test_one_slow_link),

@@ -120,7 +120,6 @@ struct ib_send_req {
 	 * 0 unpaced.
 	 */
 	uint64_t cable_start_ns, cable_free_ns, host_idle_ns;
-	uint8_t sq_full; /* a piece found the send queue full since the last one went */
 };
 
 struct ib_send_comm {

@@ -124,7 +124,6 @@ static int post_piece(struct ib_send_comm *c, struct ib_send_req *r, int s, uint
 
 	if (sq->posted - sq->done >= IB_SQ_DEPTH - 1) {
 		ib_pace_send_backlog(c, now);
-		r->sq_full = 1; /* back-pressure from the NIC: the wait is the wire's */
 		return BLOCKED;
 	}
 	if (piece && !ib_pace_send_allows(c, now, piece))
@@ -311,7 +310,6 @@ int ib_isend(struct ib_send_comm *c, void *data, size_t size, int tag, struct ib
 	r->completed = 0;
 	r->ready_ns = r->wire_start_ns = r->wire_end_ns = 0;
 	r->cable_start_ns = r->cable_free_ns = r->host_idle_ns = 0;
-	r->sq_full = 0;
 	memset(r->cursor, 0, sizeof(r->cursor));
 	c->queue[c->queue_tail++ % IB_SEND_REQS] = r->index;
 	*request = r;
