@@ -871,6 +871,42 @@ static void test_straggler_beside_cable_needs_a_real_gap(void **state)
 	assert_null(find_kind(&v, FL_VERDICT_NODE, "n6"));
 }
 
+/* 4-rank lab runs with node2's NIC at 90% (rates in % of the line, median message in us). */
+static void lab_ring_of_4(const double *pct, const double *p50)
+{
+	ring(4, 10.0);
+	for (size_t i = 0; i < 4; i++) {
+		hops[i].wire_gbs = 0.125 * pct[i]; /* line rate 12.5 GB/s */
+		hops[i].wire_p50_us = p50[i];
+	}
+}
+
+/*
+ * Half the ring slow: the median of all sat between the slow and the good hops, so no hop was
+ * a candidate and nothing was named; and a device whose own comparison (two hops elsewhere)
+ * was luck came out as two links. Both are the device.
+ */
+static void test_device_in_a_ring_of_4(void **state)
+{
+	static const double no_candidate[] = { 98.5, 88.5, 88.2, 95.6 };
+	static const double two_links[] = { 99.5, 90.6, 90.8, 99.8 };
+	static const double p50[] = { 19399, 23593, 22544, 19399 };
+	struct fl_verdict v;
+
+	(void)state;
+	lab_ring_of_4(no_candidate, p50);
+	judge(4, &v);
+	assert_int_equal(v.nfindings, 1);
+	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+	assert_string_equal(v.node, "n3");
+	lab_ring_of_4(two_links, p50);
+	judge(4, &v);
+	assert_int_equal(v.nfindings, 1);
+	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+	assert_string_equal(v.node, "n3");
+	assert_string_equal(v.dev, "eth0");
+}
+
 /* The node that waits least because its own wire is slow is no straggler. */
 static void test_straggler_refused_when_its_hops_are_low(void **state)
 {
@@ -909,6 +945,7 @@ int main(void)
 		cmocka_unit_test(test_two_slow_devices_are_both_named),
 		cmocka_unit_test(test_halved_cable_and_straggler_elsewhere),
 		cmocka_unit_test(test_straggler_beside_halved_cable_lab_shares),
+		cmocka_unit_test(test_device_in_a_ring_of_4),
 		cmocka_unit_test(test_straggler_beside_cable_needs_a_real_gap),
 		cmocka_unit_test(test_straggler_refused_when_its_hops_are_low),
 		cmocka_unit_test(test_rate_above_line_is_judged_as_line),
