@@ -250,6 +250,41 @@ static void fill_node(const struct verdict_input *in, const struct received *r,
 		others >= 1.0 ? " (several requests wait at once, so speedup not estimated)" : "");
 }
 
+/*
+ * A straggler's own wires run at speed: its hops read 0.94-1.0x the others' in the lab. A
+ * node starved of CPU (16 ranks, or 4 on a machine at load 18) is slow everywhere, its
+ * receives included: one read 0.64x on the hop into it and waited 0.70x the others, which
+ * the straggler rule alone took for a slow GPU. Below this a node's wire is not at speed and
+ * it is not named a straggler (its slow hop is left to the wire rules).
+ */
+#define STRAGGLER_MIN_WIRE 0.85
+
+static int cmp_share_node(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct node_share *)elem)->node);
+}
+
+/* Marks the nodes at either end of a hop below STRAGGLER_MIN_WIRE x the median rate. */
+static void mark_slow_wires(const struct verdict_input *in, const struct node_share *s,
+			    size_t nodes, bool *touched)
+{
+	double median = verdict_median_rate(in);
+
+	for (size_t i = 0; median > 0.0 && i < in->nhops; i++) {
+		const struct fl_hop_figures *h = &in->hops[i];
+		const struct node_share *at;
+
+		if (!verdict_has_rate(in, i) || fl_verdict_rate(h) >= STRAGGLER_MIN_WIRE * median)
+			continue;
+		at = bsearch(h->src_node, s, nodes, sizeof(*s), cmp_share_node);
+		if (at)
+			touched[at - s] = true;
+		at = bsearch(h->dst_node, s, nodes, sizeof(*s), cmp_share_node);
+		if (at)
+			touched[at - s] = true;
+	}
+}
+
 int verdict_try_node(const struct verdict_input *in, struct fl_verdict *out)
 {
 	size_t n = in->nhops ? in->nhops : 1, count, nodes, culprit;
@@ -265,6 +300,7 @@ int verdict_try_node(const struct verdict_input *in, struct fl_verdict *out)
 		nodes = share_per_node(in, r, count, s);
 		for (size_t k = 0; k < nodes; k++)
 			touched[k] = verdict_node_hops_low(in, out, s[k].node);
+		mark_slow_wires(in, s, nodes, touched);
 		found = 0;
 		culprit = nodes >= 2 ? least_waiting(s, nodes, touched) : SIZE_MAX;
 		if (culprit != SIZE_MAX && stands_out(out, s, nodes, culprit, touched, v, &others)) {

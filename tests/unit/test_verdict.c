@@ -907,6 +907,33 @@ static void test_device_in_a_ring_of_4(void **state)
 	assert_string_equal(v.dev, "eth0");
 }
 
+/*
+ * A node starved of CPU waits less too, but its wires are not at speed: 4 lab ranks at load 18,
+ * the hop into it at 0.64x the others, its wait 0.70x theirs. No straggler; one whose hops
+ * wobble to 0.96x (not a link) still is.
+ */
+static void test_cpu_starved_node_is_no_straggler(void **state)
+{
+	static const double pct[] = { 51.8, 81.1, 80.9, 92.2 };
+	static const double share[] = { 4.2, 6.1, 6.0, 5.9 };
+	struct fl_verdict v;
+
+	(void)state;
+	ring(4, 10.0);
+	for (size_t i = 0; i < 4; i++) {
+		hops[i].wire_gbs = 0.125 * pct[i];
+		hops[i].peer_wait_seconds = share[i]; /* hop 0 is received by n2 */
+		hops[i].wire_p50_us = 10223.6; /* as measured: no slow wire by the median message */
+	}
+	judge(4, &v);
+	assert_null(find_kind(&v, FL_VERDICT_NODE, "n2"));
+	hops[0].wire_gbs = 0.96 * 0.125 * 81.0;
+	for (size_t i = 1; i < 4; i++)
+		hops[i].wire_gbs = 0.125 * 81.0;
+	judge(4, &v);
+	assert_non_null(find_kind(&v, FL_VERDICT_NODE, "n2"));
+}
+
 /* The node that waits least because its own wire is slow is no straggler. */
 static void test_straggler_refused_when_its_hops_are_low(void **state)
 {
@@ -946,6 +973,7 @@ int main(void)
 		cmocka_unit_test(test_halved_cable_and_straggler_elsewhere),
 		cmocka_unit_test(test_straggler_beside_halved_cable_lab_shares),
 		cmocka_unit_test(test_device_in_a_ring_of_4),
+		cmocka_unit_test(test_cpu_starved_node_is_no_straggler),
 		cmocka_unit_test(test_straggler_beside_cable_needs_a_real_gap),
 		cmocka_unit_test(test_straggler_refused_when_its_hops_are_low),
 		cmocka_unit_test(test_rate_above_line_is_judged_as_line),
