@@ -154,7 +154,7 @@ struct node_reference {
 	size_t n;
 };
 
-/* The shares of the nodes but skip into v (only those clear of wire findings when clear). */
+/* The shares of the nodes but skip (and but the touched ones, when given) into v. */
 static size_t others_shares(const struct node_share *s, size_t nodes, size_t skip,
 			    const bool *touched, double *v)
 {
@@ -167,7 +167,7 @@ static size_t others_shares(const struct node_share *s, size_t nodes, size_t ski
 	return n;
 }
 
-/* touched: the nodes a wire finding touches, left out; NULL keeps every node. */
+/* touched: nodes a wire finding touches or whose wires are not at speed, left out; NULL: none. */
 static void reference(const struct node_share *s, size_t nodes, size_t skip, const bool *touched,
 		      double *v, struct node_reference *ref)
 {
