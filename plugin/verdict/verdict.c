@@ -136,8 +136,14 @@ bool verdict_typical_slow(const struct verdict_input *in, size_t i, const char *
 	for (size_t k = 0; k < in->nhops; k++) {
 		const struct fl_hop_figures *h = &in->hops[k];
 
+		/*
+		 * A rate above the line rate is a measurement error, and so are its
+		 * message times: a lab hop at 2109% timed 120 us per message against
+		 * 19 ms, and halved the others' median with it.
+		 */
 		if (k == i || !verdict_has_rate(in, k) || h->wire_p50_us <= 0.0 ||
-		    !verdict_comparable(h, &in->hops[i]) || (node && fl_verdict_touches(h, node, dev)))
+		    fl_verdict_rate(h) != h->wire_gbs || !verdict_comparable(h, &in->hops[i]) ||
+		    (node && fl_verdict_touches(h, node, dev)))
 			continue;
 		v[n++] = h->wire_p50_us;
 	}

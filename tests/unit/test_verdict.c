@@ -934,6 +934,31 @@ static void test_cpu_starved_node_is_no_straggler(void **state)
 	assert_non_null(find_kind(&v, FL_VERDICT_NODE, "n2"));
 }
 
+/*
+ * A lab straggler (slow factor 2, 4 ranks, a loaded machine): the hop into it timed at 2109% of
+ * its line rate (120 us per message), its two neighbours' hops at 0.88x. The error hop's message
+ * times halved the reference median and made those two a slow device; they are no evidence.
+ */
+static void test_measurement_error_hop_gives_no_message_times(void **state)
+{
+	static const double pct[] = { 97.9, 2109.2, 87.9, 87.1 };
+	static const double p50[] = { 19398.7, 120.8, 19398.7, 20447.2 };
+	static const double share[] = { 5.65, 0.03, 5.51, 5.32 };
+	struct fl_verdict v;
+
+	(void)state;
+	ring(4, 10.0);
+	for (size_t i = 0; i < 4; i++) {
+		hops[i].wire_gbs = 0.125 * pct[i];
+		hops[i].wire_p50_us = p50[i];
+		hops[i].peer_wait_seconds = share[i];
+	}
+	judge(4, &v);
+	assert_int_equal(v.nfindings, 1);
+	assert_int_equal(v.kind, FL_VERDICT_NODE);
+	assert_string_equal(v.node, "n3");
+}
+
 /* The node that waits least because its own wire is slow is no straggler. */
 static void test_straggler_refused_when_its_hops_are_low(void **state)
 {
@@ -974,6 +999,7 @@ int main(void)
 		cmocka_unit_test(test_straggler_beside_halved_cable_lab_shares),
 		cmocka_unit_test(test_device_in_a_ring_of_4),
 		cmocka_unit_test(test_cpu_starved_node_is_no_straggler),
+		cmocka_unit_test(test_measurement_error_hop_gives_no_message_times),
 		cmocka_unit_test(test_straggler_beside_cable_needs_a_real_gap),
 		cmocka_unit_test(test_straggler_refused_when_its_hops_are_low),
 		cmocka_unit_test(test_rate_above_line_is_judged_as_line),
