@@ -857,7 +857,7 @@ static void test_straggler_beside_halved_cable_lab_shares(void **state)
 	assert_int_equal(v.nfindings, 0);
 }
 
-/* A smaller effect (0.94x, slow factor 1.5 beside the cable) stays unnamed: inside healthy noise. */
+/* A smaller effect (0.94x, slow factor 1.5 beside the cable) stays unnamed: healthy noise. */
 static void test_straggler_beside_cable_needs_a_real_gap(void **state)
 {
 	double shares[8];
