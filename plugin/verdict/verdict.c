@@ -24,17 +24,6 @@
 #define DEFAULT_MIN_RATIO 0.95
 #define MAD_Z_SCALE 0.6745 /* makes the MAD of normal data comparable to its deviation */
 #define MIN_MODIFIED_Z 3.5 /* Iglewicz and Hoaglin's outlier bound */
-/*
- * A slow cable stretches every message; a rank starved of CPU now and then
- * (16 lab ranks on 2 busy cores) stretches a few, which pulls its average
- * rate down to 0.57-0.8x while its median message time stays with the
- * others'. So a slow wire must also have its median message take this much
- * longer than the others' median: 6%, more than one step of the time
- * histogram (about 5% apart), so that neighbouring buckets are not read as an
- * effect. Measured: hops throttled to 90% read 1.10-1.16x, CPU-starved
- * healthy hops 0.94-1.05x (docs/report-format.md).
- */
-#define MIN_P50_STRETCH 1.06
 #define DEFAULT_MIN_BYTES (16ULL << 20)
 #define DEFAULT_MIN_MESSAGES 8
 
@@ -134,14 +123,20 @@ bool verdict_typical_slow(const struct verdict_input *in, size_t i, const char *
 	for (size_t k = 0; k < in->nhops; k++) {
 		const struct fl_hop_figures *h = &in->hops[k];
 
+		/*
+		 * A rate above the line rate is a measurement error, and so are its
+		 * message times: a lab hop at 2109% timed 120 us per message against
+		 * 19 ms, and halved the others' median with it.
+		 */
 		if (k == i || !verdict_has_rate(in, k) || h->wire_p50_us <= 0.0 ||
-		    !verdict_comparable(h, &in->hops[i]) || (node && fl_verdict_touches(h, node, dev)))
+		    fl_verdict_rate(h) != h->wire_gbs || !verdict_comparable(h, &in->hops[i]) ||
+		    (node && fl_verdict_touches(h, node, dev)))
 			continue;
 		v[n++] = h->wire_p50_us;
 	}
 	median = verdict_median(v, n);
 	free(v);
-	return median <= 0.0 || p50 >= MIN_P50_STRETCH * median;
+	return median <= 0.0 || p50 >= VERDICT_MIN_P50_STRETCH * median;
 }
 
 bool verdict_outside_spread(double gap, double mad)

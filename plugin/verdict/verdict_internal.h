@@ -11,6 +11,22 @@
 
 #include "verdict.h"
 
+/*
+ * A slow cable stretches every message; a rank starved of CPU now and then
+ * (16 lab ranks on 2 busy cores) stretches a few, which pulls its average
+ * rate down to 0.57-0.8x while its median message time stays with the
+ * others'. So a slow wire must also have its median message take this much
+ * longer than the others' median: more than one step of the time histogram
+ * (16 linear steps per power of two, so a step is 1/16 to 1/32 of its value,
+ * up to 6.25% apart), so that neighbouring buckets are not read as an effect.
+ * 1.06 let one step pass at the bottom of an octave: a healthy 16-rank hop
+ * at 0.91x with its median message one bucket up (9175 against 8651 us,
+ * 1.061x) was named a link. Measured: hops throttled to 90% read
+ * 1.10-1.16x, CPU-starved healthy hops 0.94-1.05x, and up to 1.06x one
+ * bucket up (docs/report-format.md).
+ */
+#define VERDICT_MIN_P50_STRETCH 1.07
+
 struct verdict_input {
 	const struct fl_hop_figures *hops;
 	size_t nhops;

@@ -122,13 +122,12 @@ bool verdict_node_hops_low(const struct verdict_input *in, const struct fl_verdi
  * blames count as slow: a straggler's own hops wobble by a few percent (0.94x
  * in a lab run) and it is still the straggler. SIZE_MAX when none.
  */
-static size_t least_waiting(const struct verdict_input *in, const struct fl_verdict *v,
-			    const struct node_share *s, size_t nodes)
+static size_t least_waiting(const struct node_share *s, size_t nodes, const bool *touched)
 {
 	size_t best = SIZE_MAX;
 
 	for (size_t k = 0; k < nodes; k++) {
-		if (verdict_node_hops_low(in, v, s[k].node))
+		if (touched[k])
 			continue;
 		if (best == SIZE_MAX || s[k].share < s[best].share ||
 		    (s[k].share == s[best].share && s[k].first_hop < s[best].first_hop))
@@ -137,38 +136,77 @@ static size_t least_waiting(const struct verdict_input *in, const struct fl_verd
 	return best;
 }
 
-/* The shares of every node but skip into v; returns how many. */
-static size_t others_shares(const struct node_share *s, size_t nodes, size_t skip, double *v)
+/*
+ * Beside a slow wire, the ring moves at that wire's pace and a straggler's
+ * late posts hide in the wait for it: one holding each message for as long as
+ * its bytes take at the line rate (slow factor 2) read 0.80x the others next
+ * to a halved cable at 8 lab ranks, 0.65x alone. The nodes no wire finding
+ * touches then wait alike (their shares within 1% of each other), so there a
+ * straggler is named at a smaller effect, when it is also far outside their
+ * spread: at most 0.9x their median. Healthy runs have no wire finding and
+ * never reach this rule; the least waiting of such nodes read 0.97-1.0x
+ * beside a halved cable or a 90% device alone (docs/report-format.md).
+ */
+#define BESIDE_WIRE_MAX_RATIO 0.9
+#define BESIDE_WIRE_MIN_NODES 4 /* a spread from fewer is luck */
+
+/* The nodes the straggler is compared with: every other one, or those no wire finding touches. */
+struct node_reference {
+	double median, mad;
+	size_t n;
+};
+
+/* The shares of the nodes but skip (and but the touched ones, when given) into v. */
+static size_t others_shares(const struct node_share *s, size_t nodes, size_t skip,
+			    const bool *touched, double *v)
 {
 	size_t n = 0;
 
 	for (size_t k = 0; k < nodes; k++) {
-		if (k != skip)
+		if (k != skip && (!touched || !touched[k]))
 			v[n++] = s[k].share;
 	}
 	return n;
 }
 
-static double others_median(const struct node_share *s, size_t nodes, size_t skip, double *v)
+/* touched: nodes a wire finding touches or whose wires are not at speed, left out; NULL: none. */
+static void reference(const struct node_share *s, size_t nodes, size_t skip, const bool *touched,
+		      double *v, struct node_reference *ref)
 {
-	return verdict_median(v, others_shares(s, nodes, skip, v));
+	ref->n = others_shares(s, nodes, skip, touched, v);
+	ref->median = verdict_median(v, ref->n);
+	others_shares(s, nodes, skip, touched, v);
+	ref->mad = verdict_mad(v, ref->n);
 }
 
-/* The others' median absolute deviation from their median. */
-static double others_mad(const struct node_share *s, size_t nodes, size_t skip, double *v)
+static bool wire_findings(const struct fl_verdict *out)
 {
-	return verdict_mad(v, others_shares(s, nodes, skip, v));
+	for (int k = 0; k < out->nfindings; k++) {
+		if (out->findings[k].kind == FL_VERDICT_LINK ||
+		    out->findings[k].kind == FL_VERDICT_DEVICE)
+			return true;
+	}
+	return false;
 }
 
-static bool stands_out(const struct node_share *s, size_t nodes, size_t culprit, double others,
-		       double *v)
+static bool stands_out(const struct fl_verdict *out, const struct node_share *s, size_t nodes,
+		       size_t culprit, const bool *touched, double *v, double *others)
 {
-	double mad = others_mad(s, nodes, culprit, v);
-	double gap = others - s[culprit].share;
+	struct node_reference all, clear;
+	double share = s[culprit].share;
 
-	if (others < OTHERS_MIN_SHARE || s[culprit].share > STRAGGLER_MAX_RATIO * others)
+	reference(s, nodes, culprit, NULL, v, &all);
+	*others = all.median;
+	if (all.median >= OTHERS_MIN_SHARE && share <= STRAGGLER_MAX_RATIO * all.median &&
+	    verdict_outside_spread(all.median - share, all.mad))
+		return true;
+	if (!wire_findings(out))
 		return false;
-	return verdict_outside_spread(gap, mad);
+	reference(s, nodes, culprit, touched, v, &clear);
+	*others = clear.median;
+	return clear.n >= BESIDE_WIRE_MIN_NODES && clear.median >= OTHERS_MIN_SHARE &&
+	       share <= BESIDE_WIRE_MAX_RATIO * clear.median &&
+	       verdict_outside_spread(clear.median - share, clear.mad);
 }
 
 static double received_rate(const struct verdict_input *in, const struct received *r,
@@ -214,33 +252,70 @@ static void fill_node(const struct verdict_input *in, const struct received *r,
 		others >= 1.0 ? " (several requests wait at once, so speedup not estimated)" : "");
 }
 
+/*
+ * A straggler's own wires run at speed: its hops read 0.94-1.0x the others' in the lab. A
+ * node starved of CPU (16 ranks, or 4 on a machine at load 18) is slow everywhere, its
+ * receives included: one read 0.64x on the hop into it and waited 0.70x the others, which
+ * the straggler rule alone took for a slow GPU. Below this a node's wire is not at speed and
+ * it is not named a straggler (its slow hop is left to the wire rules).
+ */
+#define STRAGGLER_MIN_WIRE 0.85
+
+static int cmp_share_node(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct node_share *)elem)->node);
+}
+
+/* Marks the nodes at either end of a hop below STRAGGLER_MIN_WIRE x the median rate. */
+static void mark_slow_wires(const struct verdict_input *in, const struct node_share *s,
+			    size_t nodes, bool *touched)
+{
+	double median = verdict_median_rate(in);
+
+	for (size_t i = 0; median > 0.0 && i < in->nhops; i++) {
+		const struct fl_hop_figures *h = &in->hops[i];
+		const struct node_share *at;
+
+		if (!verdict_has_rate(in, i) || fl_verdict_rate(h) >= STRAGGLER_MIN_WIRE * median)
+			continue;
+		at = bsearch(h->src_node, s, nodes, sizeof(*s), cmp_share_node);
+		if (at)
+			touched[at - s] = true;
+		at = bsearch(h->dst_node, s, nodes, sizeof(*s), cmp_share_node);
+		if (at)
+			touched[at - s] = true;
+	}
+}
+
 int verdict_try_node(const struct verdict_input *in, struct fl_verdict *out)
 {
 	size_t n = in->nhops ? in->nhops : 1, count, nodes, culprit;
 	struct received *r = malloc(n * sizeof(*r));
 	struct node_share *s = malloc(n * sizeof(*s));
+	bool *touched = malloc(n * sizeof(*touched));
 	double *v = malloc(n * sizeof(*v));
 	double others;
 	int found = -1;
 
-	if (r && s && v) {
+	if (r && s && v && touched) {
 		count = collect_received(in, r);
 		nodes = share_per_node(in, r, count, s);
+		for (size_t k = 0; k < nodes; k++)
+			touched[k] = verdict_node_hops_low(in, out, s[k].node);
+		mark_slow_wires(in, s, nodes, touched);
 		found = 0;
-		culprit = nodes >= 2 ? least_waiting(in, out, s, nodes) : SIZE_MAX;
-		if (culprit != SIZE_MAX) {
-			others = others_median(s, nodes, culprit, v);
-			if (stands_out(s, nodes, culprit, others, v)) {
-				struct fl_finding *f = verdict_add_finding(out, FL_VERDICT_NODE);
+		culprit = nodes >= 2 ? least_waiting(s, nodes, touched) : SIZE_MAX;
+		if (culprit != SIZE_MAX && stands_out(out, s, nodes, culprit, touched, v, &others)) {
+			struct fl_finding *f = verdict_add_finding(out, FL_VERDICT_NODE);
 
-				found = f != NULL;
-				if (f)
-					fill_node(in, r, &s[culprit], others, v, f);
-			}
+			found = f != NULL;
+			if (f)
+				fill_node(in, r, &s[culprit], others, v, f);
 		}
 	}
 	free(r);
 	free(s);
+	free(touched);
 	free(v);
 	return found;
 }

@@ -19,8 +19,6 @@
 #define RAIL_MIN_NODES 3
 /* "Most nodes": at least three quarters of those with the device. */
 #define RAIL_MIN_SHARE 0.75
-/* As verdict.c's MIN_P50_STRETCH: a slow wire stretches its median message. */
-#define RAIL_P50_STRETCH 1.06
 
 struct rail_reference {
 	double gbs, mad, p50_us; /* hops on no device of the rail's name */
@@ -119,7 +117,7 @@ static bool hop_low(const struct verdict_input *in, size_t i, const struct rail_
 	return verdict_below_ratio(h, r->gbs, in->params->min_ratio) &&
 	       verdict_outside_spread(r->gbs - fl_verdict_rate(h), r->mad) &&
 	       (h->wire_p50_us <= 0.0 || r->p50_us <= 0.0 ||
-		h->wire_p50_us >= RAIL_P50_STRETCH * r->p50_us);
+		h->wire_p50_us >= VERDICT_MIN_P50_STRETCH * r->p50_us);
 }
 
 static int cmp_end(const void *pa, const void *pb)

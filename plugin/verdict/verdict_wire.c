@@ -220,6 +220,86 @@ static void add_links(const struct verdict_input *in, const struct wire_judgemen
 	}
 }
 
+/* Whether the link finding f ends at node/dev as `end` (0 source, 1 destination). */
+static bool link_at(const struct verdict_input *in, const struct fl_finding *f, const char *node,
+		    const char *dev, int end)
+{
+	const struct fl_hop_figures *h = &in->hops[f->hop];
+
+	return end ? !strcmp(h->dst_node, node) && !strcmp(h->dst_dev, dev)
+		   : !strcmp(h->src_node, node) && !strcmp(h->src_dev, dev);
+}
+
+/* Every rated hop through node/dev is one of the links from `first` on, in both directions. */
+static bool all_hops_linked(const struct verdict_input *in, const struct fl_verdict *out,
+			    int first, const char *node, const char *dev)
+{
+	bool in_dir = false, out_dir = false;
+
+	for (size_t i = 0; i < in->nhops; i++) {
+		bool linked = false;
+
+		if (!verdict_has_rate(in, i) || !fl_verdict_touches(&in->hops[i], node, dev))
+			continue;
+		for (int k = first; k < out->nfindings && !linked; k++)
+			linked = out->findings[k].kind == FL_VERDICT_LINK && out->findings[k].hop == (int)i;
+		if (!linked)
+			return false;
+		out_dir |= !strcmp(in->hops[i].src_node, node) && !strcmp(in->hops[i].src_dev, dev);
+		in_dir |= !strcmp(in->hops[i].dst_node, node) && !strcmp(in->hops[i].dst_dev, dev);
+	}
+	return in_dir && out_dir;
+}
+
+/*
+ * The links from `first` on that all go through one device, in and out, are that device: in a
+ * ring of 4 its own rule compares it with two hops only, whose spread (and median message) is
+ * luck, so a 90% NIC came out as two links (lab, 2 of 3 runs). One device finding takes their
+ * place, named by the slowest of them.
+ */
+static void links_to_device(const struct verdict_input *in, struct fl_verdict *out, int first)
+{
+	for (int k = first; k < out->nfindings; k++) {
+		const struct fl_hop_figures *h = &in->hops[out->findings[k].hop];
+		const char *node = h->dst_node, *dev = h->dst_dev;
+		struct fl_finding merged, *slowest = NULL;
+		int kept = first, through = 0;
+
+		if (out->findings[k].kind != FL_VERDICT_LINK ||
+		    !all_hops_linked(in, out, first, node, dev))
+			continue;
+		for (int m = first; m < out->nfindings; m++) {
+			struct fl_finding *f = &out->findings[m];
+
+			if (f->kind == FL_VERDICT_LINK &&
+			    (link_at(in, f, node, dev, 0) || link_at(in, f, node, dev, 1))) {
+				through++;
+				if (!slowest || f->ratio < slowest->ratio)
+					slowest = f;
+			}
+		}
+		merged = *slowest;
+		merged.kind = FL_VERDICT_DEVICE;
+		verdict_set_name(merged.node, sizeof(merged.node), node);
+		verdict_set_name(merged.dev, sizeof(merged.dev), dev);
+		verdict_say(&merged,
+			    "all %d hops through %s/%s are slow in both directions, each below the "
+			    "others (slowest %.2fx the %.2f GB/s median of comparable hops): suspect "
+			    "its NIC, port or cable",
+			    through, node, dev, slowest->ratio, slowest->median_gbs);
+		for (int m = first; m < out->nfindings; m++) {
+			const struct fl_finding *f = &out->findings[m];
+
+			if (!(f->kind == FL_VERDICT_LINK &&
+			      (link_at(in, f, node, dev, 0) || link_at(in, f, node, dev, 1))))
+				out->findings[kept++] = *f;
+		}
+		out->findings[kept++] = merged;
+		out->nfindings = kept;
+		return; /* one device per call: the links left are judged again by the caller */
+	}
+}
+
 int verdict_try_wire(const struct verdict_input *in, struct fl_verdict *out)
 {
 	size_t n = in->nhops ? in->nhops : 1;
@@ -234,7 +314,13 @@ int verdict_try_wire(const struct verdict_input *in, struct fl_verdict *out)
 		judge_groups(in, rated, group_rated(in, rated, reps), &j);
 		found = verdict_find_rails_and_devices(in, explained, out);
 		if (found >= 0) {
+			int links = out->nfindings, was;
+
 			add_links(in, &j, explained, out);
+			do {
+				was = out->nfindings;
+				links_to_device(in, out, links);
+			} while (out->nfindings < was);
 			found = out->nfindings - before;
 		}
 	}

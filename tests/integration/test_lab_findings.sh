@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Small effects and several faults on the lab, judged from measurements alone: a device at 90%
 # of its rate -> `device` (not `node`); one hop at 90% -> `link`; a straggler adding about 10% to
-# the step -> `node`; two slow devices -> both named in findings[]; healthy -> no finding at all.
-# At 4 and 8 ranks, one short run each (10 steps of 2 MiB: every hop moves 30-35 MiB; 200 mbit/s
+# the step -> `node`; two slow devices, and a halved cable beside a straggler -> both named in
+# findings[]; healthy -> no finding at all.
+# At 4, 8 and 16 ranks, one short run each (10 steps of 2 MiB, 4 MiB at 16 ranks: every hop moves
+# 30-75 MiB; 200 mbit/s
 # leaves 8 ranks CPU to spare on 2 loaded cores, where 400 mbit/s let load read as 10% effects).
 # Usage: test_lab_findings.sh [BUILD_DIR]
 set -u
@@ -20,7 +22,7 @@ if [ "${FABRICLAB_SANITIZER:-}" = tsan ]; then
 	exit 77
 fi
 
-common=(--link-rate 200mbit --steps 10 --grad 2M --compute 0)
+common=(--link-rate 200mbit --steps 10 --compute 0)
 
 # lab NAME ARGS...: one run; its merged report lands in $tmp/NAME.json.
 lab() {
@@ -65,17 +67,35 @@ check() {
 	failures=$((failures + 1))
 }
 
-for ranks in 4 8; do
-	check "healthy$ranks" "healthy: no finding" "" -n "$ranks" healthy
-	check "device$ranks" "node2 at 90%: its device" "device node2/lo" -n "$ranks" \
+# grad_for N: 2 MiB at 4 and 8 ranks; 4 MiB at 16, whose 2 MiB steps split into 128 KiB messages
+# that socket receivers time at 100-106% of the rate (a third of their bytes arrive unwatched).
+grad_for() { if [ "$1" -ge 16 ]; then echo 4M; else echo 2M; fi; }
+
+for ranks in 4 8 16; do
+	size=(-n "$ranks" --grad "$(grad_for "$ranks")")
+	# At 16 ranks a factor 1.5 straggler reads 0.80x the others' wait (the bound is 0.76x):
+	# there it holds each message for 0.7x its wire time instead.
+	factor=1.5
+	[ "$ranks" -ge 16 ] && factor=1.7
+	check "healthy$ranks" "healthy: no finding" "" "${size[@]}" healthy
+	check "device$ranks" "node2 at 90%: its device" "device node2/lo" "${size[@]}" \
 		--fault "throttle:node=node2,rate=90%"
 	check "link$ranks" "node1 -> node2 at 90%: that link" "link node1/lo -> node2/lo" \
-		-n "$ranks" --fault "throttle:node=node1,peer=node2,rate=90%"
+		"${size[@]}" --fault "throttle:node=node1,peer=node2,rate=90%"
 	check "straggler$ranks" "node2 holding its messages: the straggler" "node node2" \
-		-n "$ranks" --fault "slow:node=node2,factor=1.5"
+		"${size[@]}" --fault "slow:node=node2,factor=$factor"
 done
 check two8 "two slow devices: both named" "device node1/lo
-device node5/lo" -n 8 --fault "throttle:node=node1,rate=60%;throttle:node=node5,rate=80%"
+device node5/lo" -n 8 --grad 2M --fault "throttle:node=node1,rate=60%;throttle:node=node5,rate=80%"
+# A straggler beside a halved cable: the cable paces the ring, so only one that holds each
+# message for its time at the line rate (factor 2) stands out, against the nodes the cable
+# does not touch (at least 4 of them: not at 4 ranks).
+for ranks in 8 16; do
+	check "cable-straggler$ranks" "node1's cable halved, node5 a straggler: both named" \
+		"device node1/lo
+node node5" -n "$ranks" --grad "$(grad_for "$ranks")" \
+		--fault "throttle:node=node1,rate=50%;slow:node=node5,factor=2"
+done
 
 if [ "$failures" -eq 0 ]; then echo "all passed"; else echo "$failures failed"; fi
 [ "$failures" -eq 0 ]

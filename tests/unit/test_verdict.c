@@ -835,6 +835,157 @@ static void test_halved_cable_and_straggler_elsewhere(void **state)
 	assert_non_null(find_kind(&v, FL_VERDICT_NODE, "n6"));
 }
 
+/*
+ * Wait shares (peer wait / active time) the 8-rank lab measured with one node's cable halved,
+ * by hop here: n3's device is slow, hop 1 (n2 -> n3) is received by n3, hop 2 by n4, ...
+ */
+static const double beside_cable[] = { 6.40, 2.94, 5.69, 6.49, 6.45, 6.48, 6.43, 6.36 };
+
+static size_t halved_cable_ring(const double *shares)
+{
+	size_t n = noisy_ring(8);
+
+	hops[1].wire_gbs = 5.0; /* n2 -> n3 */
+	hops[2].wire_gbs = 5.1; /* n3 -> n4 */
+	for (size_t i = 0; i < n; i++)
+		hops[i].peer_wait_seconds = shares[i]; /* hop i is received by n(i+2) */
+	return n;
+}
+
+/*
+ * Beside a halved cable a straggler holding each message for its time at the line rate
+ * reads 0.80x the nodes clear of the cable (lab, 8 ranks; 0.65x alone): named, while the
+ * cable alone names no node, and the same 0.80x without a wire finding is healthy noise.
+ */
+static void test_straggler_beside_halved_cable_lab_shares(void **state)
+{
+	double shares[8];
+	struct fl_verdict v;
+	size_t n;
+
+	(void)state;
+	memcpy(shares, beside_cable, sizeof(shares));
+	shares[4] = 5.19; /* n6, the straggler (hop 4 is received by n6) */
+	n = halved_cable_ring(shares);
+	judge(n, &v);
+	assert_int_equal(v.nfindings, 2);
+	assert_string_equal(v.findings[0].node, "n3");
+	assert_non_null(find_kind(&v, FL_VERDICT_NODE, "n6"));
+
+	n = halved_cable_ring(beside_cable);
+	judge(n, &v);
+	assert_int_equal(v.nfindings, 1);
+	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+
+	n = noisy_ring(8);
+	for (size_t i = 0; i < n; i++)
+		hops[i].peer_wait_seconds = i == 4 ? 5.19 : 6.45;
+	judge(n, &v);
+	assert_int_equal(v.nfindings, 0);
+}
+
+/* A smaller effect (0.94x, slow factor 1.5 beside the cable) stays unnamed: healthy noise. */
+static void test_straggler_beside_cable_needs_a_real_gap(void **state)
+{
+	double shares[8];
+	struct fl_verdict v;
+
+	(void)state;
+	memcpy(shares, beside_cable, sizeof(shares));
+	shares[4] = 6.04;
+	judge(halved_cable_ring(shares), &v);
+	assert_int_equal(v.nfindings, 1);
+	assert_null(find_kind(&v, FL_VERDICT_NODE, "n6"));
+}
+
+/* 4-rank lab runs with node2's NIC at 90% (rates in % of the line, median message in us). */
+static void lab_ring_of_4(const double *pct, const double *p50)
+{
+	ring(4, 10.0);
+	for (size_t i = 0; i < 4; i++) {
+		hops[i].wire_gbs = 0.125 * pct[i]; /* line rate 12.5 GB/s */
+		hops[i].wire_p50_us = p50[i];
+	}
+}
+
+/*
+ * Half the ring slow: the median of all sat between the slow and the good hops, so no hop was
+ * a candidate and nothing was named; and a device whose own comparison (two hops elsewhere)
+ * was luck came out as two links. Both are the device.
+ */
+static void test_device_in_a_ring_of_4(void **state)
+{
+	static const double no_candidate[] = { 98.5, 88.5, 88.2, 95.6 };
+	static const double two_links[] = { 99.5, 90.6, 90.8, 99.8 };
+	static const double p50[] = { 19399, 23593, 22544, 19399 };
+	struct fl_verdict v;
+
+	(void)state;
+	lab_ring_of_4(no_candidate, p50);
+	judge(4, &v);
+	assert_int_equal(v.nfindings, 1);
+	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+	assert_string_equal(v.node, "n3");
+	lab_ring_of_4(two_links, p50);
+	judge(4, &v);
+	assert_int_equal(v.nfindings, 1);
+	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+	assert_string_equal(v.node, "n3");
+	assert_string_equal(v.dev, "eth0");
+}
+
+/*
+ * A node starved of CPU waits less too, but its wires are not at speed: 4 lab ranks at load 18,
+ * the hop into it at 0.64x the others, its wait 0.70x theirs. No straggler; one whose hops
+ * wobble to 0.96x (not a link) still is.
+ */
+static void test_cpu_starved_node_is_no_straggler(void **state)
+{
+	static const double pct[] = { 51.8, 81.1, 80.9, 92.2 };
+	static const double share[] = { 4.2, 6.1, 6.0, 5.9 };
+	struct fl_verdict v;
+
+	(void)state;
+	ring(4, 10.0);
+	for (size_t i = 0; i < 4; i++) {
+		hops[i].wire_gbs = 0.125 * pct[i];
+		hops[i].peer_wait_seconds = share[i]; /* hop 0 is received by n2 */
+		hops[i].wire_p50_us = 10223.6; /* as measured: no slow wire by the median message */
+	}
+	judge(4, &v);
+	assert_null(find_kind(&v, FL_VERDICT_NODE, "n2"));
+	hops[0].wire_gbs = 0.96 * 0.125 * 81.0;
+	for (size_t i = 1; i < 4; i++)
+		hops[i].wire_gbs = 0.125 * 81.0;
+	judge(4, &v);
+	assert_non_null(find_kind(&v, FL_VERDICT_NODE, "n2"));
+}
+
+/*
+ * A lab straggler (slow factor 2, 4 ranks, a loaded machine): the hop into it timed at 2109% of
+ * its line rate (120 us per message), its two neighbours' hops at 0.88x. The error hop's message
+ * times halved the reference median and made those two a slow device; they are no evidence.
+ */
+static void test_measurement_error_hop_gives_no_message_times(void **state)
+{
+	static const double pct[] = { 97.9, 2109.2, 87.9, 87.1 };
+	static const double p50[] = { 19398.7, 120.8, 19398.7, 20447.2 };
+	static const double share[] = { 5.65, 0.03, 5.51, 5.32 };
+	struct fl_verdict v;
+
+	(void)state;
+	ring(4, 10.0);
+	for (size_t i = 0; i < 4; i++) {
+		hops[i].wire_gbs = 0.125 * pct[i];
+		hops[i].wire_p50_us = p50[i];
+		hops[i].peer_wait_seconds = share[i];
+	}
+	judge(4, &v);
+	assert_int_equal(v.nfindings, 1);
+	assert_int_equal(v.kind, FL_VERDICT_NODE);
+	assert_string_equal(v.node, "n3");
+}
+
 /* The node that waits least because its own wire is slow is no straggler. */
 static void test_straggler_refused_when_its_hops_are_low(void **state)
 {
@@ -872,6 +1023,11 @@ int main(void)
 		cmocka_unit_test(test_link_at_90_percent),
 		cmocka_unit_test(test_two_slow_devices_are_both_named),
 		cmocka_unit_test(test_halved_cable_and_straggler_elsewhere),
+		cmocka_unit_test(test_straggler_beside_halved_cable_lab_shares),
+		cmocka_unit_test(test_device_in_a_ring_of_4),
+		cmocka_unit_test(test_cpu_starved_node_is_no_straggler),
+		cmocka_unit_test(test_measurement_error_hop_gives_no_message_times),
+		cmocka_unit_test(test_straggler_beside_cable_needs_a_real_gap),
 		cmocka_unit_test(test_straggler_refused_when_its_hops_are_low),
 		cmocka_unit_test(test_rate_above_line_is_judged_as_line),
 		cmocka_unit_test(test_one_slow_link),

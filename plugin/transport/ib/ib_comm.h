@@ -112,6 +112,14 @@ struct ib_send_req {
 	uint8_t rotor;             /* the QP whose final write is always signalled */
 	int expected, completed;   /* signalled data completions */
 	uint64_t ready_ns, wire_start_ns, wire_end_ns;
+	/*
+	 * Paced: the emulated cable's clock (ib_pace.c). cable_free_ns is when the
+	 * pieces posted so far have left it at the paced rate; host_idle_ns sums
+	 * the time it stood idle because the proxy thread was away with pieces
+	 * still to post; cable_start_ns is when its first piece got the cable.
+	 * 0 unpaced.
+	 */
+	uint64_t cable_start_ns, cable_free_ns, host_idle_ns;
 };
 
 struct ib_send_comm {
@@ -119,6 +127,7 @@ struct ib_send_comm {
 	/* the receiver's pacing, which holds back this side's writes as a slow link would */
 	struct fl_pacer *peer_rx;
 	uint32_t peer_rx_kib;
+	uint64_t cable_free_ns; /* paced: when the pieces posted so far leave the cable */
 	struct ib_fifo_slot *fifo; /* IB_FIFO_DEPTH slots, written by the receiver */
 	struct ibv_mr *fifo_mr;
 	uint64_t cts_count;        /* the receive whose slot is being consumed */
@@ -179,6 +188,10 @@ void ib_pace_attach(struct ib_link *l, struct fl_pacer *pacer);
 int ib_pace_peer_rate(struct ib_send_comm *c, uint32_t rate_kib, uint64_t now);
 /* true: bytes may go now (both this side's pacer and the receiver's allow; both charged). */
 int ib_pace_send_allows(struct ib_send_comm *c, uint64_t now, size_t bytes);
+/* Pieces wait (refused, the send queue full, or more to post): both buckets keep the time owed. */
+void ib_pace_send_backlog(struct ib_send_comm *c, uint64_t now);
+/* A piece of r went out at now: advances r's cable clock (nothing when the link is not paced). */
+void ib_pace_send_piece(struct ib_send_comm *c, struct ib_send_req *r, uint64_t now, size_t bytes);
 
 /* Records the first failure on the link (later ones are consequences) and returns it. */
 int ib_link_fail(struct ib_link *l, int err);
