@@ -19,9 +19,12 @@ server=$!
 for _ in $(seq 50); do grep -q 'serving the lab on' "$tmp/server.out" && break; sleep 0.1; done
 url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/' "$tmp/server.out")
 [ -n "$url" ] || { echo "not ok - server did not start: $(cat "$tmp/server.out")"; exit 1; }
-if python3 "$here/lab_browser.py" "$url" "$build/artifacts/lab-browser.png"; then
+rc=0
+python3 "$here/lab_browser.py" "$url" "$build/artifacts/lab-browser.png" || rc=$?
+if [ "$rc" -eq 0 ]; then
 	echo "ok - the page ran halve-cable and named node2 (screenshot $build/artifacts/lab-browser.png)"
 	exit 0
 fi
+[ "$rc" -eq 77 ] && exit 77   # lab_browser.py printed why
 echo "not ok - the page run failed; server said: $(tail -5 "$tmp/server.out")"
 exit 1
