@@ -57,8 +57,19 @@ lab plugin4 -n 4 "${common[@]}" --target node2 halve-cable &&
 # A setup left behind by a run killed with SIGKILL: its launcher's pid no longer runs fabriclab.
 dead=$(sh -c 'echo $$') # a pid that has just exited
 ip netns add "fabriclab-$dead-hub" && ip netns add "fabriclab-$dead-node0"
-lab healthy4 -n 4 "${common[@]}" healthy &&
-	expect_verdict healthy4 "healthy in namespaces" '^kind=none '
+# A healthy run of 3 steps on 2 busy cores names a link now and then (1 in about 7 here: one hop
+# at 0.89x with its median message 1.10x, issue 12's open healthy-run noise); one more run is
+# allowed, as test_lab_findings allows, and the first one's verdict is printed.
+if lab healthy4 -n 4 "${common[@]}" healthy; then
+	first=$(verdict_of "$tmp/healthy4.json" 2>&1)
+	if [[ $first =~ ^kind=none\  ]]; then
+		ok "healthy4: healthy in namespaces ($first)"
+	else
+		echo "# healthy4: the first run said $first; running it once more"
+		lab healthy4again -n 4 "${common[@]}" healthy &&
+			expect_verdict healthy4again "healthy in namespaces (second run)" '^kind=none '
+	fi
+fi
 said="removed stale network namespace fabriclab-$dead-hub"
 if [ -z "$(namespaces_of "$dead")" ] && grep -q "$said" "$tmp/healthy4.out"; then
 	ok "a stale setup (fabriclab-$dead-*) is detected and removed"

@@ -32,10 +32,16 @@ for p in ibv_devinfo ibv_rc_pingpong ib_write_bw ib_send_bw ib_read_bw ib_write_
 	command -v "$p" >/dev/null || { echo "not ok - $p missing (scripts/deps.sh)"; exit 1; }
 done
 
-# A TCP port for one server/client pair; each pair takes the next, from a per-run base so that
-# concurrent runs rarely collide.
-port=$((20000 + $$ % 20000))
-next_port() { port=$((port + 1)); }
+# A TCP port for one server/client pair; each pair takes the next free one, from a per-run base
+# below the kernel's ephemeral range (where another socket's local port made a server's listen fail).
+port=$((10000 + $$ % 20000))
+next_port() {
+	port=$((port + 1))
+	while ! python3 -c 'import socket, sys; socket.socket().bind(("127.0.0.1", int(sys.argv[1])))' \
+		"$port" 2>/dev/null; do
+		port=$((port + 1))
+	done
+}
 
 # ibv_devinfo: both devices, the IB port's LID and the RoCE port's v2 GID, no atomics claimed.
 if ! ibv_devinfo -v >"$tmp/devinfo" 2>&1; then
