@@ -159,7 +159,8 @@ static int blocked_in_recv(long tid)
 
 	snprintf(path, sizeof(path), "/proc/self/task/%ld/syscall", tid);
 	f = fopen(path, "r");
-	assert_non_null(f);
+	if (!f) /* that tid was an earlier test's helper, gone since: look again */
+		return 0;
 	if (fgets(line, sizeof(line), f))
 		nr = strtol(line, NULL, 10); /* "running" reads as 0, never recvfrom */
 	fclose(f);
@@ -186,6 +187,8 @@ static void test_stop_unblocks_recv(void **state)
 		if (now_s() > end)
 			fail_msg("the receiving helper never blocked in recv");
 		usleep(1000);
+		helper = thread_named("fl-sock-r1");
+		assert_true(helper > 0);
 	}
 	start = now_s();
 	alarm(10); /* a stop that cannot unblock recv hangs in pthread_join: end the test */
