@@ -7,22 +7,13 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "report_live_internal.h"
 
 /*
  * How much faster than min_ratio a slow hop must run before it counts as
  * recovered: a hop hovering at the threshold logs once, not every window.
  */
 #define RECOVERY_MARGIN 0.03
-
-struct live_hop {
-	struct fl_hop_key key;
-	uint64_t wire_bytes, wire_ns; /* totals at the last window */
-	bool slow;
-	int low_windows; /* consecutive windows below the ratio */
-	int pending;     /* the transition the last windows point to (-1: none) */
-	int agreeing;    /* windows in a row that point to it */
-	struct fl_live_finding f; /* while slow: the finding as it stands */
-};
 
 static struct {
 	struct live_hop hops[FL_MAX_HOPS];
@@ -40,6 +31,21 @@ const char *fl_live_state_name(enum fl_live_state state)
 void fl_report_live_reset(void)
 {
 	live.n = 0;
+	live_devices_reset();
+}
+
+const struct live_hop *live_hops(int *n)
+{
+	*n = live.n;
+	return live.hops;
+}
+
+void live_local_end(const struct fl_hop_key *k, const char **node, const char **dev)
+{
+	bool send = k->view == FL_HOP_SEND;
+
+	*node = send ? k->src_node : k->dst_node;
+	*dev = send ? k->src_dev : k->dst_dev;
 }
 
 static bool same_key(const struct fl_hop_key *a, const struct fl_hop_key *b)
@@ -77,7 +83,7 @@ static void clock_text(double unix_s, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
-static void say(const struct fl_live_finding *f, const char *what, double unix_s)
+void live_say(const struct fl_live_finding *f, const char *what, double unix_s)
 {
 	char at[16];
 
@@ -152,6 +158,10 @@ static int judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, dou
 	if (p->skip || bytes < FL_LIVE_MIN_BYTES || !ns || line <= 0.0)
 		return 0;
 	gbs = (double)bytes / (double)ns;
+	s->judged = true;
+	s->last_ratio = gbs / line;
+	s->last_gbs = gbs;
+	s->line_gbs = line;
 	t = transition(s, gbs / line, p);
 	if (t < 0)
 		return 0;
@@ -159,7 +169,9 @@ static int judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, dou
 	if (t == FL_LIVE_APPEARED)
 		s->f.since_unix = unix_now;
 	s->slow = t != FL_LIVE_CLEARED;
-	say(&s->f, words[t], unix_now);
+	if (!s->best)
+		return 0;
+	live_say(&s->f, words[t], unix_now);
 	if (notify)
 		notify((enum fl_live_state)t, &s->f);
 	return 1;
@@ -168,29 +180,35 @@ static int judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, dou
 int fl_report_live_judge(const struct fl_report *r, const struct fl_live_params *p,
 			 double unix_now, uint64_t mono_now, fl_live_notify_fn notify)
 {
-	int view = fl_report_best_view(r->transport), changes = 0;
+	int changes = 0;
 
 	for (int i = 0; i < r->nhops; i++) {
 		const struct fl_hop_snapshot *h = &r->hops[i];
 		const struct fl_report_device *d = fl_report_device(r, h->local_dev);
+		bool best = h->key.view == fl_report_best_view(fl_report_hop_transport(r, h));
 		struct live_hop *s;
 
-		if (h->key.view != view || !strcmp(h->key.src_node, FL_HOP_OTHER))
+		/* NCCL's profiler events time no wire at the receiver: not even evidence */
+		if ((!best && h->key.mode != FL_HOP_NET) || !strcmp(h->key.src_node, FL_HOP_OTHER))
 			continue;
 		s = state_of(&h->key);
-		if (s)
-			changes += judge_window(s, h, d ? fl_report_line_rate(d->speed_mbps) : 0.0,
-						p, unix_now, mono_now, notify);
+		if (!s)
+			continue;
+		s->best = best;
+		changes += judge_window(s, h, d ? fl_report_line_rate(d->speed_mbps) : 0.0, p,
+					unix_now, mono_now, notify);
 	}
-	return changes;
+	return changes + live_devices_judge(unix_now, mono_now, notify);
 }
 
+/* Devices first: the links a standing device finding explains are not listed again. */
 int fl_report_live_current(struct fl_live_finding *out, int max)
 {
-	int n = 0;
+	int n = live_devices_current(out, max);
 
 	for (int i = 0; i < live.n && n < max; i++)
-		if (live.hops[i].slow)
+		if (live.hops[i].best && live.hops[i].slow &&
+		    !live_device_explains(&live.hops[i].key))
 			out[n++] = live.hops[i].f;
 	return n;
 }

@@ -2,7 +2,8 @@
  * The diagnosis while the job runs: every window (FABRICLAB_LIVE_WINDOW_MS,
  * half a second by default) the report thread hands the hop table here; each
  * hop timed from the better end is judged on the last window alone, against
- * its line rate (one process sees none of its peers' hops). When a hop turns
+ * its line rate (one process sees none of its peers' hops); a local device
+ * slow both ways is one device finding (report_live_device.c). When a hop turns
  * slow, changes, or recovers, one WARN line goes through NCCL's logger and the
  * caller hears of it (the tracer emits fabriclab:live_finding); the findings
  * standing now are what the Prometheus textfile carries (report_prom.c).
@@ -43,7 +44,7 @@ const char *fl_live_state_name(enum fl_live_state state);
 /* One hop found slow on its last windows, as logged, traced and exported. */
 struct fl_live_finding {
 	struct fl_hop_key key; /* the hop, in the view judged (the better end) */
-	const char *kind;      /* "link": one process judges one hop at a time */
+	const char *kind;      /* "link", or "device": every hop of a local device, both ways */
 	char culprit[2 * FL_NODE_NAME_LEN + 2 * FL_DEV_NAME_LEN + 8]; /* "a/d0 -> b/d1" */
 	double ratio;          /* the last window's wire rate over the line rate */
 	double gbs, line_gbs;  /* that window's wire rate, the line rate (GB/s) */

@@ -4,7 +4,9 @@
 #  - a halved cable (halve-cable on node3): while the job runs, a rank's Prometheus textfile
 #    names the slow hop (polled); the ranks' log has the WARN line; the trace has a
 #    fabriclab:live_finding "appeared" event for a hop of node3 with kind, culprit, ratio and
-#    cost; `fabriclab trace` lists it with the same delay the test computes itself; no healthy
+#    cost; `fabriclab trace` lists it with the same delay the test computes itself; node3's own
+#    process, which sees its cable slow both ways, names the device (node3/lo: WARN line and a
+#    kind device event that `fabriclab trace` lists with its delay); no healthy
 #    hop is found slow (one found in the first 2 s of the job's traffic that clears again, a
 #    starved sender in the start-up, makes the run go again; 3 such runs fail);
 #  - the delay from the hop's first traffic (the first wire start from which its request_done
@@ -228,7 +230,12 @@ halved_once() {
 		{ not_ok "halved cable: fabriclab trace says ${mine} s after the first traffic, babeltrace2's events ${delay} s"; return 1; }
 	grep -q "NCCL WARN .*fabriclab: node[234]/lo -> node[34]/lo slow since" "$run/ranks.log" ||
 		{ not_ok "halved cable: no WARN line in the ranks' log"; return 1; }
-	[ -f "$tmp/$name/lab.found.prom" ] && grep -q "^fabriclab_live_finding_ratio{.*kind=\"link\",culprit=\"node[23]/lo -> node[34]/lo\".*} 0\.[3-6]" "$tmp/$name/lab.found.prom" ||
+	# node3 sees its cable slow both ways (its receives and its sends) and says device node3/lo.
+	grep -q "NCCL WARN .*fabriclab: node3/lo slow since .*x its line rate" "$run/ranks.log" ||
+		{ not_ok "halved cable: node3's own process did not name its device (no 'node3/lo slow since' WARN)"; return 1; }
+	grep -q "appeared device node3/lo, 0\.[3-6][0-9]x its line rate.*after the hop's first traffic" "$tmp/$name/trace.txt" ||
+		{ not_ok "halved cable: fabriclab trace lists no device finding for node3/lo"; return 1; }
+	[ -f "$tmp/$name/lab.found.prom" ] && grep -Eq "^fabriclab_live_finding_ratio\{.*(kind=\"link\",culprit=\"node[23]/lo -> node[34]/lo\"|kind=\"device\",culprit=\"node3/lo\").*\} 0\.[3-6]" "$tmp/$name/lab.found.prom" ||
 		{ not_ok "halved cable: no textfile named the slow hop while the job ran"; return 1; }
 	grep -q "^fabriclab_live_findings{.*} 1$" "$tmp/$name/lab.found.prom" ||
 		{ not_ok "halved cable: the textfile's count is not 1: $(grep '^fabriclab_live_findings' "$tmp/$name/lab.found.prom")"; return 1; }

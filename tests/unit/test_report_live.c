@@ -2,7 +2,8 @@
  * The live judgement (plugin/report/report_live.c) on synthetic windows: a
  * halved hop appears, changes and clears after FL_LIVE_LOW_WINDOWS windows that
  * agree; one dip or one odd window, a window with too little traffic and the
- * view not judged say nothing;
+ * view not judged say nothing; a device slow both ways (its receives and its
+ * sends) is one finding of kind device, a sender's view alone none;
  * and the textfile (report_live_prom.c) carries what stands, escaped.
  */
 #include <setjmp.h>
@@ -40,14 +41,15 @@ static void notify(enum fl_live_state state, const struct fl_live_finding *f)
 	told.n++;
 }
 
-static void hop(struct fl_hop_snapshot *h, int view, const char *src, const char *dst)
+static void hop(struct fl_hop_snapshot *h, int view, const char *src, const char *dst,
+		const char *dev)
 {
 	memset(h, 0, sizeof(*h));
 	h->key.view = view;
 	snprintf(h->key.src_node, sizeof(h->key.src_node), "%s", src);
-	snprintf(h->key.src_dev, sizeof(h->key.src_dev), "eth0");
+	snprintf(h->key.src_dev, sizeof(h->key.src_dev), "%s", dev);
 	snprintf(h->key.dst_node, sizeof(h->key.dst_node), "%s", dst);
-	snprintf(h->key.dst_dev, sizeof(h->key.dst_dev), "eth0");
+	snprintf(h->key.dst_dev, sizeof(h->key.dst_dev), "%s", dev);
 }
 
 static int setup(void **state)
@@ -60,21 +62,47 @@ static int setup(void **state)
 	rep.ndevs = 1;
 	rep.devs[0].dev = 0;
 	rep.devs[0].speed_mbps = LINE_MBPS;
-	hop(&hops[0], FL_HOP_RECV, "a", "b");
-	hop(&hops[1], FL_HOP_SEND, "b", "c"); /* sockets judge receivers: never this one */
+	hop(&hops[0], FL_HOP_RECV, "a", "b", "eth0");
+	/* sockets judge receivers: a sender's view is never a finding (and this device sends only) */
+	hop(&hops[1], FL_HOP_SEND, "b", "c", "eth1");
 	rep.hops = hops;
 	rep.nhops = 2;
 	return 0;
 }
 
+/* Hop i moved `bytes` at `ratio` of its line rate (1 GB/s: bytes per ns). */
+static void moved(int i, uint64_t bytes, double ratio)
+{
+	hops[i].t.wire_bytes += bytes;
+	hops[i].wire_ns += (uint64_t)((double)bytes / ratio);
+}
+
+static int judge(int k)
+{
+	return fl_report_live_judge(&rep, &params, 1000.0 + k, (uint64_t)k * WINDOW_NS, notify);
+}
+
 /* One window: every hop moved `bytes` at `ratio` of its line rate; returns the transitions. */
 static int window(uint64_t bytes, double ratio, int k)
 {
-	for (int i = 0; i < rep.nhops; i++) {
-		hops[i].t.wire_bytes += bytes;
-		hops[i].wire_ns += (uint64_t)((double)bytes / ratio); /* 1 GB/s: bytes per ns */
-	}
-	return fl_report_live_judge(&rep, &params, 1000.0 + k, (uint64_t)k * WINDOW_NS, notify);
+	for (int i = 0; i < rep.nhops; i++)
+		moved(i, bytes, ratio);
+	return judge(k);
+}
+
+/* One window of b/eth0's receive hop (a -> b) and send hop (b -> c) at their own ratios. */
+static int both_ways(double recv_ratio, double send_ratio, int k)
+{
+	moved(0, 64 << 20, recv_ratio);
+	moved(1, 64 << 20, send_ratio);
+	return judge(k);
+}
+
+static int setup_device(void **state)
+{
+	setup(state);
+	hop(&hops[1], FL_HOP_SEND, "b", "c", "eth0");
+	return 0;
 }
 
 static void halved_appears_changes_clears(void **state)
@@ -163,6 +191,58 @@ static void noise_says_nothing(void **state)
 	assert_int_equal(told.n, 0);
 }
 
+/*
+ * b/eth0 slow both ways: what it receives (a -> b, judged) and what it sends
+ * (b -> c, this process's sender view): one device finding, which stands for
+ * the link while it lasts and clears when one direction recovers.
+ */
+static void slow_both_ways_is_a_device(void **state)
+{
+	struct fl_live_finding now[4];
+	int k = 1;
+
+	(void)state;
+	assert_int_equal(both_ways(0.5, 0.45, k++), 0);
+	assert_int_equal(both_ways(0.5, 0.45, k++), 2); /* the link, then the device it is */
+	assert_string_equal(told.f[0].kind, "link");
+	assert_int_equal(told.state[1], FL_LIVE_APPEARED);
+	assert_string_equal(told.f[1].kind, "device");
+	assert_string_equal(told.f[1].culprit, "b/eth0");
+	assert_string_equal(told.f[1].key.src_node, "b");
+	assert_float_equal(told.f[1].ratio, 0.5, 1e-6); /* its faster direction */
+	assert_float_equal(told.f[1].cost, 0.5, 1e-6);
+	assert_float_equal(told.f[1].since_unix, 1002.0, 1e-9);
+	assert_int_equal(told.f[1].windows, 2);
+	assert_int_equal(fl_report_live_current(now, 4), 1);
+	assert_string_equal(now[0].kind, "device");
+
+	assert_int_equal(both_ways(0.5, 0.95, k++), 0); /* one good window of its sends... */
+	assert_int_equal(both_ways(0.5, 0.96, k++), 1); /* ...two: one direction is at speed */
+	assert_int_equal(told.state[2], FL_LIVE_CLEARED);
+	assert_string_equal(told.f[2].culprit, "b/eth0");
+	assert_int_equal(fl_report_live_current(now, 4), 1);
+	assert_string_equal(now[0].kind, "link"); /* what is left: the hop into b */
+	assert_int_equal(told.n, 3);
+}
+
+/* Slow one way only: its receives stay a link, its sends (a sender's view) say nothing. */
+static void one_way_is_no_device(void **state)
+{
+	struct fl_live_finding now[4];
+	int k = 1;
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		both_ways(0.5, 0.97, k++);
+	assert_int_equal(told.n, 1);
+	assert_string_equal(told.f[0].kind, "link");
+	fl_report_live_reset();
+	memset(&told, 0, sizeof(told));
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(both_ways(0.97, 0.4, k++), 0);
+	assert_int_equal(fl_report_live_current(now, 4), 0);
+}
+
 static void textfile_carries_the_findings(void **state)
 {
 	struct fl_live_finding f = { .kind = "link", .ratio = 0.5, .cost = 0.5,
@@ -204,6 +284,8 @@ int main(void)
 		cmocka_unit_test_setup(hovering_logs_once, setup),
 		cmocka_unit_test_setup(starved_windows_are_not_judged, setup),
 		cmocka_unit_test_setup(noise_says_nothing, setup),
+		cmocka_unit_test_setup(slow_both_ways_is_a_device, setup_device),
+		cmocka_unit_test_setup(one_way_is_no_device, setup_device),
 		cmocka_unit_test_setup(textfile_carries_the_findings, setup),
 	};
 

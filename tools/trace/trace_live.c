@@ -5,6 +5,8 @@
  * delay of the live judgement can be read without the plugin's word for it.
  */
 #include <jansson.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "trace.h"
 
@@ -31,6 +33,18 @@ static uint64_t traffic_start(const struct trace_spans *w, uint64_t window_ns)
 	return 0;
 }
 
+/* The finding's hop, or for a device finding ("node/dev") every hop of that device here. */
+static bool finding_on(const struct trace_live *l, const struct trace_hop *h)
+{
+	char local[sizeof(l->culprit)];
+
+	if (strcmp(l->kind, "device"))
+		return h->hop_id == l->hop_id;
+	snprintf(local, sizeof(local), "%s/%s", h->is_send ? h->key.src_node : h->key.dst_node,
+		 h->is_send ? h->key.src_dev : h->key.dst_dev);
+	return !strcmp(local, l->culprit);
+}
+
 static uint64_t first_traffic(const struct trace_process *p, const struct trace_live *l)
 {
 	uint64_t first = 0;
@@ -38,7 +52,7 @@ static uint64_t first_traffic(const struct trace_process *p, const struct trace_
 	for (size_t i = 0; i < p->nhops; i++) {
 		uint64_t t;
 
-		if (p->hops[i].hop_id != l->hop_id)
+		if (!finding_on(l, &p->hops[i]))
 			continue;
 		t = traffic_start(&p->hops[i].wire, l->window_ns);
 		if (t && (!first || t < first))
