@@ -118,15 +118,14 @@ static int judge_device(struct live_device *d, const struct live_hop *hops, int 
 	bool slow = e.fastest && e.all_slow && e.sends && e.receives && e.best;
 	enum fl_live_state t;
 
-	if (slow)
+	/* a cleared finding quotes the window that recovered, as a link's does */
+	if (e.fastest)
 		describe(d, &e, mono_now);
 	if (slow == d->slow)
 		return 0;
 	t = slow ? FL_LIVE_APPEARED : FL_LIVE_CLEARED;
 	if (slow)
 		d->f.since_unix = unix_now;
-	else
-		d->f.at_ns = mono_now;
 	d->slow = slow;
 	live_say(&d->f, slow ? "slow since" : "back to speed at", unix_now);
 	if (notify)

@@ -49,14 +49,16 @@ PY
 # The run's median step time in ms (what a straggler's effect is measured by).
 step_of() { sed -n 's/^median step: \([0-9.]*\) ms.*/\1/p' "$tmp/$1.out" | head -n 1; }
 
-# check NAME WHAT EXPECTED LAB-ARGS...: the findings, exactly. A 10% effect on 2 shared cores is
-# near the measurement's noise (docs/report-format.md: issue 12 is still open on that), so a case
-# gets up to 3 runs and passes on the first whose findings are exactly those; each miss is shown.
+# check NAME WHAT EXPECTED LAB-ARGS...: the findings, exactly. One run decides, on a quiet
+# machine: 75 of 75 cases passed at their first run in 5 runs of this test (2026-12-02, load
+# average 3-6). Under heavy load (15-22, other jobs building) a 10% effect is near the noise of
+# 2 shared cores and a case missed now and then (14 of 15 first time, 2026-12-01), so a miss gets
+# one more run, and is shown either way: a second miss fails.
 check() {
 	local name=$1 what=$2 want got try
 	want=$(printf '%s' "$3" | sort)
 	shift 3
-	for try in 1 2 3; do
+	for try in 1 2; do
 		lab "$name-$try" "$@" || return
 		got=$(findings "$name-$try" | sort)
 		if [ "$got" = "$want" ]; then
@@ -65,8 +67,8 @@ check() {
 		fi
 		echo "# $name run $try: expected: $(echo $want); got: $(echo $got)"
 	done
-	echo "not ok - $name: $what, in none of 3 runs"
-	sed -n '/merged report/,/^$/p' "$tmp/$name-3.out" | sed 's/^/#   /'
+	echo "not ok - $name: $what, in neither of 2 runs"
+	sed -n '/merged report/,/^$/p' "$tmp/$name-2.out" | sed 's/^/#   /'
 	failures=$((failures + 1))
 }
 

@@ -220,6 +220,8 @@ static void slow_both_ways_is_a_device(void **state)
 	assert_int_equal(both_ways(0.5, 0.96, k++), 1); /* ...two: one direction is at speed */
 	assert_int_equal(told.state[2], FL_LIVE_CLEARED);
 	assert_string_equal(told.f[2].culprit, "b/eth0");
+	assert_float_equal(told.f[2].ratio, 0.96, 1e-6); /* the window that recovered */
+	assert_float_equal(told.f[2].since_unix, 1002.0, 1e-9);
 	assert_int_equal(fl_report_live_current(now, 4), 1);
 	assert_string_equal(now[0].kind, "link"); /* what is left: the hop into b */
 	assert_int_equal(told.n, 3);
