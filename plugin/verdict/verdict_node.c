@@ -234,6 +234,28 @@ static double straggler_speedup(double others)
 							 : STRAGGLER_MAX_SPEEDUP;
 }
 
+/*
+ * Below 1 the figure is a share of the receive time; above it, several requests
+ * waited at once, and it is said as what it then is: how many receives waited
+ * on their senders at a time, on average (a "279% of its time" helps nobody).
+ */
+static void say_straggler(struct fl_finding *out, const char *node, double share, double others)
+{
+	if (others < 1.0) {
+		verdict_say(out,
+			    "wire rates are normal, but %s waits on its peers %.0f%% of its receive "
+			    "time while the other nodes wait %.0f%% (median): %s is the straggler "
+			    "the others wait on",
+			    node, 100.0 * share, 100.0 * others, node);
+		return;
+	}
+	verdict_say(out,
+		    "wire rates are normal, but %s has %.1f receives waiting on their senders at a "
+		    "time (mean over its receive time) while the other nodes have %.1f (median): "
+		    "%s is the straggler the others wait on (speedup not estimated)",
+		    node, share, others, node);
+}
+
 static void fill_node(const struct verdict_input *in, const struct received *r,
 		      const struct node_share *s, double others, double *v, struct fl_finding *out)
 {
@@ -244,12 +266,7 @@ static void fill_node(const struct verdict_input *in, const struct received *r,
 	out->speedup = straggler_speedup(others);
 	out->median_gbs = median > 0.0 ? median : 0.0;
 	out->culprit_gbs = received_rate(in, r, s, v);
-	verdict_say(
-		out,
-		"wire rates are normal, but %s waits on its peers %.0f%% of its receive time while "
-		"the other nodes wait %.0f%% (median): %s is the straggler the others wait on%s",
-		s->node, 100.0 * s->share, 100.0 * others, s->node,
-		others >= 1.0 ? " (several requests wait at once, so speedup not estimated)" : "");
+	say_straggler(out, s->node, s->share, others);
 }
 
 /*

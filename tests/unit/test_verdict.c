@@ -249,6 +249,15 @@ static void test_straggler_node(void **state)
 	assert_float_equal(v.speedup, 2.0, 1e-9);
 	assert_float_equal(v.culprit_gbs, 10.0, 1e-9);
 	assert_non_null(strstr(v.reason, "n3 waits on its peers 2%"));
+
+	/* several requests waiting at once: said as receives waiting, never "250% of its time" */
+	set_wait(n, 2.5, "n3", 1.2);
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NODE);
+	assert_float_equal(v.speedup, 1.0, 1e-9);
+	assert_non_null(strstr(v.reason, "n3 has 1.2 receives waiting on their senders at a time"));
+	assert_non_null(strstr(v.reason, "the other nodes have 2.5 (median)"));
+	assert_null(strchr(v.reason, '%'));
 }
 
 static void test_no_straggler_when_nobody_waits_much(void **state)
