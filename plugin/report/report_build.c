@@ -95,6 +95,9 @@ static void figures_of(const struct fl_report *r, const struct fl_hop_snapshot *
 		f->peer_wait_seconds = (double)h->t.peer_wait_ns / 1e9;
 		f->outstanding_seconds = (double)h->t.outstanding_ns / 1e9;
 		f->active_seconds = (double)h->active_ns / 1e9;
+	} else {
+		f->send_wait_seconds = (double)h->t.peer_wait_ns / 1e9;
+		f->send_outstanding_seconds = (double)h->t.outstanding_ns / 1e9;
 	}
 	f->mem_types = h->mem_types;
 	f->gdr_capable = d && (d->ptr_support & (FL_PTR_CUDA | FL_PTR_DMABUF));

@@ -380,6 +380,7 @@ void fl_verdict_compute(const struct fl_hop_figures *hops, size_t nhops,
 	static int (*const rates[])(const struct verdict_input *, struct fl_verdict *) = {
 		verdict_try_wire,
 		verdict_try_node,
+		verdict_try_node_senders,
 	};
 	struct fl_verdict_params defaults;
 	struct verdict_input in = { hops, nhops, params };

@@ -39,6 +39,13 @@ struct fl_hop_figures {
 	double peer_wait_seconds; /* posted -> ready, summed over requests, receiver side */
 	double outstanding_seconds; /* posted -> done, summed likewise; 0 unknown */
 	double active_seconds;    /* union of posted -> done, receiver side */
+	/*
+	 * The sender's side of the same, summed over its requests: posted -> ready
+	 * (waiting for the receiver to post, where the transport has the receiver
+	 * say so, as verbs does) and posted -> done. 0 when the sender did not report.
+	 */
+	double send_wait_seconds;
+	double send_outstanding_seconds;
 	int mem_types;            /* FL_PTR_* NCCL registered on this hop */
 	int gdr_capable;          /* the device advertised CUDA or dma-buf pointers */
 	int rdma_port_active;     /* an active verbs port exists on the source node */

@@ -93,9 +93,19 @@ int verdict_find_rails_and_devices(const struct verdict_input *in, bool *explain
 /* A rail finding on device name dev blames every hop with an end on a device so named. */
 bool verdict_rail_blames(const struct fl_hop_figures *h, const char *dev);
 
+/*
+ * The node's own wires are not at speed: a wire finding in v blames a hop
+ * through it, or one of its hops runs below 0.85 x median (the median rate).
+ * Such a node is no straggler: its slow wire explains why others wait on it.
+ */
+bool verdict_node_wire_slow(const struct verdict_input *in, const struct fl_verdict *v,
+			    const char *node, double median);
+
 int verdict_try_transport(const struct verdict_input *in, struct fl_verdict *out);
 int verdict_try_gdr(const struct verdict_input *in, struct fl_verdict *out);
 int verdict_try_wire(const struct verdict_input *in, struct fl_verdict *out);
 int verdict_try_node(const struct verdict_input *in, struct fl_verdict *out);
+/* The straggler as its senders see it, where they wait for receivers to post (verbs). */
+int verdict_try_node_senders(const struct verdict_input *in, struct fl_verdict *out);
 
 #endif

@@ -283,6 +283,21 @@ static int cmp_share_node(const void *key, const void *elem)
 	return strcmp(key, ((const struct node_share *)elem)->node);
 }
 
+bool verdict_node_wire_slow(const struct verdict_input *in, const struct fl_verdict *v,
+			    const char *node, double median)
+{
+	if (verdict_node_hops_low(in, v, node))
+		return true;
+	for (size_t i = 0; median > 0.0 && i < in->nhops; i++) {
+		const struct fl_hop_figures *h = &in->hops[i];
+
+		if (verdict_has_rate(in, i) && fl_verdict_touches(h, node, NULL) &&
+		    fl_verdict_rate(h) < STRAGGLER_MIN_WIRE * median)
+			return true;
+	}
+	return false;
+}
+
 /* Marks the nodes at either end of a hop below STRAGGLER_MIN_WIRE x the median rate. */
 static void mark_slow_wires(const struct verdict_input *in, const struct node_share *s,
 			    size_t nodes, bool *touched)

@@ -260,6 +260,89 @@ static void test_straggler_node(void **state)
 	assert_null(strchr(v.reason, '%'));
 }
 
+/*
+ * A verbs ring: receivers never wait (their buffer goes out at once), senders
+ * wait for their receiver to post: `others` of their requests' time, `its`
+ * into the straggler.
+ */
+static size_t verbs_ring(size_t nodes, const char *straggler, double its, double others)
+{
+	size_t n = ring(nodes, 10.0);
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(hops[i].transport, sizeof(hops[i].transport), "ib");
+		hops[i].peer_wait_seconds = 0.0;
+		hops[i].send_outstanding_seconds = 4.0;
+		hops[i].send_wait_seconds =
+			4.0 * (!strcmp(hops[i].dst_node, straggler) ? its : others);
+	}
+	return n;
+}
+
+/* Lab figures (docs/report-format.md): 26% into a straggler against 1% into the others. */
+static void test_straggler_by_its_senders(void **state)
+{
+	size_t n = verbs_ring(8, "n3", 0.26, 0.01);
+	struct fl_verdict v;
+
+	(void)state;
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NODE);
+	assert_string_equal(v.node, "n3");
+	assert_int_equal(v.nfindings, 1);
+	assert_float_equal(v.ratio, 0.01 / 0.26, 1e-9);
+	assert_float_equal(v.speedup, 1.0, 1e-9);
+	assert_non_null(strstr(v.reason, "senders into n3 wait for it to post its receives 26%"));
+	assert_non_null(strstr(v.reason, "other nodes 1% (median)"));
+
+	/* a full ring at 4 ranks: every sender waits on the wire, the straggler's 0.84 vs 0.45 */
+	n = verbs_ring(4, "n2", 0.84, 0.45);
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NODE);
+	assert_string_equal(v.node, "n2");
+}
+
+static void test_no_straggler_by_senders_in_healthy_noise(void **state)
+{
+	struct fl_verdict v;
+	size_t n;
+
+	(void)state;
+	/* the largest healthy gap seen: 0.18 above the others (16 ranks, 0.22 vs 0.04) */
+	n = verbs_ring(16, "n9", 0.22, 0.04);
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	/* a gap over the bound but under 1.5x the others: a busy ring's senders all wait */
+	n = verbs_ring(8, "n3", 0.86, 0.6);
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	/* three nodes: a median of two others is luck */
+	n = verbs_ring(3, "n2", 0.5, 0.01);
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	/* sockets: a sender's wait is not a wait for its receiver to post, never judged so */
+	n = verbs_ring(8, "n3", 0.5, 0.01);
+	for (size_t i = 0; i < n; i++)
+		snprintf(hops[i].transport, sizeof(hops[i].transport), "socket");
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+}
+
+/* Senders wait on a node whose own receive wire is slow: that is the wire, not a straggler. */
+static void test_no_straggler_by_senders_behind_a_slow_wire(void **state)
+{
+	size_t n = verbs_ring(8, "n3", 0.5, 0.01);
+	struct fl_verdict v;
+
+	(void)state;
+	hops[1].wire_gbs = 8.0; /* n2 -> n3 at 0.8x: below the 0.85x a straggler's wires keep */
+	hops[1].wire_seconds = (double)hops[1].bytes / (8.0 * GB);
+	judge(n, &v);
+	assert_int_not_equal(v.kind, FL_VERDICT_NODE);
+	for (int k = 0; k < v.nfindings; k++)
+		assert_int_not_equal(v.findings[k].kind, FL_VERDICT_NODE);
+}
+
 static void test_no_straggler_when_nobody_waits_much(void **state)
 {
 	size_t n = ring(8, 10.0);
@@ -1047,6 +1130,9 @@ int main(void)
 		cmocka_unit_test(test_slow_device_on_one_rail),
 		cmocka_unit_test(test_one_direction_only_is_a_link),
 		cmocka_unit_test(test_straggler_node),
+		cmocka_unit_test(test_straggler_by_its_senders),
+		cmocka_unit_test(test_no_straggler_by_senders_in_healthy_noise),
+		cmocka_unit_test(test_no_straggler_by_senders_behind_a_slow_wire),
 		cmocka_unit_test(test_no_straggler_when_nobody_waits_much),
 		cmocka_unit_test(test_straggler_within_or_outside_the_spread),
 		cmocka_unit_test(test_straggler_speedup_is_capped),

@@ -362,6 +362,10 @@ static void to_figures(const struct report_hop *h, struct fl_hop_figures *f)
 	f->peer_wait_seconds = waits->peer_wait_seconds;
 	f->outstanding_seconds = waits->outstanding_seconds;
 	f->active_seconds = waits->active_seconds;
+	if (h->send.present) {
+		f->send_wait_seconds = h->send.peer_wait_seconds;
+		f->send_outstanding_seconds = h->send.outstanding_seconds;
+	}
 	if (report_ext_both_ends(h))
 		ext_estimates(h, f);
 	report_rdma_figures(h, f);

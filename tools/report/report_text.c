@@ -103,6 +103,21 @@ static int hop_column(const struct report_set *set)
 	return width > HOP_COLUMN_MAX ? HOP_COLUMN_MAX : width;
 }
 
+/*
+ * The share of its receives' outstanding time spent waiting for the sender to
+ * start; over verbs, where a receiver never waits (its buffer goes out at once),
+ * the share of the sends' time spent waiting for the receiver to post, marked "s".
+ */
+static void peer_wait(const struct fl_hop_figures *f, char *buf, size_t len)
+{
+	if (!strcmp(f->transport, "ib") && f->send_outstanding_seconds > 0.0) {
+		percent(f->send_wait_seconds, f->send_outstanding_seconds, buf, len);
+		strncat(buf, " s", len - strlen(buf) - 1);
+		return;
+	}
+	percent(f->peer_wait_seconds, f->outstanding_seconds, buf, len);
+}
+
 static void print_hop(const struct report_set *set, size_t i, int width, FILE *out)
 {
 	const struct report_hop *h = &set->hops[i];
@@ -118,8 +133,7 @@ static void print_hop(const struct report_set *set, size_t i, int width, FILE *o
 	percent(f->wire_gbs, f->line_rate_gbs, line, sizeof(line));
 	if (report_rate_error(set, i, why, sizeof(why)))
 		strncat(line, "!", sizeof(line) - strlen(line) - 1);
-	/* The share of its receives' outstanding time spent waiting for the sender to start. */
-	percent(f->peer_wait_seconds, f->outstanding_seconds, wait, sizeof(wait));
+	peer_wait(f, wait, sizeof(wait));
 	fprintf(out, "%c %-*.*s %9s %9s %7s %10s %9llu %11s %4s %8.1f %8.1f  %s\n",
 		report_is_culprit(set, i) ? '*' : ' ', width, width, name, recv, send, line, bytes,
 		(unsigned long long)f->messages, wait, gdr_word(f->mem_types), w->p50_us,
@@ -160,7 +174,8 @@ static void print_hops(const struct report_set *set, FILE *out)
 	fprintf(out,
 		"\nhops: %zu from %zu processes on %zu nodes, %d judged (wire rate from the "
 		"receiver for sockets when it timed any, else the sender; the sender for verbs, "
-		"ext and profiler mode; * = culprit)\n",
+		"ext and profiler mode; * = culprit; peer wait: the receives' time waiting on "
+		"their sender, or with s (verbs) the sends' time waiting on their receiver)\n",
 		set->nhops, used, set->nodes, set->verdict.judged_hops);
 	print_missing(set, out);
 	fprintf(out, "  %-*s %9s %9s %7s %10s %9s %11s %4s %8s %8s  %s\n", width,
