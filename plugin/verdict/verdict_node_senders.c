@@ -18,12 +18,12 @@
 
 /*
  * The figure: the share (0-1) of the senders' requests' time (posted -> done,
- * summed) spent waiting for the receiver. Healthy lab runs (29, ib, 4-16 ranks,
+ * summed) spent waiting for the receiver. Healthy lab runs (35, ib, 4-16 ranks,
  * 200 and 400 mbit/s, docs/report-format.md): the node waited on most read at
- * most 0.18 above the others' median (0.74 against 0.71 at 4 ranks, where a
- * full ring keeps every sender waiting on the wire downstream), and at most
- * 1.41x it where the gap passed 0.1. Stragglers adding 10-23% to the step:
- * 0.38-0.86 above, 1.8x-6000x; adding 3.5-9.5%: 0.25 above (1.7x, 25x).
+ * most 0.18 above the others' median (a full ring keeps every sender waiting
+ * on the wire downstream: 0.74 against 0.71 at 4 ranks), and at most 1.41x it
+ * where the gap passed 0.1. Stragglers adding 10% or more to the step: 0.34-0.86
+ * above, 1.8x and more; adding 3.5% and 9.5%: 0.25 above (1.7x, 25x).
  */
 #define SENDERS_MIN_GAP 0.25
 #define SENDERS_MIN_RATIO 1.5
