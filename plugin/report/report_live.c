@@ -185,11 +185,17 @@ int fl_report_live_judge(const struct fl_report *r, const struct fl_live_params 
 	for (int i = 0; i < r->nhops; i++) {
 		const struct fl_hop_snapshot *h = &r->hops[i];
 		const struct fl_report_device *d = fl_report_device(r, h->local_dev);
-		bool best = h->key.view == fl_report_best_view(fl_report_hop_transport(r, h));
+		const char *transport = fl_report_hop_transport(r, h);
+		bool best = h->key.view == fl_report_best_view(transport);
 		struct live_hop *s;
 
-		/* NCCL's profiler events time no wire at the receiver: not even evidence */
-		if ((!best && h->key.mode != FL_HOP_NET) || !strcmp(h->key.src_node, FL_HOP_OTHER))
+		/*
+		 * The other end's view is evidence only where it times the wire too:
+		 * a socket sender does (first byte to last handed to the kernel); a
+		 * verbs receiver times nothing, and an ext receiver's posted -> done
+		 * or a profiler receiver's events hold its wait for the sender.
+		 */
+		if ((!best && strcmp(transport, "socket")) || !strcmp(h->key.src_node, FL_HOP_OTHER))
 			continue;
 		s = state_of(&h->key);
 		if (!s)

@@ -245,6 +245,30 @@ static void one_way_is_no_device(void **state)
 	assert_int_equal(fl_report_live_current(now, 4), 0);
 }
 
+/*
+ * Over verbs the receiver times no wire, and an ext receiver's posted -> done holds its wait for
+ * the sender: there the receive view is no evidence, the sends stay links.
+ */
+static void verbs_receives_are_no_evidence(void **state)
+{
+	int k = 1;
+
+	(void)state;
+	snprintf(rep.transport, sizeof(rep.transport), "ib");
+	for (int i = 0; i < 4; i++)
+		both_ways(0.5, 0.5, k++);
+	assert_int_equal(told.n, 1);
+	assert_string_equal(told.f[0].kind, "link");
+	assert_string_equal(told.f[0].culprit, "b/eth0 -> c/eth0"); /* the send judged for verbs */
+	fl_report_live_reset();
+	memset(&told, 0, sizeof(told));
+	snprintf(rep.transport, sizeof(rep.transport), "ext");
+	for (int i = 0; i < 4; i++)
+		both_ways(0.5, 0.5, k++);
+	assert_int_equal(told.n, 1);
+	assert_string_equal(told.f[0].kind, "link");
+}
+
 static void textfile_carries_the_findings(void **state)
 {
 	struct fl_live_finding f = { .kind = "link", .ratio = 0.5, .cost = 0.5,
@@ -288,6 +312,7 @@ int main(void)
 		cmocka_unit_test_setup(noise_says_nothing, setup),
 		cmocka_unit_test_setup(slow_both_ways_is_a_device, setup_device),
 		cmocka_unit_test_setup(one_way_is_no_device, setup_device),
+		cmocka_unit_test_setup(verbs_receives_are_no_evidence, setup_device),
 		cmocka_unit_test_setup(textfile_carries_the_findings, setup),
 	};
 
