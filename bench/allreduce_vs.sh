@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# all_reduce on 4 local ranks through each plugin in turn, ROUNDS interleaved rounds (the order
+# all_reduce on RANKS (default 4) local ranks through each plugin in turn, ROUNDS interleaved rounds (the order
 # rotating): per size, min / median / max of time and busbw per plugin, and the first plugin's
 # ratios to each other one, paired round by round (both saw the same machine).
-# Usage: bench/allreduce_vs.sh BUILD ROUNDS PLUGIN_SO [PEER_SO...]
+# Usage: [RANKS=N] bench/allreduce_vs.sh BUILD ROUNDS PLUGIN_SO [PEER_SO...]
 set -euo pipefail
-build=$1 rounds=$2
+build=$1 rounds=$2 ranks=${RANKS:-4}
 shift 2
 plugins=("$@")
 n=${#plugins[@]}
@@ -13,14 +13,14 @@ trap 'rm -f "$out"' EXIT
 for ((r = 0; r < rounds; r++)); do
 	for ((k = 0; k < n; k++)); do
 		p=$(((k + r) % n))
-		NCCL_NET_PLUGIN="${plugins[p]}" "$build/fabriclab" bench --ranks 4 -b 8 -e 64M -f 8 \
+		NCCL_NET_PLUGIN="${plugins[p]}" "$build/fabriclab" bench --ranks "$ranks" -b 8 -e 64M -f 8 \
 			-n 10 -w 3 | awk -v r="$r" -v p="$p" '!/^#/ && NF >= 8 { print r, p, $1, $5, $7 }' >>"$out"
 	done
 done
 names=$(for so in "${plugins[@]}"; do basename "$so" .so | sed 's/^libnccl-net-//'; done)
-python3 - "$out" "$rounds" $names <<'PY'
+python3 - "$out" "$rounds" "$ranks" $names <<'PY'
 import sys, statistics
-path, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+path, rounds, ranks, names = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
 t, bw = {}, {}
 for line in open(path):
     r, p, size, us, gbs = line.split()
@@ -30,7 +30,7 @@ def spread(v, fmt="%.3f"):
     v = sorted(v)
     return " / ".join(fmt % x for x in (v[0], statistics.median(v), v[-1]))
 sizes = sorted({k[1] for k in t})
-print("%d rounds; time in us and busbw in GB/s as min / median / max" % rounds)
+print("%d ranks, %d rounds; time in us and busbw in GB/s as min / median / max" % (ranks, rounds))
 for size in sizes:
     print("size %d B:" % size)
     for p, name in enumerate(names):
