@@ -233,7 +233,8 @@ int sock_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
 	r->ctrl_len = SOCK_MSG_HEADER_SIZE + (split.n ? 0 : size);
 	r->wire_len = SOCK_MSG_HEADER_SIZE;
 	if (!split.n && size <= SOCK_SEND_COPY_MAX) {
-		memcpy(r->wire + SOCK_MSG_HEADER_SIZE, data, size);
+		if (size) /* a 0-byte send may come with a NULL buffer: memcpy must not see it */
+			memcpy(r->wire + SOCK_MSG_HEADER_SIZE, data, size);
 		r->wire_len = r->ctrl_len;
 	}
 	r->ctrl_done = 0;
