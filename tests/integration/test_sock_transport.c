@@ -556,9 +556,27 @@ static void test_small_messages_straddle_reads(void **state)
 }
 
 /*
+ * Moves a pair's control stream onto a local socket pair whose sender side
+ * holds `sndbuf` bytes, so writes stop wherever the buffer fills, and
+ * quickly: over TCP a window this small stalls on delayed ACKs.
+ */
+static void squeeze_control(struct pair *p, int sndbuf)
+{
+	int sp[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	assert_int_equal(setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
+	assert_int_equal(setsockopt(sp[1], SOL_SOCKET, SO_RCVBUF, &sndbuf, sizeof(sndbuf)), 0);
+	assert_true(dup2(sp[0], ((struct sock_send_comm *)p->send)->link.ctrl_fd) >= 0);
+	assert_true(dup2(sp[1], ((struct sock_recv_comm *)p->recv)->link.ctrl_fd) >= 0);
+	close(sp[0]);
+	close(sp[1]);
+}
+
+/*
  * Small payloads are copied behind their header at isend (one buffer, one
- * send); larger inline ones go as header + payload. With tiny socket buffers
- * the kernel takes a few bytes at a time, so writes stop inside a copied
+ * send); larger inline ones go as header + payload. With a tiny socket buffer
+ * the kernel takes a little at a time, so writes stop inside a copied
  * buffer, inside a header and inside an uncopied payload, and one gather
  * mixes both kinds: every byte must still arrive, in order, as posted.
  */
@@ -569,15 +587,11 @@ static void test_copied_and_uncopied_payloads_under_backpressure(void **state)
 					  SOCK_SEND_COPY_MAX + 1, 1000, 3001, 255 };
 	static uint8_t src[N][3001], dst[3001];
 	void *sreq[N], *rreq;
-	int small = 1024;
 	struct pair p;
 
 	(void)state;
 	open_pair(&p);
-	assert_int_equal(setsockopt(((struct sock_send_comm *)p.send)->link.ctrl_fd, SOL_SOCKET,
-				    SO_SNDBUF, &small, sizeof(small)), 0);
-	assert_int_equal(setsockopt(((struct sock_recv_comm *)p.recv)->link.ctrl_fd, SOL_SOCKET,
-				    SO_RCVBUF, &small, sizeof(small)), 0);
+	squeeze_control(&p, 1024);
 	for (int i = 0; i < N; i++) {
 		fill(src[i], pattern[i % 9], (unsigned)i + 300);
 		post_send(p.send, src[i], pattern[i % 9], i, &sreq[i]);
