@@ -1,36 +1,72 @@
 #!/usr/bin/env bash
-# all_reduce on 4 local ranks through each plugin in turn, ROUNDS interleaved rounds (the order
+# all_reduce on RANKS local ranks through each plugin in turn, ROUNDS interleaved rounds (the order
 # rotating): per size, min / median / max of time and busbw per plugin, and the first plugin's
 # ratios to each other one, paired round by round (both saw the same machine).
-# Usage: bench/allreduce_vs.sh BUILD ROUNDS PLUGIN_SO [PEER_SO...]
+# Usage: [RANKS=4] [SIZES="8 64M 8"] [ITERS=10] [WARMUP=3] [CPU=1] \
+#        bench/allreduce_vs.sh BUILD ROUNDS PLUGIN_SO [PEER_SO...]
+# SIZES is "min max factor" (fabriclab bench -b -e -f). Small sizes need many iterations (e.g.
+# ITERS=3000) for a round to last longer than a scheduling hiccup. CPU=1 runs each bench under
+# `perf stat -e task-clock` and adds the CPU time of the whole run (every rank and thread,
+# setup included, so use one size per run for a per-size figure) with its paired ratio.
 set -euo pipefail
-build=$1 rounds=$2
+build=$1 rounds=$2 ranks=${RANKS:-4} iters=${ITERS:-10} warmup=${WARMUP:-3} cpu=${CPU:-0}
+read -r smin smax sfactor <<<"${SIZES:-8 64M 8}"
 shift 2
 plugins=("$@")
 n=${#plugins[@]}
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+trap 'rm -f "$out" "$out.perf"' EXIT
+if [ "$cpu" = 1 ] && ! perf stat -x, -e task-clock true >/dev/null 2>&1; then
+	echo "perf stat -e task-clock does not work here: no CPU figures" >&2
+	cpu=0
+fi
+run() { # plugin: the bench's table on stdout; with CPU=1, task-clock ms into $out.perf
+	if [ "$cpu" = 1 ]; then
+		NCCL_NET_PLUGIN="$1" perf stat -x, -e task-clock -o "$out.perf" "$build/fabriclab" bench \
+			--ranks "$ranks" -b "$smin" -e "$smax" -f "$sfactor" -n "$iters" -w "$warmup"
+	else
+		NCCL_NET_PLUGIN="$1" "$build/fabriclab" bench --ranks "$ranks" -b "$smin" -e "$smax" \
+			-f "$sfactor" -n "$iters" -w "$warmup"
+	fi
+}
 for ((r = 0; r < rounds; r++)); do
 	for ((k = 0; k < n; k++)); do
 		p=$(((k + r) % n))
-		NCCL_NET_PLUGIN="${plugins[p]}" "$build/fabriclab" bench --ranks 4 -b 8 -e 64M -f 8 \
-			-n 10 -w 3 | awk -v r="$r" -v p="$p" '!/^#/ && NF >= 8 { print r, p, $1, $5, $7 }' >>"$out"
+		run "${plugins[p]}" | awk -v r="$r" -v p="$p" '!/^#/ && NF >= 8 { print r, p, $1, $5, $7 }' >>"$out"
+		if [ "$cpu" = 1 ]; then
+			awk -F, -v r="$r" -v p="$p" '/task-clock/ { print r, p, "cpu", $1 }' "$out.perf" >>"$out"
+		fi
 	done
 done
-names=$(for so in "${plugins[@]}"; do basename "$so" .so | sed 's/^libnccl-net-//'; done)
-python3 - "$out" "$rounds" $names <<'PY'
+# A plugin's name: its file name without libnccl-net-, with its folder when two share a name.
+names=()
+for so in "${plugins[@]}"; do
+	name=$(basename "$so" .so | sed 's/^libnccl-net-//')
+	dups=0
+	for other in "${plugins[@]}"; do
+		[ "$(basename "$other" .so | sed 's/^libnccl-net-//')" = "$name" ] && dups=$((dups + 1))
+	done
+	[ "$dups" -gt 1 ] && name="$(basename "$(dirname "$so")")/$name"
+	names+=("$name")
+done
+python3 - "$out" "$rounds" "$ranks" "$iters" "${names[@]}" <<'PY'
 import sys, statistics
-path, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-t, bw = {}, {}
+path, rounds, ranks, iters, names = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:]
+t, bw, cpu = {}, {}, {}
 for line in open(path):
-    r, p, size, us, gbs = line.split()
+    f = line.split()
+    if f[2] == "cpu":
+        cpu[int(f[1]), int(f[0])] = float(f[3])
+        continue
+    r, p, size, us, gbs = f
     t[int(p), int(size), int(r)] = float(us)
     bw[int(p), int(size), int(r)] = float(gbs)
 def spread(v, fmt="%.3f"):
     v = sorted(v)
     return " / ".join(fmt % x for x in (v[0], statistics.median(v), v[-1]))
 sizes = sorted({k[1] for k in t})
-print("%d rounds; time in us and busbw in GB/s as min / median / max" % rounds)
+print("%d ranks, %d rounds, %s iterations; time in us and busbw in GB/s as min / median / max"
+      % (ranks, rounds, iters))
 for size in sizes:
     print("size %d B:" % size)
     for p, name in enumerate(names):
@@ -39,4 +75,11 @@ for size in sizes:
     for p in range(1, len(names)):
         speed = [t[p, size, r] / t[0, size, r] for r in range(rounds)]
         print("  %s / %s speed (its time / ours, goal >= 1.00): %s" % (names[0], names[p], spread(speed, "%.2f")))
+if cpu:
+    print("CPU time of each whole run (perf stat task-clock, ms, all sizes, setup included):")
+    for p, name in enumerate(names):
+        print("  %-22s %s" % (name, spread([cpu[p, r] for r in range(rounds)], "%.1f")))
+    for p in range(1, len(names)):
+        ratio = [cpu[0, r] / cpu[p, r] for r in range(rounds)]
+        print("  %s / %s CPU (ours / its, goal <= 1.00): %s" % (names[0], names[p], spread(ratio, "%.2f")))
 PY

@@ -18,11 +18,19 @@ echo "== profiler role: ns per callback through ncclProfiler_v5 vs a no-op table
 echo
 echo "== socket transport: $(for so in "${plugins[@]}"; do basename "$so"; done | paste -sd' ') and raw TCP"
 echo "   (polling, same message sizes), loopback, interleaved rounds; CPU = task-clock of both processes"
-"$build/bench/socket_vs_raw" "${plugins[0]}" 64M 15 "${plugins[@]:1}"
+# Against other plugins fabriclab runs as a job gets it: reports on, so their thread's periodic
+# drain of the interval rings (which costs most at the smallest messages) is in the figures.
+reports=$(mktemp -d)
+as_deployed() { FABRICLAB_REPORT=full FABRICLAB_REPORT_DIR="$reports" "$@"; }
+bench/iperf3_loopback.sh 64M 5
+as_deployed "$build/bench/socket_vs_raw" "${plugins[0]}" 64M 15 "${plugins[@]:1}"
 bench/iperf3_loopback.sh 64M 5
 echo
 echo "== all_reduce, 4 local ranks, through $(for so in "${plugins[@]}"; do basename "$so"; done | paste -sd' '), interleaved"
-bench/allreduce_vs.sh "$build" 5 "${plugins[@]}"
+as_deployed bench/allreduce_vs.sh "$build" 9 "${plugins[@]}"
+echo "== the same at 8 B - 32 KiB, 3000 iterations a round (shorter rounds are scheduling noise)"
+SIZES="8 32K 8" ITERS=3000 as_deployed bench/allreduce_vs.sh "$build" 9 "${plugins[@]}"
+rm -rf "$reports"
 echo
 echo "== slow loris: connection setup alone vs with 1000 strangers held on the listen port (3 runs)"
 for run in 1 2 3; do

@@ -555,6 +555,62 @@ static void test_small_messages_straddle_reads(void **state)
 	close_pair(&p);
 }
 
+/*
+ * Moves a pair's control stream onto a local socket pair whose sender side
+ * holds `sndbuf` bytes, so writes stop wherever the buffer fills, and
+ * quickly: over TCP a window this small stalls on delayed ACKs.
+ */
+static void squeeze_control(struct pair *p, int sndbuf)
+{
+	int sp[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	assert_int_equal(setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
+	assert_int_equal(setsockopt(sp[1], SOL_SOCKET, SO_RCVBUF, &sndbuf, sizeof(sndbuf)), 0);
+	assert_true(dup2(sp[0], ((struct sock_send_comm *)p->send)->link.ctrl_fd) >= 0);
+	assert_true(dup2(sp[1], ((struct sock_recv_comm *)p->recv)->link.ctrl_fd) >= 0);
+	close(sp[0]);
+	close(sp[1]);
+}
+
+/*
+ * Small payloads are copied behind their header at isend (one buffer, one
+ * send); larger inline ones go as header + payload. With a tiny socket buffer
+ * the kernel takes a little at a time, so writes stop inside a copied
+ * buffer, inside a header and inside an uncopied payload, and one gather
+ * mixes both kinds: every byte must still arrive, in order, as posted.
+ */
+static void test_copied_and_uncopied_payloads_under_backpressure(void **state)
+{
+	enum { N = 200 };
+	static const size_t pattern[] = { 0, 1, 17, SOCK_SEND_COPY_MAX - 1, SOCK_SEND_COPY_MAX,
+					  SOCK_SEND_COPY_MAX + 1, 1000, 3001, 255 };
+	static uint8_t src[N][3001], dst[3001];
+	void *sreq[N], *rreq;
+	struct pair p;
+
+	(void)state;
+	open_pair(&p);
+	squeeze_control(&p, 1024);
+	for (int i = 0; i < N; i++) {
+		fill(src[i], pattern[i % 9], (unsigned)i + 300);
+		post_send(p.send, src[i], pattern[i % 9], i, &sreq[i]);
+	}
+	for (int i = 0; i < N; i++) {
+		size_t size = pattern[i % 9], cap = sizeof(dst);
+		void *buf = dst;
+		int got = -1, sent = -1;
+
+		memset(dst, 0xee, sizeof(dst));
+		post_recv(p.recv, 1, &buf, &cap, &i, &rreq);
+		wait_both(sreq[i], &sent, NULL, rreq, &got, NULL);
+		assert_int_equal(sent, (int)size);
+		assert_int_equal(got, (int)size);
+		assert_memory_equal(dst, src[i], size);
+	}
+	close_pair(&p);
+}
+
 static void test_message_larger_than_slot(void **state)
 {
 	uint8_t src[2000] = { 0 }, dst[1000];
@@ -874,6 +930,7 @@ int main(void)
 		cmocka_unit_test(test_message_larger_than_slot),
 		cmocka_unit_test(test_header_read_ahead_of_its_receive),
 		cmocka_unit_test(test_small_messages_straddle_reads),
+		cmocka_unit_test(test_copied_and_uncopied_payloads_under_backpressure),
 		cmocka_unit_test(test_strangers_do_not_disturb),
 		cmocka_unit_test(test_silent_stranger_keeps_its_slot_until_timeout),
 		cmocka_unit_test(test_sender_closed_mid_transfer),

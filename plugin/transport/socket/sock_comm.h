@@ -47,13 +47,21 @@ struct sock_req {
 	uint64_t ready_ns;
 };
 
+/*
+ * A payload up to this is copied behind its header at isend, so the control
+ * bytes are one buffer: one send() instead of a two-entry sendmsg (the kernel
+ * imports no iovec), as NCCL Socket does with its 128 inline bytes.
+ */
+#define SOCK_SEND_COPY_MAX (256 - SOCK_MSG_HEADER_SIZE)
+
 struct sock_send_req {
 	struct sock_req base;
 	uint8_t *data;
 	size_t size;
 	size_t ctrl_len;  /* header, plus the payload when inline */
 	size_t ctrl_done; /* bytes of ctrl_len the kernel took */
-	uint8_t header[SOCK_MSG_HEADER_SIZE];
+	size_t wire_len;  /* bytes of ctrl_len in wire[]: the header, and a copied payload */
+	uint8_t wire[SOCK_MSG_HEADER_SIZE + SOCK_SEND_COPY_MAX];
 };
 
 struct sock_send_comm {

@@ -45,33 +45,49 @@ int sock_recv_comm_create(int ctrl_fd, const int *data_fds, const struct sock_ru
 	return FL_OK;
 }
 
+/*
+ * What a non-blocking read on control returned: *got = 0 when nothing is
+ * there yet, 1 in *again for EINTR (read again), else an end or an error.
+ */
+static int read_result(struct sock_recv_comm *c, ssize_t n, size_t *got, int *again)
+{
+	*again = 0;
+	if (n > 0) {
+		*got = (size_t)n;
+		return FL_OK;
+	}
+	*got = 0;
+	if (n < 0 && errno == EINTR) {
+		*again = 1;
+		return FL_OK;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return FL_OK;
+	sock_fault_errno(&c->link.fault, "recv on control stream", n ? errno : 0);
+	return sock_link_failed(&c->link);
+}
+
 /* Non-blocking read on control into iov; *got = 0 when nothing is there yet. */
 static int recv_control_iov(struct sock_recv_comm *c, struct iovec *iov, size_t niov, size_t *got)
 {
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = niov };
+	int again, rc;
 
-	for (;;) {
-		ssize_t n = recvmsg(c->link.ctrl_fd, &msg, MSG_DONTWAIT);
-
-		if (n > 0) {
-			*got = (size_t)n;
-			return FL_OK;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		*got = 0;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return FL_OK;
-		sock_fault_errno(&c->link.fault, "recv on control stream", n ? errno : 0);
-		return sock_link_failed(&c->link);
-	}
+	do
+		rc = read_result(c, recvmsg(c->link.ctrl_fd, &msg, MSG_DONTWAIT), got, &again);
+	while (again);
+	return rc;
 }
 
+/* The same into one buffer: recv() spares the kernel the msghdr and iovec import. */
 static int recv_control_bytes(struct sock_recv_comm *c, uint8_t *buf, size_t len, size_t *got)
 {
-	struct iovec iov = { buf, len };
+	int again, rc;
 
-	return recv_control_iov(c, &iov, 1, got);
+	do
+		rc = read_result(c, recv(c->link.ctrl_fd, buf, len, MSG_DONTWAIT), got, &again);
+	while (again);
+	return rc;
 }
 
 /*
@@ -145,7 +161,8 @@ static int read_payload(struct sock_recv_comm *c, int *drained)
 	if (c->stage_pos < c->stage_len) {
 		got = take_staged(c, iov[0].iov_base, want);
 	} else {
-		rc = recv_control_iov(c, iov, niov, &got);
+		rc = niov == 1 ? recv_control_bytes(c, iov[0].iov_base, iov[0].iov_len, &got)
+			       : recv_control_iov(c, iov, niov, &got);
 		*drained = got < iov[0].iov_len + (niov > 1 ? iov[1].iov_len : 0);
 		if (got > want) {
 			c->header_got += got - want;

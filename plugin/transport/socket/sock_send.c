@@ -45,21 +45,38 @@ static int gather(struct sock_send_comm *c, struct iovec *iov)
 {
 	int niov = 0;
 
-	/* each request needs at most two entries: its header and its inline payload */
+	/* each request needs at most two entries: wire[] and an uncopied inline payload */
 	for (uint32_t q = c->queue_head; q != c->queue_tail && niov + 2 <= 2 * SOCK_SEND_BATCH;
 	     q++) {
 		struct sock_send_req *r = c->queue[q % SOCK_SEND_REQS];
 		size_t done = r->ctrl_done;
 
-		if (done < SOCK_MSG_HEADER_SIZE)
-			iov[niov++] = (struct iovec){ r->header + done,
-						      SOCK_MSG_HEADER_SIZE - done };
-		done = done < SOCK_MSG_HEADER_SIZE ? 0 : done - SOCK_MSG_HEADER_SIZE;
-		if (r->ctrl_len > SOCK_MSG_HEADER_SIZE)
+		if (done < r->wire_len)
+			iov[niov++] = (struct iovec){ r->wire + done, r->wire_len - done };
+		done = done < r->wire_len ? 0 : done - r->wire_len;
+		if (r->ctrl_len > r->wire_len)
 			iov[niov++] = (struct iovec){ r->data + done,
-						      r->ctrl_len - SOCK_MSG_HEADER_SIZE - done };
+						      r->ctrl_len - r->wire_len - done };
 	}
 	return niov;
+}
+
+/*
+ * An inline request has no pieces, so no helper thread touches its sink:
+ * plain stores do (sock_sink_widen's atomic read-modify-writes are for sinks
+ * that helpers share).
+ */
+static void widen_own(struct sock_sink *sink, uint64_t start, uint64_t end, uint64_t bytes)
+{
+	uint64_t cur = atomic_load_explicit(&sink->wire_start_ns, memory_order_relaxed);
+
+	if (!cur || start < cur)
+		atomic_store_explicit(&sink->wire_start_ns, start, memory_order_relaxed);
+	if (end > atomic_load_explicit(&sink->wire_end_ns, memory_order_relaxed))
+		atomic_store_explicit(&sink->wire_end_ns, end, memory_order_relaxed);
+	atomic_store_explicit(&sink->wire_bytes,
+			      atomic_load_explicit(&sink->wire_bytes, memory_order_relaxed) + bytes,
+			      memory_order_relaxed);
 }
 
 /* Hands `moved` bytes back to the queued requests, in order. */
@@ -77,7 +94,7 @@ static void account(struct sock_send_comm *c, size_t moved, uint64_t t0, uint64_
 		if (r->ctrl_done > SOCK_MSG_HEADER_SIZE) {
 			size_t payload = r->ctrl_done - SOCK_MSG_HEADER_SIZE;
 
-			sock_sink_widen(&r->base.sink, t0, t1, take < payload ? take : payload);
+			widen_own(&r->base.sink, t0, t1, take < payload ? take : payload);
 		}
 		if (r->ctrl_done == r->ctrl_len)
 			c->queue_head++;
@@ -146,7 +163,11 @@ static int send_control(struct sock_send_comm *c)
 		}
 		for (size_t i = 0; i < msg.msg_iovlen; i++)
 			want += iov[i].iov_len;
-		n = sendmsg(c->link.ctrl_fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+		/* one buffer (a lone small message): send() spares the kernel the iovec import */
+		n = msg.msg_iovlen == 1
+			    ? send(c->link.ctrl_fd, iov[0].iov_base, iov[0].iov_len,
+				   MSG_DONTWAIT | MSG_NOSIGNAL)
+			    : sendmsg(c->link.ctrl_fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -207,9 +228,15 @@ int sock_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
 	r->data = data;
 	r->size = size;
 	h.seq = c->link.seq++;
-	sock_msg_encode(&h, r->header);
+	sock_msg_encode(&h, r->wire);
 	sock_plan(&c->link.rules, size, &c->link.rotor, &split);
 	r->ctrl_len = SOCK_MSG_HEADER_SIZE + (split.n ? 0 : size);
+	r->wire_len = SOCK_MSG_HEADER_SIZE;
+	if (!split.n && size <= SOCK_SEND_COPY_MAX) {
+		if (size) /* a 0-byte send may come with a NULL buffer: memcpy must not see it */
+			memcpy(r->wire + SOCK_MSG_HEADER_SIZE, data, size);
+		r->wire_len = r->ctrl_len;
+	}
 	r->ctrl_done = 0;
 	sock_sink_reset(&r->base.sink, split.n);
 	rc = post_pieces(c, r, &split);
