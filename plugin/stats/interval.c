@@ -68,6 +68,14 @@ static int by_start(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
+static int in_order(const struct fl_run *runs, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (runs[i].start < runs[i - 1].start)
+			return 0;
+	return 1;
+}
+
 /* Sorted, overlapping or touching runs become one; returns the new count. */
 static size_t coalesce(struct fl_run *runs, size_t n)
 {
@@ -167,16 +175,17 @@ size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_ru
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 
-	if (end > start)
-		fl_union_add(u, sc, start, end);
 	/* Sizes the scratch once for the batch; fl_union_add copes on its own if this failed. */
-	(void)scratch_room(sc, (size_t)(head - tail));
+	(void)scratch_room(sc, (size_t)(head - tail) + 1);
 	for (uint64_t i = tail; i != head; i++) {
 		struct fl_run_slot *slot = &r->ring[i & (FL_RUN_RING - 1)];
 
 		fl_union_add(u, sc, atomic_load_explicit(&slot->start, memory_order_relaxed),
 			     atomic_load_explicit(&slot->end, memory_order_relaxed));
 	}
+	/* read first, added last: the runs stay in time order, and settle skips its sort */
+	if (end > start)
+		fl_union_add(u, sc, start, end);
 	atomic_store_explicit(&r->tail, head, memory_order_release);
 	return (size_t)(head - tail);
 }
@@ -242,11 +251,14 @@ void fl_union_settle(struct fl_union *u, struct fl_run_scratch *sc, uint64_t flo
 		sc->n = 0;
 		return;
 	}
-	if (u->npending)
-		memcpy(sc->runs + sc->n, u->pending, u->npending * sizeof(*u->pending));
+	/* The older runs in front: one connection's drain then arrives sorted. */
+	if (u->npending) {
+		memmove(sc->runs + u->npending, sc->runs, sc->n * sizeof(*sc->runs));
+		memcpy(sc->runs, u->pending, u->npending * sizeof(*u->pending));
+	}
 	n = sc->n + u->npending;
 	sc->n = 0;
-	if (n)
+	if (n && !in_order(sc->runs, n))
 		qsort(sc->runs, n, sizeof(sc->runs[0]), by_start);
 	n = fold(u, sc->runs, coalesce(sc->runs, n), floor);
 	if (n > limit)
