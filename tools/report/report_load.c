@@ -145,9 +145,12 @@ static int get_key(const struct report_reader *r, json_t *hop, struct report_hop
 static int get_wire_bytes(const struct report_reader *r, json_t *hop, struct report_view *v)
 {
 	if (!json_object_get(hop, "wire_bytes")) {
-		v->wire_bytes = (uint64_t)(v->wire_gbs * 1e9 * v->wire_seconds + 0.5);
-		if (v->wire_bytes > v->bytes)
-			v->wire_bytes = v->bytes;
+		/* clamped as a double: a product past 2^64 has no integer to become */
+		double implied = v->wire_gbs * 1e9 * v->wire_seconds;
+
+		v->wire_bytes = !(implied > 0.0)		  ? 0
+				: implied >= (double)v->bytes ? v->bytes
+							      : (uint64_t)(implied + 0.5);
 		return 0;
 	}
 	return report_get_uint(r, hop, "wire_bytes", &v->wire_bytes);
