@@ -27,8 +27,9 @@ void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
 {
 	uint64_t max = fl_stats_load(&s->wire_max_ns);
 
+	uint64_t sizes[FL_SIZE_BUCKETS] = { 0 };
+
 	acc->bytes += fl_stats_load(&s->bytes);
-	acc->messages += fl_stats_load(&s->messages);
 	acc->wire_bytes += fl_stats_load(&s->wire_bytes);
 	acc->peer_wait_ns += fl_stats_load(&s->peer_wait_ns);
 	acc->gpu_wait_ns += fl_stats_load(&s->gpu_wait_ns);
@@ -37,6 +38,24 @@ void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
 	acc->active_bridged_ns += fl_stats_load(&s->active.bridged_ns);
 	if (max > acc->wire_max_ns)
 		acc->wire_max_ns = max;
-	fl_size_hist_sum(&s->sizes, acc->sizes);
+	/*
+	 * Messages from the same reads as the histogram: a snapshot taken while
+	 * requests complete never has one more in either.
+	 */
+	fl_size_hist_sum(&s->sizes, sizes);
+	for (unsigned i = 0; i < FL_SIZE_BUCKETS; i++) {
+		acc->sizes[i] += sizes[i];
+		acc->messages += sizes[i];
+	}
 	fl_time_hist_sum(&s->wire_times, acc->wire_times);
+}
+
+uint64_t fl_stats_messages(const struct fl_conn_stats *s)
+{
+	uint64_t sizes[FL_SIZE_BUCKETS] = { 0 }, n = 0;
+
+	fl_size_hist_sum(&s->sizes, sizes);
+	for (unsigned i = 0; i < FL_SIZE_BUCKETS; i++)
+		n += sizes[i];
+	return n;
 }

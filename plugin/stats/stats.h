@@ -22,7 +22,7 @@ struct fl_hop;
 
 struct fl_conn_stats {
 	_Atomic uint64_t bytes;
-	_Atomic uint64_t messages;
+	/* messages: the size histogram's count, so a snapshot's two always agree */
 	_Atomic uint64_t wire_bytes;   /* bytes of the requests whose wire time was seen */
 	_Atomic uint64_t peer_wait_ns; /* posted -> ready, summed */
 	_Atomic uint64_t outstanding_ns; /* posted -> done, summed: peer_wait_ns is a share of it */
@@ -108,7 +108,6 @@ static inline void fl_stats_account(struct fl_conn_stats *s, uint64_t bytes, uin
 				    uint64_t done_ns, const struct fl_xfer_times *t)
 {
 	fl_stats_add(&s->bytes, bytes);
-	fl_stats_add(&s->messages, 1);
 	fl_size_hist_add(&s->sizes, bytes);
 	if (t->ready_ns > post_ns)
 		fl_stats_add(&s->peer_wait_ns, t->ready_ns - post_ns);
@@ -137,5 +136,7 @@ static inline void fl_stats_complete(struct fl_conn_stats *s, unsigned slot, uin
 uint64_t fl_stats_oldest_post(const struct fl_conn_stats *s, uint64_t now);
 /* Adds one connection's counters into acc (any thread). */
 void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc);
+/* Requests completed: the size histogram's count (one atomic add per request, not two). */
+uint64_t fl_stats_messages(const struct fl_conn_stats *s);
 
 #endif

@@ -229,7 +229,7 @@ void fl_trace_conn_down(const struct fl_trace_conn *c)
 	int mem = atomic_load_explicit(&s->mem_types, memory_order_relaxed);
 	struct fl_tp_conn_down e = {
 		.conn_id = c->id, .hop_id = c->hop_id, .bytes = fl_stats_load(&s->bytes),
-		.messages = fl_stats_load(&s->messages), .mem_types = mem,
+		.messages = fl_stats_messages(s), .mem_types = mem,
 		.gdr = (mem & (FL_PTR_CUDA | FL_PTR_DMABUF)) != 0,
 	};
 

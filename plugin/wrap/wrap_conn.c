@@ -195,7 +195,7 @@ void fl_wrap_log_summary(const struct fl_wcomm *c)
 		c->id, c->kind == FL_COMM_SEND ? "send" : "recv", c->self.node, c->self.dev_name,
 		c->kind == FL_COMM_SEND ? "->" : "<-", c->peer.node, c->peer.dev_name,
 		(unsigned long long)fl_stats_load(&s->bytes),
-		(unsigned long long)fl_stats_load(&s->messages),
+		(unsigned long long)fl_stats_messages(s),
 		(double)fl_stats_load(&s->wire_max_ns) / 1e3,
 		(double)fl_stats_load(&s->peer_wait_ns) / 1e9);
 }
