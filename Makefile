@@ -106,7 +106,7 @@ $(PROFILER_SO): $(PLUGIN_SO)
 define variant_rules
 $(BUILD)/obj-$(1)/plugin/%.o: plugin/%.c $(PLUGIN_HDR)
 	@mkdir -p $$(dir $$@)
-	$(CC) $(CFLAGS) -DFABRICLAB_$(2) -fPIC -fvisibility=hidden -c $$< -o $$@
+	$$(CC) $$(CFLAGS) -DFABRICLAB_$(2) -fPIC -fvisibility=hidden -c $$< -o $$@
 
 $(BUILD)/$(1)/libnccl-net-fabriclab.so: $(PLUGIN_SRC:%.c=$(BUILD)/obj-$(1)/%.o)
 	@mkdir -p $$(dir $$@)
