@@ -52,11 +52,12 @@ static void write_hop(FILE *f, const char *view, int src, int dst, int dev, doub
 		"\"transport\": \"ib\", \"line_rate_gbs\": 50.0, \"connections\": 4, "
 		"\"bytes\": %.0f, \"messages\": 16384, \"wire_seconds\": %.9f, \"wire_gbs\": %.6f, "
 		"\"pct_line_rate\": %.3f, \"active_seconds\": %.9f, \"peer_wait_seconds\": %.9f, "
+		"\"outstanding_seconds\": %.9f, "
 		"\"wire_time_us\": {\"p50\": %.1f, \"p99\": %.1f, \"max\": %.1f}, "
 		"\"size_histogram\": [[524288, 16384]], \"memory\": [\"cuda\"], \"gdr\": true}%s\n",
 		src, dev, dst, dev, src * DEVS + dev, dst * DEVS + dev, view, bytes,
 		bytes / (gbs * 1e9), gbs, 2.0 * gbs, 1.3 * bytes / (gbs * 1e9),
-		0.35 * bytes / (gbs * 1e9), msg_us, 1.2 * msg_us, 2.6 * msg_us, last ? "" : ",");
+		0.35 * bytes / (gbs * 1e9), 1.3 * bytes / (gbs * 1e9), msg_us, 1.2 * msg_us, 2.6 * msg_us, last ? "" : ",");
 }
 
 static int write_process(const char *dir, int node, int dev)

@@ -23,10 +23,20 @@ uint64_t fl_stats_oldest_post(const struct fl_conn_stats *s, uint64_t now)
 	return oldest;
 }
 
+/* The size histogram into sizes (zeroed by the caller); returns its count: the messages. */
+static uint64_t read_sizes(const struct fl_conn_stats *s, uint64_t sizes[FL_SIZE_BUCKETS])
+{
+	uint64_t n = 0;
+
+	fl_size_hist_sum(&s->sizes, sizes);
+	for (unsigned i = 0; i < FL_SIZE_BUCKETS; i++)
+		n += sizes[i];
+	return n;
+}
+
 void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
 {
 	uint64_t max = fl_stats_load(&s->wire_max_ns);
-
 	uint64_t sizes[FL_SIZE_BUCKETS] = { 0 };
 
 	acc->bytes += fl_stats_load(&s->bytes);
@@ -42,20 +52,15 @@ void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
 	 * Messages from the same reads as the histogram: a snapshot taken while
 	 * requests complete never has one more in either.
 	 */
-	fl_size_hist_sum(&s->sizes, sizes);
-	for (unsigned i = 0; i < FL_SIZE_BUCKETS; i++) {
+	acc->messages += read_sizes(s, sizes);
+	for (unsigned i = 0; i < FL_SIZE_BUCKETS; i++)
 		acc->sizes[i] += sizes[i];
-		acc->messages += sizes[i];
-	}
 	fl_time_hist_sum(&s->wire_times, acc->wire_times);
 }
 
 uint64_t fl_stats_messages(const struct fl_conn_stats *s)
 {
-	uint64_t sizes[FL_SIZE_BUCKETS] = { 0 }, n = 0;
+	uint64_t sizes[FL_SIZE_BUCKETS] = { 0 };
 
-	fl_size_hist_sum(&s->sizes, sizes);
-	for (unsigned i = 0; i < FL_SIZE_BUCKETS; i++)
-		n += sizes[i];
-	return n;
+	return read_sizes(s, sizes);
 }

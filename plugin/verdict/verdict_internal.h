@@ -64,9 +64,6 @@ bool verdict_outside_spread(double gap, double mad);
  */
 bool verdict_typical_slow(const struct verdict_input *in, size_t i, const char *node,
 			  const char *dev);
-/* A hop through node is one a wire finding already in v blames (the wire rules ran first). */
-bool verdict_node_hops_low(const struct verdict_input *in, const struct fl_verdict *v,
-			   const char *node);
 
 /* Same transport and nominal speed within 1%: hops whose rates may be compared. */
 bool verdict_comparable(const struct fl_hop_figures *a, const struct fl_hop_figures *b);
@@ -94,12 +91,14 @@ int verdict_find_rails_and_devices(const struct verdict_input *in, bool *explain
 bool verdict_rail_blames(const struct fl_hop_figures *h, const char *dev);
 
 /*
- * The node's own wires are not at speed: a wire finding in v blames a hop
- * through it, or one of its hops runs below 0.85 x median (the median rate).
- * Such a node is no straggler: its slow wire explains why others wait on it.
+ * Marks the nodes whose own wires are not at speed: at an end of a hop a wire
+ * finding in v blames (the wire rules ran first), or of a hop below 0.85 x the
+ * median rate. Such a node is no straggler: its slow wire explains why others
+ * wait on it. nodes: n elements of `size` bytes sorted by name, each starting
+ * with its `const char *` name; marked[k] is set for the k-th, never cleared.
  */
-bool verdict_node_wire_slow(const struct verdict_input *in, const struct fl_verdict *v,
-			    const char *node, double median);
+void verdict_mark_off_speed(const struct verdict_input *in, const struct fl_verdict *v,
+			    const void *nodes, size_t n, size_t size, bool *marked);
 
 int verdict_try_transport(const struct verdict_input *in, struct fl_verdict *out);
 int verdict_try_gdr(const struct verdict_input *in, struct fl_verdict *out);

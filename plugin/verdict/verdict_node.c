@@ -4,6 +4,7 @@
  * everyone ends up waiting on the slowest member, so it is the one that waits
  * least: its data is always there by the time it gets round to receiving.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,16 +101,6 @@ static bool blamed(const struct verdict_input *in, const struct fl_verdict *v, s
 		if (f->kind == FL_VERDICT_DEVICE && fl_verdict_touches(&in->hops[i], f->node, f->dev))
 			return true;
 		if (f->kind == FL_VERDICT_RAIL && verdict_rail_blames(&in->hops[i], f->dev))
-			return true;
-	}
-	return false;
-}
-
-bool verdict_node_hops_low(const struct verdict_input *in, const struct fl_verdict *v,
-			   const char *node)
-{
-	for (size_t i = 0; i < in->nhops; i++) {
-		if (fl_verdict_touches(&in->hops[i], node, NULL) && blamed(in, v, i))
 			return true;
 	}
 	return false;
@@ -278,53 +269,44 @@ static void fill_node(const struct verdict_input *in, const struct received *r,
  */
 #define STRAGGLER_MIN_WIRE 0.85
 
-static int cmp_share_node(const void *key, const void *elem)
+static int cmp_first_name(const void *key, const void *elem)
 {
-	return strcmp(key, ((const struct node_share *)elem)->node);
+	return strcmp(key, *(const char *const *)elem);
 }
 
-bool verdict_node_wire_slow(const struct verdict_input *in, const struct fl_verdict *v,
-			    const char *node, double median)
+static void mark(const char *node, const void *nodes, size_t n, size_t size, bool *marked)
 {
-	if (verdict_node_hops_low(in, v, node))
-		return true;
-	for (size_t i = 0; median > 0.0 && i < in->nhops; i++) {
-		const struct fl_hop_figures *h = &in->hops[i];
+	const char *at = bsearch(node, nodes, n, size, cmp_first_name);
 
-		if (verdict_has_rate(in, i) && fl_verdict_touches(h, node, NULL) &&
-		    fl_verdict_rate(h) < STRAGGLER_MIN_WIRE * median)
-			return true;
-	}
-	return false;
+	if (at)
+		marked[(size_t)(at - (const char *)nodes) / size] = true;
 }
 
-/* Marks the nodes at either end of a hop below STRAGGLER_MIN_WIRE x the median rate. */
-static void mark_slow_wires(const struct verdict_input *in, const struct node_share *s,
-			    size_t nodes, bool *touched)
+void verdict_mark_off_speed(const struct verdict_input *in, const struct fl_verdict *v,
+			    const void *nodes, size_t n, size_t size, bool *marked)
 {
 	double median = verdict_median_rate(in);
 
-	for (size_t i = 0; median > 0.0 && i < in->nhops; i++) {
+	for (size_t i = 0; i < in->nhops; i++) {
 		const struct fl_hop_figures *h = &in->hops[i];
-		const struct node_share *at;
+		bool slow = median > 0.0 && verdict_has_rate(in, i) &&
+			    fl_verdict_rate(h) < STRAGGLER_MIN_WIRE * median;
 
-		if (!verdict_has_rate(in, i) || fl_verdict_rate(h) >= STRAGGLER_MIN_WIRE * median)
-			continue;
-		at = bsearch(h->src_node, s, nodes, sizeof(*s), cmp_share_node);
-		if (at)
-			touched[at - s] = true;
-		at = bsearch(h->dst_node, s, nodes, sizeof(*s), cmp_share_node);
-		if (at)
-			touched[at - s] = true;
+		if (slow || blamed(in, v, i)) {
+			mark(h->src_node, nodes, n, size, marked);
+			mark(h->dst_node, nodes, n, size, marked);
+		}
 	}
 }
+
+_Static_assert(offsetof(struct node_share, node) == 0, "verdict_mark_off_speed reads it first");
 
 int verdict_try_node(const struct verdict_input *in, struct fl_verdict *out)
 {
 	size_t n = in->nhops ? in->nhops : 1, count, nodes, culprit;
 	struct received *r = malloc(n * sizeof(*r));
-	struct node_share *s = malloc(n * sizeof(*s));
-	bool *touched = malloc(n * sizeof(*touched));
+	struct node_share *s = calloc(n, sizeof(*s));
+	bool *touched = calloc(n, sizeof(*touched));
 	double *v = malloc(n * sizeof(*v));
 	double others;
 	int found = -1;
@@ -332,9 +314,7 @@ int verdict_try_node(const struct verdict_input *in, struct fl_verdict *out)
 	if (r && s && v && touched) {
 		count = collect_received(in, r);
 		nodes = share_per_node(in, r, count, s);
-		for (size_t k = 0; k < nodes; k++)
-			touched[k] = verdict_node_hops_low(in, out, s[k].node);
-		mark_slow_wires(in, s, nodes, touched);
+		verdict_mark_off_speed(in, out, s, nodes, sizeof(*s), touched);
 		found = 0;
 		culprit = nodes >= 2 ? least_waiting(s, nodes, touched) : SIZE_MAX;
 		if (culprit != SIZE_MAX && stands_out(out, s, nodes, culprit, touched, v, &others)) {

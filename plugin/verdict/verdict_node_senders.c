@@ -10,6 +10,7 @@
  * 10% to the step against 0-3% into the others. Sockets have no such wait (a
  * send goes into the kernel's buffer, ready at once), and this rule stays silent.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +33,9 @@
 struct sender_wait {
 	const char *node; /* the receiver the senders wait on */
 	double wait, outstanding;
-	bool excluded;    /* its own wires are not at speed */
 };
+
+_Static_assert(offsetof(struct sender_wait, node) == 0, "verdict_mark_off_speed reads it first");
 
 static int cmp_node(const void *pa, const void *pb)
 {
@@ -59,7 +61,7 @@ static size_t per_receiver(const struct verdict_input *in, struct sender_wait *w
 		if (verdict_judged(in, i) && h->send_outstanding_seconds > 0.0 &&
 		    !strcmp(h->transport, "ib"))
 			w[n++] = (struct sender_wait){ h->dst_node, h->send_wait_seconds,
-						       h->send_outstanding_seconds, false };
+						       h->send_outstanding_seconds };
 	}
 	qsort(w, n, sizeof(*w), cmp_node);
 	for (size_t k = 0; k < n; k++) {
@@ -79,24 +81,24 @@ static double figure(const struct sender_wait *w)
 }
 
 /* The node senders wait on most, among those whose own wires run at speed; SIZE_MAX if none. */
-static size_t most_waited_on(const struct sender_wait *w, size_t n)
+static size_t most_waited_on(const struct sender_wait *w, size_t n, const bool *excluded)
 {
 	size_t best = SIZE_MAX;
 
 	for (size_t k = 0; k < n; k++)
-		if (!w[k].excluded && (best == SIZE_MAX || figure(&w[k]) > figure(&w[best])))
+		if (!excluded[k] && (best == SIZE_MAX || figure(&w[k]) > figure(&w[best])))
 			best = k;
 	return best;
 }
 
 /* Median of the other nodes at speed; how many there were. */
-static size_t others(const struct sender_wait *w, size_t n, size_t skip, double *v,
-		     double *median)
+static size_t others(const struct sender_wait *w, size_t n, size_t skip, const bool *excluded,
+		     double *v, double *median)
 {
 	size_t m = 0;
 
 	for (size_t k = 0; k < n; k++)
-		if (k != skip && !w[k].excluded)
+		if (k != skip && !excluded[k])
 			v[m++] = figure(&w[k]);
 	*median = verdict_median(v, m);
 	return m;
@@ -128,10 +130,8 @@ static double rate_into(const struct verdict_input *in, const char *node, double
 }
 
 static void fill(const struct verdict_input *in, const struct sender_wait *w, double median,
-		 double *v, struct fl_finding *f)
+		 double rate, double *v, struct fl_finding *f)
 {
-	double rate = verdict_median_rate(in);
-
 	verdict_set_name(f->node, sizeof(f->node), w->node);
 	f->ratio = figure(w) > 0.0 ? median / figure(w) : 1.0;
 	f->median_gbs = rate > 0.0 ? rate : 0.0;
@@ -147,29 +147,30 @@ int verdict_try_node_senders(const struct verdict_input *in, struct fl_verdict *
 {
 	size_t n = in->nhops ? in->nhops : 1, count, culprit, nothers;
 	struct sender_wait *w = malloc(n * sizeof(*w));
+	bool *excluded = calloc(n, sizeof(*excluded));
 	double *v = malloc(n * sizeof(*v));
 	double rate = verdict_median_rate(in), median;
 	int found = -1;
 
-	if (w && v && rate >= 0.0) {
+	if (w && excluded && v && rate >= 0.0) {
 		found = 0;
 		count = per_receiver(in, w);
-		for (size_t k = 0; k < count; k++)
-			w[k].excluded = verdict_node_wire_slow(in, out, w[k].node, rate);
-		culprit = most_waited_on(w, count);
+		verdict_mark_off_speed(in, out, w, count, sizeof(*w), excluded);
+		culprit = most_waited_on(w, count, excluded);
 		if (culprit != SIZE_MAX) {
-			nothers = others(w, count, culprit, v, &median);
+			nothers = others(w, count, culprit, excluded, v, &median);
 			if (stands_out(figure(&w[culprit]), median, nothers) &&
 			    !named_already(out, w[culprit].node)) {
 				struct fl_finding *f = verdict_add_finding(out, FL_VERDICT_NODE);
 
 				found = f != NULL;
 				if (f)
-					fill(in, &w[culprit], median, v, f);
+					fill(in, &w[culprit], median, rate, v, f);
 			}
 		}
 	}
 	free(w);
+	free(excluded);
 	free(v);
 	return found;
 }

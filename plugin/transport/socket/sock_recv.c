@@ -45,23 +45,11 @@ int sock_recv_comm_create(int ctrl_fd, const int *data_fds, const struct sock_ru
 	return FL_OK;
 }
 
-/*
- * What a non-blocking read on control returned: *got = 0 when nothing is
- * there yet, 1 in *again for EINTR (read again), else an end or an error.
- */
-static int read_result(struct sock_recv_comm *c, ssize_t n, size_t *got, int *again)
+/* What a non-blocking read on control returned: *got = 0 when nothing is there yet. */
+static int read_result(struct sock_recv_comm *c, ssize_t n, size_t *got)
 {
-	*again = 0;
-	if (n > 0) {
-		*got = (size_t)n;
-		return FL_OK;
-	}
-	*got = 0;
-	if (n < 0 && errno == EINTR) {
-		*again = 1;
-		return FL_OK;
-	}
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+	*got = n > 0 ? (size_t)n : 0;
+	if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)))
 		return FL_OK;
 	sock_fault_errno(&c->link.fault, "recv on control stream", n ? errno : 0);
 	return sock_link_failed(&c->link);
@@ -71,23 +59,23 @@ static int read_result(struct sock_recv_comm *c, ssize_t n, size_t *got, int *ag
 static int recv_control_iov(struct sock_recv_comm *c, struct iovec *iov, size_t niov, size_t *got)
 {
 	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = niov };
-	int again, rc;
+	ssize_t n;
 
 	do
-		rc = read_result(c, recvmsg(c->link.ctrl_fd, &msg, MSG_DONTWAIT), got, &again);
-	while (again);
-	return rc;
+		n = recvmsg(c->link.ctrl_fd, &msg, MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	return read_result(c, n, got);
 }
 
 /* The same into one buffer: recv() spares the kernel the msghdr and iovec import. */
 static int recv_control_bytes(struct sock_recv_comm *c, uint8_t *buf, size_t len, size_t *got)
 {
-	int again, rc;
+	ssize_t n;
 
 	do
-		rc = read_result(c, recv(c->link.ctrl_fd, buf, len, MSG_DONTWAIT), got, &again);
-	while (again);
-	return rc;
+		n = recv(c->link.ctrl_fd, buf, len, MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	return read_result(c, n, got);
 }
 
 /*
