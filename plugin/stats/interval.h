@@ -34,7 +34,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_RUN_RING 1024 /* power of two */
+/*
+ * Power of two. The reader drains when a ring is about a quarter full
+ * (report_thread.c): at one run per message, as small messages make, 2048
+ * keeps its wake-ups every few milliseconds, with room for a wake-up three
+ * periods late before the writer has to bridge.
+ */
+#define FL_RUN_RING 2048
 
 struct fl_run {
 	uint64_t start, end;
@@ -120,7 +126,8 @@ static inline void fl_runs_add(struct fl_runs *r, uint64_t s, uint64_t e)
 	}
 }
 
-#define FL_UNION_PENDING 1024 /* disjoint runs kept after a pinned watermark */
+/* disjoint runs kept after a pinned watermark: a ring's worth */
+#define FL_UNION_PENDING FL_RUN_RING
 
 /* Runs taken from the rings before they are merged; one per reader, reused. */
 struct fl_run_scratch {

@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "transport/pace.h"
 #include "sock_comm.h"
+#include "sock_sys.h"
 
 int sock_recv_comm_create(int ctrl_fd, const int *data_fds, const struct sock_rules *rules,
 			  const struct fl_endpoint *peer, const char *addr,
@@ -62,7 +63,7 @@ static int recv_control_iov(struct sock_recv_comm *c, struct iovec *iov, size_t 
 	ssize_t n;
 
 	do
-		n = recvmsg(c->link.ctrl_fd, &msg, MSG_DONTWAIT);
+		n = sock_sys_recvmsg(c->link.ctrl_fd, &msg, MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	return read_result(c, n, got);
 }
@@ -73,7 +74,7 @@ static int recv_control_bytes(struct sock_recv_comm *c, uint8_t *buf, size_t len
 	ssize_t n;
 
 	do
-		n = recv(c->link.ctrl_fd, buf, len, MSG_DONTWAIT);
+		n = sock_sys_recv(c->link.ctrl_fd, buf, len, MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	return read_result(c, n, got);
 }
@@ -186,6 +187,7 @@ static int read_header(struct sock_recv_comm *c, int *drained, size_t *got)
 	size_t need = SOCK_MSG_HEADER_SIZE - c->header_got;
 	int rc;
 
+	*got = 0;
 	if (c->stage_pos == c->stage_len) {
 		if (FL_PACING && c->link.pacer) {
 			rc = recv_control_bytes(c, c->header + c->header_got, need, got);
@@ -194,7 +196,7 @@ static int read_header(struct sock_recv_comm *c, int *drained, size_t *got)
 			return rc;
 		}
 		rc = fill_stage(c, drained);
-		if (rc)
+		if (rc || c->stage_pos == c->stage_len) /* nothing there: the common poll */
 			return rc;
 	}
 	*got = take_staged(c, c->header + c->header_got, need);

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "transport/pace.h"
 #include "sock_comm.h"
+#include "sock_sys.h"
 
 #define SOCK_SEND_BATCH 16 /* requests gathered into one sendmsg */
 
@@ -165,9 +166,9 @@ static int send_control(struct sock_send_comm *c)
 			want += iov[i].iov_len;
 		/* one buffer (a lone small message): send() spares the kernel the iovec import */
 		n = msg.msg_iovlen == 1
-			    ? send(c->link.ctrl_fd, iov[0].iov_base, iov[0].iov_len,
-				   MSG_DONTWAIT | MSG_NOSIGNAL)
-			    : sendmsg(c->link.ctrl_fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+			    ? sock_sys_send(c->link.ctrl_fd, iov[0].iov_base, iov[0].iov_len,
+					    MSG_DONTWAIT | MSG_NOSIGNAL)
+			    : sock_sys_sendmsg(c->link.ctrl_fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

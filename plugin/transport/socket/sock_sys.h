@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define SOCK_ADDR_STRLEN 64 /* "[ipv6]:port" */
 
@@ -23,6 +25,43 @@ int sock_connect_start(const struct sockaddr_storage *addr, socklen_t addrlen, s
 		       const char *peer, int *fd, int *connected);
 /* Without waiting: *connected once the connect finished, an error if it failed. */
 int sock_connect_check(int fd, const char *peer, int *connected);
+/*
+ * The control stream's calls on the data path, made as plain system calls:
+ * same arguments, results and errno as send/sendmsg/recv/recvmsg. libc's
+ * wrappers are cancellation points, and glibc (2.36 on Debian 12) switches
+ * the thread's cancel type around each call with two atomic read-modify-
+ * writes: at small messages, where every test polls the socket, 1.8% of the
+ * CPU samples of an all_reduce (docs/benchmarks.md). Nothing cancels NCCL's
+ * proxy thread. Under a sanitizer the libc calls stay: its interceptors see them.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SOCK_SYS_RAW 0
+#else
+#define SOCK_SYS_RAW 1
+#endif
+
+static inline ssize_t sock_sys_send(int fd, const void *buf, size_t len, int flags)
+{
+	return SOCK_SYS_RAW ? syscall(SYS_sendto, fd, buf, len, flags, NULL, 0)
+			    : send(fd, buf, len, flags);
+}
+
+static inline ssize_t sock_sys_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	return SOCK_SYS_RAW ? syscall(SYS_sendmsg, fd, msg, flags) : sendmsg(fd, msg, flags);
+}
+
+static inline ssize_t sock_sys_recv(int fd, void *buf, size_t len, int flags)
+{
+	return SOCK_SYS_RAW ? syscall(SYS_recvfrom, fd, buf, len, flags, NULL, NULL)
+			    : recv(fd, buf, len, flags);
+}
+
+static inline ssize_t sock_sys_recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	return SOCK_SYS_RAW ? syscall(SYS_recvmsg, fd, msg, flags) : recvmsg(fd, msg, flags);
+}
+
 /* "1.2.3.4:5" or "[::1]:5". */
 void sock_addr_format(const struct sockaddr *sa, char *out, size_t len);
 /* The fd's remote address as text; "?" when unknown. */
