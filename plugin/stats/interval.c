@@ -7,10 +7,10 @@
 
 static int ring_has_room(struct fl_runs *r)
 {
-	if (r->head_w - r->tail_seen < FL_RUN_RING)
+	if (fl_runs_roomy(r))
 		return 1;
 	r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-	return r->head_w - r->tail_seen < FL_RUN_RING;
+	return fl_runs_roomy(r);
 }
 
 static void add_relaxed(_Atomic uint64_t *c, uint64_t v)
@@ -167,6 +167,12 @@ void fl_union_add(struct fl_union *u, struct fl_run_scratch *sc, uint64_t start,
 	sc->runs[sc->n++] = (struct fl_run){ start, end };
 }
 
+static uint64_t ring_word(const struct fl_runs *r, uint64_t i)
+{
+	return atomic_load_explicit(&r->ring[i & (FL_RUN_RING - 1)], memory_order_relaxed);
+}
+
+/* Decodes the runs the writer pushed (fl_runs_push), in order, against r_last. */
 size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_runs *r)
 {
 	/* The open run first: a run closed after this read is then in the ring. */
@@ -177,11 +183,18 @@ size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_ru
 
 	/* Sizes the scratch once for the batch; fl_union_add copes on its own if this failed. */
 	(void)scratch_room(sc, (size_t)(head - tail) + 1);
-	for (uint64_t i = tail; i != head; i++) {
-		struct fl_run_slot *slot = &r->ring[i & (FL_RUN_RING - 1)];
+	for (uint64_t i = tail; i != head;) {
+		uint64_t word = ring_word(r, i++), from, to;
 
-		fl_union_add(u, sc, atomic_load_explicit(&slot->start, memory_order_relaxed),
-			     atomic_load_explicit(&slot->end, memory_order_relaxed));
+		if (word >> 32 == FL_RUN_ESCAPE) {
+			from = ring_word(r, i++);
+			to = ring_word(r, i++);
+		} else {
+			from = r->r_last + (word >> 32);
+			to = from + (word & UINT32_MAX);
+		}
+		r->r_last = to;
+		fl_union_add(u, sc, from, to);
 	}
 	/* read first, added last: the runs stay in time order, and settle skips its sort */
 	if (end > start)

@@ -35,33 +35,36 @@
 #include <stdint.h>
 
 /*
- * Power of two. The reader drains when a ring is about a quarter full
- * (report_thread.c): at one run per message, as small messages make, 2048
- * keeps its wake-ups every few milliseconds, with room for a wake-up three
- * periods late before the writer has to bridge.
+ * Words, a power of two. A run is usually one word: its gap after the run
+ * pushed before it and its length, 32 bits each. One that does not fit (the
+ * first, one that starts earlier, a gap or length of 4.3 s or more) is an
+ * escape word and its start and end in two more. The reader drains when a
+ * ring is about a quarter full (report_thread.c): at one run per message, as
+ * small messages make, 2048 keeps its wake-ups milliseconds apart, with room
+ * for a wake-up three periods late before the writer has to bridge, in 16 KB.
  */
 #define FL_RUN_RING 2048
+#define FL_RUN_WORDS_MAX 3
+#define FL_RUN_ESCAPE 0xffffffffULL /* a word's high half: the run follows in full */
 
 struct fl_run {
 	uint64_t start, end;
 };
 
-struct fl_run_slot {
-	_Atomic uint64_t start, end;
-};
-
 struct fl_runs {
 	/* writer-private */
 	uint64_t w_start, w_end; /* the open run; w_end == 0 before the first interval */
-	uint64_t head_w;         /* next ring slot to fill */
+	uint64_t head_w;         /* next ring word to fill */
 	uint64_t tail_seen;      /* the reader's tail as last read */
+	uint64_t w_last;         /* end of the run pushed last: the next is coded from it */
 	/* published by the writer */
 	_Atomic uint64_t open_start, open_end;
 	_Atomic uint64_t head;
 	_Atomic uint64_t bridged_ns;
-	/* published by the reader, on a line of its own */
+	/* the reader's, on a line of its own */
 	_Alignas(64) _Atomic uint64_t tail;
-	_Alignas(64) struct fl_run_slot ring[FL_RUN_RING];
+	uint64_t r_last; /* w_last as of tail */
+	_Alignas(64) _Atomic uint64_t ring[FL_RUN_RING];
 };
 
 /* The ring looked full: reads the reader's tail again, else bridges to [s, e). */
@@ -69,9 +72,15 @@ void fl_runs_close_slow(struct fl_runs *r, uint64_t s, uint64_t e);
 /* An interval entirely before the open run: pushed as a run of its own. */
 void fl_runs_push_early(struct fl_runs *r, uint64_t s, uint64_t e);
 
+/* Room for the longest run, as the writer last saw the reader. */
+static inline int fl_runs_roomy(const struct fl_runs *r)
+{
+	return r->head_w - r->tail_seen <= FL_RUN_RING - FL_RUN_WORDS_MAX;
+}
+
 /*
  * Release on both words: a reader that sees either one of a new run also sees
- * the ring slot the previous run was closed into.
+ * the ring words the previous run was closed into.
  */
 static inline void fl_runs_publish(struct fl_runs *r)
 {
@@ -79,20 +88,32 @@ static inline void fl_runs_publish(struct fl_runs *r)
 	atomic_store_explicit(&r->open_end, r->w_end, memory_order_release);
 }
 
+static inline void fl_runs_put(struct fl_runs *r, uint64_t word)
+{
+	atomic_store_explicit(&r->ring[r->head_w++ & (FL_RUN_RING - 1)], word,
+			      memory_order_relaxed);
+}
+
+/* The caller has checked for room (fl_runs_roomy). */
 static inline void fl_runs_push(struct fl_runs *r, uint64_t s, uint64_t e)
 {
-	struct fl_run_slot *slot = &r->ring[r->head_w & (FL_RUN_RING - 1)];
+	uint64_t gap = s - r->w_last, len = e - s;
 
-	atomic_store_explicit(&slot->start, s, memory_order_relaxed);
-	atomic_store_explicit(&slot->end, e, memory_order_relaxed);
-	r->head_w++;
+	if (s >= r->w_last && gap < FL_RUN_ESCAPE && len <= UINT32_MAX) {
+		fl_runs_put(r, gap << 32 | len);
+	} else {
+		fl_runs_put(r, FL_RUN_ESCAPE << 32);
+		fl_runs_put(r, s);
+		fl_runs_put(r, e);
+	}
+	r->w_last = e;
 	atomic_store_explicit(&r->head, r->head_w, memory_order_release);
 }
 
 /* [s, e) starts after the open run: close the open run into the ring, open a new one. */
 static inline void fl_runs_close(struct fl_runs *r, uint64_t s, uint64_t e)
 {
-	if (__builtin_expect(r->head_w - r->tail_seen >= FL_RUN_RING, 0)) {
+	if (__builtin_expect(!fl_runs_roomy(r), 0)) {
 		fl_runs_close_slow(r, s, e);
 		return;
 	}

@@ -193,7 +193,8 @@ static void test_outstanding_request_holds_the_watermark(void **state)
 	fl_stats_post(a, 3, pa);
 	request(b, 0, 10, pa + 1, pa + 100, pa + 200);
 	request(b, 0, 10, pa + 2, pa + 300, pa + 400);
-	assert_int_equal(fl_hops_drain(), 1);
+	/* one run closed in b's rings: the first a ring takes is escaped, three words */
+	assert_int_equal(fl_hops_drain(), FL_RUN_WORDS_MAX);
 	assert_int_equal(fl_hops_snapshot(&h), 1);
 	assert_int_equal(h[0].wire_ns, 200);
 	free(h);

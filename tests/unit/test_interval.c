@@ -272,7 +272,8 @@ static void test_full_ring_bridges_within_the_bound(void **state)
 	}
 	truth = brute_union(v, 3 * FL_RUN_RING);
 	fl_union_init(&u);
-	assert_int_equal(fl_union_take(&u, &sc, r), FL_RUN_RING);
+	/* one word a run, pushed while the longest run (an escape) still fits */
+	assert_int_equal(fl_union_take(&u, &sc, r), FL_RUN_RING - FL_RUN_WORDS_MAX + 1);
 	fl_union_settle(&u, &sc, UINT64_MAX);
 	total = fl_union_ns(&u);
 	bridged = atomic_load(&r->bridged_ns) + u.bridged_ns;
@@ -280,10 +281,44 @@ static void test_full_ring_bridges_within_the_bound(void **state)
 	assert_true(total >= truth);
 	assert_true(total - bridged <= truth);
 	/* Drained, the ring takes runs again. */
-	fl_runs_add(r, 1000000, 1000010);
-	fl_runs_add(r, 2000000, 2000010);
-	/* The bridged run, then [1000000, 1000010). */
+	fl_runs_add(r, 100000000, 100000010);
+	fl_runs_add(r, 200000000, 200000010);
+	/* The bridged run, then [1e8, 1e8 + 10): one word each. */
 	assert_int_equal(fl_union_take(&u, &sc, r), 2);
+	fl_union_free(&u);
+	fl_run_scratch_free(&sc);
+	free(r);
+}
+
+/* Runs that do not fit one word (far apart, long, earlier than the last) come back exact. */
+static void test_runs_that_escape_decode_exactly(void **state)
+{
+	const uint64_t g = 1ULL << 32; /* ns: a gap or length this long needs an escape */
+	const struct iv v[] = {
+		{ 5 * g, 5 * g + 10 },      /* 5g after 0: escaped (3 words) */
+		{ 5 * g + 20, 5 * g + 30 }, /* 10 after, 10 long: one word */
+		{ 12 * g, 15 * g },         /* 7g after, 3g long: escaped */
+		{ 16 * g, 16 * g + 5 },     /* exactly g after: escaped */
+		{ 16 * g + 7, 16 * g + 9 }, /* after [100, 200) went early: escaped */
+		{ 100, 200 },               /* before the open run: pushed at once, escaped */
+		{ 16 * g + 20, 16 * g + 25 },
+	};
+	const size_t n = sizeof(v) / sizeof(v[0]);
+	struct fl_runs *r = new_runs();
+	struct fl_run_scratch sc = { 0 };
+	struct fl_union u;
+
+	(void)state;
+	fl_union_init(&u);
+	for (size_t i = 0; i < n; i++)
+		fl_runs_add(r, v[i].s, v[i].e);
+	assert_int_equal(fl_union_take(&u, &sc, r), 3 + 1 + 3 + 3 + 3 + 3);
+	fl_union_settle(&u, &sc, UINT64_MAX);
+	assert_int_equal(fl_union_ns(&u), brute_union(v, n));
+	assert_int_equal(u.bridged_ns + atomic_load(&r->bridged_ns), 0);
+	/* decoding goes on from the last run: a near one is one word again */
+	fl_runs_add(r, 16 * g + 30, 16 * g + 31);
+	assert_int_equal(fl_union_take(&u, &sc, r), 1);
 	fl_union_free(&u);
 	fl_run_scratch_free(&sc);
 	free(r);
@@ -423,6 +458,7 @@ int main(void)
 		cmocka_unit_test(test_many_connections_interleaved_with_drains),
 		cmocka_unit_test(test_one_drain_of_many_full_rings_is_exact),
 		cmocka_unit_test(test_full_ring_bridges_within_the_bound),
+		cmocka_unit_test(test_runs_that_escape_decode_exactly),
 		cmocka_unit_test(test_pinned_watermark_keeps_pending_bounded),
 		cmocka_unit_test(test_writer_and_reader_threads_agree_exactly),
 	};
