@@ -244,12 +244,21 @@ const struct report_view *report_wire_view(const struct report_hop *h)
 	 * Sockets: receiver's first byte -> last byte; verbs: sender's post -> completion;
 	 * NCCL's own transports (profiler mode): the sender's SendWait -> done.
 	 */
-	bool recv_first = !strcmp(h->transport, "socket");
-	const struct report_view *best = recv_first ? &h->recv : &h->send;
-	const struct report_view *other = recv_first ? &h->send : &h->recv;
+	bool sockets = !strcmp(h->transport, "socket");
+	const struct report_view *best = sockets ? &h->recv : &h->send;
+	const struct report_view *other = sockets ? &h->send : &h->recv;
 
 	/* An end that did not time the wire (a socket sender) gives way to one that did. */
 	if (!report_has_wire(best) && report_has_wire(other))
+		return other;
+	/*
+	 * Both ends of a socket hop timed it (paced, or helper streams): each misses wire
+	 * time the other sees (a late receiver finds bytes already buffered and reads them
+	 * at its own pace, hiding a throttled sender; a sender's last bytes sit in its socket
+	 * buffer, hiding a throttled receiver), so the slower view is the closer one.
+	 */
+	if (sockets && report_has_wire(best) && report_has_wire(other) &&
+	    other->wire_gbs < best->wire_gbs)
 		return other;
 	return best->present ? best : other;
 }

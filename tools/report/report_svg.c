@@ -441,8 +441,8 @@ static void footer(const struct picture *p, FILE *out)
 {
 	fprintf(out,
 		"<text x=\"30\" y=\"%d\" font-size=\"12\" fill=\"#666\">fabriclab %s: %zu "
-		"hops between %zu nodes; wire rate from the receiver for sockets, from the sender "
-		"for verbs</text>\n",
+		"hops between %zu nodes; wire rate from the slower end for sockets, from the "
+		"sender for verbs</text>\n",
 		HEIGHT - 16, fl_version(), p->set->nhops, p->nnodes);
 }
 

@@ -173,7 +173,7 @@ static void print_hops(const struct report_set *set, FILE *out)
 		used += set->files[f].superseded_by < 0;
 	fprintf(out,
 		"\nhops: %zu from %zu processes on %zu nodes, %d judged (wire rate from the "
-		"receiver for sockets when it timed any, else the sender; the sender for verbs, "
+		"slower end for sockets where both timed it, else the one that did; the sender for verbs, "
 		"ext and profiler mode; * = culprit; peer wait: the receives' time waiting on "
 		"their sender, or with s (verbs) the sends' time waiting on their receiver)\n",
 		set->nhops, used, set->nodes, set->verdict.judged_hops);
