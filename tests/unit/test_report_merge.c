@@ -286,6 +286,35 @@ static void test_rate_above_line_rate_is_a_measurement_error(void **state)
 	remove_dir(dir);
 }
 
+/*
+ * Both ends of a socket hop timed the wire: the slower view is judged. A late
+ * receiver reads buffered bytes at its own pace and hides a throttled sender
+ * (lab, 4 ranks on a loaded host: the sender at 90%, its receiver at 97%); a
+ * sender's socket buffer hides a throttled receiver.
+ */
+static void test_socket_hop_judged_on_its_slower_end(void **state)
+{
+	char dir[] = "/tmp/fabriclab-report-test.XXXXXX";
+	const struct report_hop *h;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	write_view(dir, "a", 1, 0, 2, "send", 1000000000ULL, 1000000000ULL, 1.0 / 0.90);
+	write_view(dir, "b", 2, 1, 2, "recv", 1000000000ULL, 1000000000ULL, 1.0 / 0.97);
+	assert_int_equal(load(dir), 0);
+	h = &set.hops[0];
+	assert_string_equal(report_wire_view_name(h), "send");
+	assert_float_equal(set.figures[0].wire_gbs, 0.90, 1e-9);
+	report_free(&set);
+	write_view(dir, "a", 1, 0, 2, "send", 1000000000ULL, 1000000000ULL, 1.0 / 0.99);
+	write_view(dir, "b", 2, 1, 2, "recv", 1000000000ULL, 1000000000ULL, 1.0 / 0.91);
+	assert_int_equal(load(dir), 0);
+	h = &set.hops[0];
+	assert_string_equal(report_wire_view_name(h), "recv");
+	assert_float_equal(set.figures[0].wire_gbs, 0.91, 1e-9);
+	remove_dir(dir);
+}
+
 /* The world size the reports carry says which ranks left no report. */
 static void test_missing_ranks_and_nodes_are_named(void **state)
 {
@@ -430,6 +459,7 @@ int main(void)
 					  teardown),
 		cmocka_unit_test_teardown(test_rate_above_line_rate_is_a_measurement_error,
 					  teardown),
+		cmocka_unit_test_teardown(test_socket_hop_judged_on_its_slower_end, teardown),
 		cmocka_unit_test_teardown(test_missing_ranks_and_nodes_are_named, teardown),
 		cmocka_unit_test_teardown(test_bad_inputs_name_the_file, teardown),
 		cmocka_unit_test_teardown(test_minimal_reports_natural_order_odd_names, teardown),
