@@ -3,7 +3,9 @@
  * posted piece completes (a lost wake-up would hang here), bytes arrive
  * intact, stop unblocks a helper stuck in recv, and a closed peer is reported.
  */
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +22,7 @@
 
 #include "plugin/base/error.h"
 #include "plugin/base/fl_types.h"
+#include "plugin/transport/socket/sock_arrival.h"
 #include "plugin/transport/socket/sock_stream.h"
 
 static double now_s(void)
@@ -150,7 +153,10 @@ static long thread_named(const char *name)
 	return found;
 }
 
-/* 1 while thread tid sleeps in recv (glibc's recv is the recvfrom system call). */
+/*
+ * 1 while thread tid sleeps in a receive: recvmsg (an unpaced helper asks for
+ * the kernel's arrival stamp) or recvfrom (glibc's recv, the paced path).
+ */
 static int blocked_in_recv(long tid)
 {
 	char path[64], line[256] = "";
@@ -164,7 +170,7 @@ static int blocked_in_recv(long tid)
 	if (fgets(line, sizeof(line), f))
 		nr = strtol(line, NULL, 10); /* "running" reads as 0, never recvfrom */
 	fclose(f);
-	return nr == SYS_recvfrom;
+	return nr == SYS_recvmsg || nr == SYS_recvfrom;
 }
 
 static void test_stop_unblocks_recv(void **state)
@@ -259,6 +265,62 @@ static void test_receiver_times_only_what_it_watched(void **state)
 	duo_stop(&d);
 }
 
+/* A TCP connection over loopback: fds[0] the connecting end, fds[1] the accepted one. */
+static void tcp_pair(int fds[2])
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(l >= 0);
+	assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(l, 1), 0);
+	assert_int_equal(getsockname(l, (struct sockaddr *)&a, &len), 0);
+	fds[0] = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(connect(fds[0], (struct sockaddr *)&a, sizeof(a)), 0);
+	fds[1] = accept(l, NULL, NULL);
+	assert_true(fds[1] >= 0);
+	close(l);
+}
+
+/*
+ * A reader that comes late learns when its bytes arrived, not when it read
+ * them: 30 ms after they were sent, their stamp is about 30 ms old. Without
+ * stamps asked for, a read reports none.
+ */
+static void test_late_read_knows_when_bytes_arrived(void **state)
+{
+	uint8_t out[4096] = { 1 }, in[4096];
+	uint64_t ago = 1;
+	size_t got = 0;
+	int fds[2];
+
+	(void)state;
+	tcp_pair(fds);
+	assert_true(sock_arrival_enable(fds[1]));
+	/* the kernel turns stamping on from a work queue: segments sent at once may have none */
+	usleep(20000);
+	assert_int_equal(send(fds[0], out, sizeof(out), 0), (ssize_t)sizeof(out));
+	usleep(30000);
+	assert_int_equal(sock_recv_arrival(fds[1], in, sizeof(in), MSG_WAITALL, &got, &ago), 0);
+	assert_int_equal(got, sizeof(in));
+	assert_true(ago >= 25000000ULL && ago < 1000000000ULL);
+	assert_memory_equal(in, out, sizeof(out));
+	close(fds[0]);
+	close(fds[1]);
+
+	tcp_pair(fds);
+	assert_int_equal(send(fds[0], out, sizeof(out), 0), (ssize_t)sizeof(out));
+	usleep(10000);
+	assert_int_equal(sock_recv_arrival(fds[1], in, sizeof(in), MSG_WAITALL, &got, &ago), 0);
+	assert_int_equal(got, sizeof(in));
+	assert_int_equal(ago, 0);
+	/* the peer closed: end of stream */
+	close(fds[0]);
+	assert_int_equal(sock_recv_arrival(fds[1], in, sizeof(in), 0, &got, &ago), -1);
+	close(fds[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_receiver_times_only_what_it_watched),
 		cmocka_unit_test(test_stop_unblocks_recv),
 		cmocka_unit_test(test_closed_peer_is_reported),
+		cmocka_unit_test(test_late_read_knows_when_bytes_arrived),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
