@@ -3,7 +3,9 @@
  * a helper thread blocked in recv is woken when its last bytes arrive, but on a
  * loaded host it may get a CPU milliseconds later, and a wire interval ending
  * at its read would hold that wait. With SO_TIMESTAMPNS the kernel stamps each
- * received segment, and a read reports the stamp of the last segment it took.
+ * received segment, and a read reports the stamp of the last segment it took
+ * (or of a later one TCP merged into it): never before its bytes arrived,
+ * never after the read.
  */
 #ifndef FL_SOCK_ARRIVAL_H
 #define FL_SOCK_ARRIVAL_H
