@@ -286,6 +286,16 @@ static void test_rate_above_line_rate_is_a_measurement_error(void **state)
 	remove_dir(dir);
 }
 
+/* One socket hop whose sender and receiver timed it at these rates (GB/s), loaded from dir. */
+static const struct report_hop *timed_both_ends(const char *dir, double send_gbs,
+						double recv_gbs)
+{
+	write_view(dir, "a", 1, 0, 2, "send", 1000000000ULL, 1000000000ULL, 1.0 / send_gbs);
+	write_view(dir, "b", 2, 1, 2, "recv", 1000000000ULL, 1000000000ULL, 1.0 / recv_gbs);
+	assert_int_equal(load(dir), 0);
+	return &set.hops[0];
+}
+
 /*
  * Both ends of a socket hop timed the wire: the slower view is judged. A late
  * receiver reads buffered bytes at its own pace and hides a throttled sender
@@ -295,22 +305,13 @@ static void test_rate_above_line_rate_is_a_measurement_error(void **state)
 static void test_socket_hop_judged_on_its_slower_end(void **state)
 {
 	char dir[] = "/tmp/fabriclab-report-test.XXXXXX";
-	const struct report_hop *h;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	write_view(dir, "a", 1, 0, 2, "send", 1000000000ULL, 1000000000ULL, 1.0 / 0.90);
-	write_view(dir, "b", 2, 1, 2, "recv", 1000000000ULL, 1000000000ULL, 1.0 / 0.97);
-	assert_int_equal(load(dir), 0);
-	h = &set.hops[0];
-	assert_string_equal(report_wire_view_name(h), "send");
+	assert_string_equal(report_wire_view_name(timed_both_ends(dir, 0.90, 0.97)), "send");
 	assert_float_equal(set.figures[0].wire_gbs, 0.90, 1e-9);
 	report_free(&set);
-	write_view(dir, "a", 1, 0, 2, "send", 1000000000ULL, 1000000000ULL, 1.0 / 0.99);
-	write_view(dir, "b", 2, 1, 2, "recv", 1000000000ULL, 1000000000ULL, 1.0 / 0.91);
-	assert_int_equal(load(dir), 0);
-	h = &set.hops[0];
-	assert_string_equal(report_wire_view_name(h), "recv");
+	assert_string_equal(report_wire_view_name(timed_both_ends(dir, 0.99, 0.91)), "recv");
 	assert_float_equal(set.figures[0].wire_gbs, 0.91, 1e-9);
 	remove_dir(dir);
 }

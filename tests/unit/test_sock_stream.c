@@ -154,8 +154,8 @@ static long thread_named(const char *name)
 }
 
 /*
- * 1 while thread tid sleeps in a receive: recvmsg (an unpaced helper asks for
- * the kernel's arrival stamp) or recvfrom (glibc's recv, the paced path).
+ * 1 while thread tid sleeps in a receive: recvmsg, which helpers read with (for
+ * the kernel's arrival stamp), or recvfrom (glibc's recv).
  */
 static int blocked_in_recv(long tid)
 {

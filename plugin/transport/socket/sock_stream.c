@@ -137,22 +137,6 @@ static int send_piece(struct sock_stream *s, const struct sock_task *t)
 	return 0;
 }
 
-static int recv_some(int fd, uint8_t *buf, size_t len, int flags, size_t *got)
-{
-	for (;;) {
-		ssize_t n = recv(fd, buf, len, flags);
-
-		if (n > 0) {
-			*got = (size_t)n;
-			return 0;
-		}
-		if (n == 0)
-			return -1;
-		if (errno != EINTR)
-			return errno;
-	}
-}
-
 /*
  * The first recv returns as soon as bytes arrive: that is the wire start. What
  * it returns arrived before that, while nobody watched (a helper woken late
@@ -197,7 +181,7 @@ static int recv_piece(struct sock_stream *s, const struct sock_task *t)
 static int recv_piece_paced(struct sock_stream *s, struct fl_pacer *p, const struct sock_task *t)
 {
 	size_t off = 0, got = 0;
-	uint64_t start = 0;
+	uint64_t start = 0, ago; /* the pacer, not arrival, ends a paced piece */
 	int err;
 
 	while (off < t->len) {
@@ -206,8 +190,8 @@ static int recv_piece_paced(struct sock_stream *s, struct fl_pacer *p, const str
 		err = pace_slice(s, p, end - off, end < t->len || stream_has_work(s));
 		/* the whole slice was paid for: take it all before asking the pacer again */
 		while (!err && off < end) {
-			err = recv_some(s->fd, t->buf + off, end - off, off ? MSG_WAITALL : 0,
-					&got);
+			err = sock_recv_arrival(s->fd, t->buf + off, end - off,
+						off ? MSG_WAITALL : 0, &got, &ago);
 			if (!err && !off)
 				start = fl_clock_ns();
 			off += err ? 0 : got;
