@@ -3,7 +3,11 @@
 # rotating): per size, min / median / max of time and busbw per plugin, and the first plugin's
 # ratios to each other one, paired round by round (both saw the same machine).
 # Usage: [RANKS=4] [SIZES="8 64M 8"] [ITERS=10] [WARMUP=3] [CPU=1] \
-#        bench/allreduce_vs.sh BUILD ROUNDS PLUGIN_SO [PEER_SO...]
+#        bench/allreduce_vs.sh BUILD ROUNDS PLUGIN_SO [PEER_SO | ext:PEER_SO ...]
+# ext:PEER_SO runs the first plugin (fabriclab) wrapping PEER_SO (FABRICLAB_TRANSPORT=ext:...):
+# the peer's transport with fabriclab's counting. Beside PEER_SO itself it splits a gap in two:
+# fabriclab / fabriclab(ext:peer) compares the transports under the same counting, and
+# fabriclab(ext:peer) / peer is what the wrap and its counting cost the peer.
 # SIZES is "min max factor" (fabriclab bench -b -e -f). Small sizes need many iterations (e.g.
 # ITERS=3000) for a round to last longer than a scheduling hiccup. CPU=1 runs each bench under
 # `perf stat -e task-clock` and adds the CPU time of the whole run (every rank and thread,
@@ -21,11 +25,14 @@ if [ "$cpu" = 1 ] && ! perf stat -x, -e task-clock true >/dev/null 2>&1; then
 	cpu=0
 fi
 run() { # plugin: the bench's table on stdout; with CPU=1, task-clock ms into $out.perf
+	local transport=${FABRICLAB_TRANSPORT:-}
+	set -- "$1"
+	case $1 in ext:*) transport=$1 && set -- "${plugins[0]}" ;; esac
 	if [ "$cpu" = 1 ]; then
-		NCCL_NET_PLUGIN="$1" perf stat -x, -e task-clock -o "$out.perf" "$build/fabriclab" bench \
+		FABRICLAB_TRANSPORT=$transport NCCL_NET_PLUGIN="$1" perf stat -x, -e task-clock -o "$out.perf" "$build/fabriclab" bench \
 			--ranks "$ranks" -b "$smin" -e "$smax" -f "$sfactor" -n "$iters" -w "$warmup"
 	else
-		NCCL_NET_PLUGIN="$1" "$build/fabriclab" bench --ranks "$ranks" -b "$smin" -e "$smax" \
+		FABRICLAB_TRANSPORT=$transport NCCL_NET_PLUGIN="$1" "$build/fabriclab" bench --ranks "$ranks" -b "$smin" -e "$smax" \
 			-f "$sfactor" -n "$iters" -w "$warmup"
 	fi
 }
@@ -39,14 +46,17 @@ for ((r = 0; r < rounds; r++)); do
 	done
 done
 # A plugin's name: its file name without libnccl-net-, with its folder when two share a name.
+# ext:PEER_SO is named fabriclab(ext:peer).
+short() { basename "${1#ext:}" .so | sed 's/^libnccl-net-//'; }
 names=()
 for so in "${plugins[@]}"; do
-	name=$(basename "$so" .so | sed 's/^libnccl-net-//')
+	name=$(short "$so")
 	dups=0
 	for other in "${plugins[@]}"; do
-		[ "$(basename "$other" .so | sed 's/^libnccl-net-//')" = "$name" ] && dups=$((dups + 1))
+		[ "${other%%:*}" = "${so%%:*}" ] && [ "$(short "$other")" = "$name" ] && dups=$((dups + 1))
 	done
-	[ "$dups" -gt 1 ] && name="$(basename "$(dirname "$so")")/$name"
+	[ "$dups" -gt 1 ] && name="$(basename "$(dirname "${so#ext:}")")/$name"
+	case $so in ext:*) name="$(short "${plugins[0]}")(ext:$name)" ;; esac
 	names+=("$name")
 done
 python3 - "$out" "$rounds" "$ranks" "$iters" "${names[@]}" <<'PY'
@@ -70,15 +80,23 @@ print("%d ranks, %d rounds, %s iterations; time in us and busbw in GB/s as min /
 for size in sizes:
     print("size %d B:" % size)
     for p, name in enumerate(names):
-        print("  %-22s time %s   busbw %s" % (name, spread([t[p, size, r] for r in range(rounds)], "%.1f"),
+        print("  %-26s time %s   busbw %s" % (name, spread([t[p, size, r] for r in range(rounds)], "%.1f"),
                                              spread([bw[p, size, r] for r in range(rounds)])))
     for p in range(1, len(names)):
         speed = [t[p, size, r] / t[0, size, r] for r in range(rounds)]
-        print("  %s / %s speed (its time / ours, goal >= 1.00): %s" % (names[0], names[p], spread(speed, "%.2f")))
+        what = "the transports under the same counting" if "(ext:" in names[p] else "its time / ours, goal >= 1.00"
+        print("  %s / %s speed (%s): %s" % (names[0], names[p], what, spread(speed, "%.2f")))
+    for p, name in enumerate(names):
+        peer = name[name.find("(ext:") + 5:-1] if name.endswith(")") and "(ext:" in name else None
+        if peer in names:
+            q = names.index(peer)
+            cost = [t[q, size, r] / t[p, size, r] for r in range(rounds)]
+            print("  %s / %s speed (the wrap and its counting over the same transport): %s"
+                  % (name, peer, spread(cost, "%.2f")))
 if cpu:
     print("CPU time of each whole run (perf stat task-clock, ms, all sizes, setup included):")
     for p, name in enumerate(names):
-        print("  %-22s %s" % (name, spread([cpu[p, r] for r in range(rounds)], "%.1f")))
+        print("  %-26s %s" % (name, spread([cpu[p, r] for r in range(rounds)], "%.1f")))
     for p in range(1, len(names)):
         ratio = [cpu[0, r] / cpu[p, r] for r in range(rounds)]
         print("  %s / %s CPU (ours / its, goal <= 1.00): %s" % (names[0], names[p], spread(ratio, "%.2f")))

@@ -28,8 +28,12 @@ bench/iperf3_loopback.sh 64M 5
 echo
 echo "== all_reduce, 4 local ranks, through $(for so in "${plugins[@]}"; do basename "$so"; done | paste -sd' '), interleaved"
 as_deployed bench/allreduce_vs.sh "$build" 9 "${plugins[@]}"
-echo "== the same at 8 B - 32 KiB, 3000 iterations a round (shorter rounds are scheduling noise)"
-SIZES="8 32K 8" ITERS=3000 as_deployed bench/allreduce_vs.sh "$build" 9 "${plugins[@]}"
+echo "== the same at 8 B - 32 KiB, 3000 iterations a round (shorter rounds are scheduling noise);"
+echo "   fabriclab(ext:peer) is each peer's transport under fabriclab's counting"
+wrapped_peers=()
+for p in "${plugins[@]:1}"; do wrapped_peers+=("ext:$p"); done
+SIZES="8 32K 8" ITERS=3000 as_deployed bench/allreduce_vs.sh "$build" 9 "${plugins[@]}" \
+	"${wrapped_peers[@]}"
 rm -rf "$reports"
 echo
 echo "== slow loris: connection setup alone vs with 1000 strangers held on the listen port (3 runs)"
