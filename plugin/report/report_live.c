@@ -144,18 +144,34 @@ static int transition(struct live_hop *s, double ratio, const struct fl_live_par
 	return says;
 }
 
+/* The window's requests are large enough for the wire, not latency, to pace them. */
+static bool wire_bound(const struct live_hop *s, const struct fl_hop_snapshot *h, double line)
+{
+	uint64_t messages = h->t.messages - s->messages;
+	double mean_bytes;
+
+	if (!messages)
+		return false;
+	mean_bytes = (double)(h->t.bytes - s->bytes) / (double)messages;
+	return mean_bytes / line >= FL_LIVE_MIN_MESSAGE_NS; /* line in GB/s: bytes per ns */
+}
+
 static int judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, double line,
 			const struct fl_live_params *p, double unix_now, uint64_t mono_now,
 			fl_live_notify_fn notify)
 {
 	static const char *const words[] = { "slow since", "changed at", "back to speed at" };
 	uint64_t bytes = h->t.wire_bytes - s->wire_bytes, ns = h->wire_ns - s->wire_ns;
+	bool judge = !p->skip && bytes >= FL_LIVE_MIN_BYTES && ns && line > 0.0 &&
+		     wire_bound(s, h, line);
 	double gbs;
 	int t;
 
 	s->wire_bytes = h->t.wire_bytes;
 	s->wire_ns = h->wire_ns;
-	if (p->skip || bytes < FL_LIVE_MIN_BYTES || !ns || line <= 0.0)
+	s->bytes = h->t.bytes;
+	s->messages = h->t.messages;
+	if (!judge)
 		return 0;
 	gbs = (double)bytes / (double)ns;
 	s->judged = true;

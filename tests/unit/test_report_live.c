@@ -70,11 +70,21 @@ static int setup(void **state)
 	return 0;
 }
 
-/* Hop i moved `bytes` at `ratio` of its line rate (1 GB/s: bytes per ns). */
-static void moved(int i, uint64_t bytes, double ratio)
+#define REQUEST (1ULL << 20) /* 1 MiB: 1049 us on the wire at line rate, wire-bound */
+
+/* Hop i moved `bytes` in requests of `request` bytes at `ratio` of its line rate. */
+static void moved_in(int i, uint64_t bytes, uint64_t request, double ratio)
 {
+	hops[i].t.bytes += bytes;
+	hops[i].t.messages += (bytes + request - 1) / request;
 	hops[i].t.wire_bytes += bytes;
 	hops[i].wire_ns += (uint64_t)((double)bytes / ratio);
+}
+
+/* The same in 1 MiB requests (1 GB/s: bytes per ns). */
+static void moved(int i, uint64_t bytes, double ratio)
+{
+	moved_in(i, bytes, REQUEST, ratio);
 }
 
 static int judge(int k)
@@ -82,12 +92,18 @@ static int judge(int k)
 	return fl_report_live_judge(&rep, &params, 1000.0 + k, (uint64_t)k * WINDOW_NS, notify);
 }
 
-/* One window: every hop moved `bytes` at `ratio` of its line rate; returns the transitions. */
-static int window(uint64_t bytes, double ratio, int k)
+/* One window: every hop moved `bytes` in `request`-byte requests at `ratio` of its line rate. */
+static int window_in(uint64_t bytes, uint64_t request, double ratio, int k)
 {
 	for (int i = 0; i < rep.nhops; i++)
-		moved(i, bytes, ratio);
+		moved_in(i, bytes, request, ratio);
 	return judge(k);
+}
+
+/* The same in 1 MiB requests; returns the transitions. */
+static int window(uint64_t bytes, double ratio, int k)
+{
+	return window_in(bytes, REQUEST, ratio, k);
 }
 
 /* One window of b/eth0's receive hop (a -> b) and send hop (b -> c) at their own ratios. */
@@ -189,6 +205,41 @@ static void noise_says_nothing(void **state)
 	assert_int_equal(window(FL_LIVE_MIN_BYTES - 1, 0.4, k++), 0);
 	assert_int_equal(window(FL_LIVE_MIN_BYTES - 1, 0.4, k++), 0);
 	assert_int_equal(told.n, 0);
+}
+
+/*
+ * Requests too small for the wire to pace them (latency does: 4 KiB is 4.1 us at
+ * line rate here) read far below it on a healthy hop and are not judged, nor
+ * do they break a run of slow windows of large requests.
+ */
+static void latency_bound_windows_are_not_judged(void **state)
+{
+	uint64_t small = 4096, large = 8192; /* 4.1 and 8.2 us at 1 GB/s */
+	int k = 1;
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(window_in(64 << 20, small, 0.12, k++), 0);
+	assert_int_equal(told.n, 0);
+	assert_int_equal(window_in(64 << 20, large, 0.5, k++), 0);
+	assert_int_equal(window_in(64 << 20, small, 0.95, k++), 0);
+	assert_int_equal(window_in(64 << 20, large, 0.5, k++), 1); /* the second slow window */
+	assert_int_equal(told.state[0], FL_LIVE_APPEARED);
+	assert_float_equal(told.f[0].ratio, 0.5, 1e-6);
+	/* the mean request decides: 4.7 us (mostly small ones) is not judged, 8.2 us is */
+	for (int i = 0; i < 2; i++) {
+		moved_in(0, 56 << 20, small, 0.97);
+		moved_in(0, 8 << 20, REQUEST, 0.97);
+		assert_int_equal(judge(k++), 0);
+	}
+	assert_int_equal(told.n, 1);
+	for (int i = 0; i < 2; i++) {
+		moved_in(0, 32 << 20, small, 0.97);
+		moved_in(0, 32 << 20, REQUEST, 0.97);
+		judge(k++);
+	}
+	assert_int_equal(told.n, 2);
+	assert_int_equal(told.state[1], FL_LIVE_CLEARED);
 }
 
 /*
@@ -310,6 +361,7 @@ int main(void)
 		cmocka_unit_test_setup(hovering_logs_once, setup),
 		cmocka_unit_test_setup(starved_windows_are_not_judged, setup),
 		cmocka_unit_test_setup(noise_says_nothing, setup),
+		cmocka_unit_test_setup(latency_bound_windows_are_not_judged, setup),
 		cmocka_unit_test_setup(slow_both_ways_is_a_device, setup_device),
 		cmocka_unit_test_setup(one_way_is_no_device, setup_device),
 		cmocka_unit_test_setup(verbs_receives_are_no_evidence, setup_device),
