@@ -25,16 +25,11 @@ if [ "$cpu" = 1 ] && ! perf stat -x, -e task-clock true >/dev/null 2>&1; then
 	cpu=0
 fi
 run() { # plugin: the bench's table on stdout; with CPU=1, task-clock ms into $out.perf
-	local transport=${FABRICLAB_TRANSPORT:-}
-	set -- "$1"
-	case $1 in ext:*) transport=$1 && set -- "${plugins[0]}" ;; esac
-	if [ "$cpu" = 1 ]; then
-		FABRICLAB_TRANSPORT=$transport NCCL_NET_PLUGIN="$1" perf stat -x, -e task-clock -o "$out.perf" "$build/fabriclab" bench \
-			--ranks "$ranks" -b "$smin" -e "$smax" -f "$sfactor" -n "$iters" -w "$warmup"
-	else
-		FABRICLAB_TRANSPORT=$transport NCCL_NET_PLUGIN="$1" "$build/fabriclab" bench --ranks "$ranks" -b "$smin" -e "$smax" \
-			-f "$sfactor" -n "$iters" -w "$warmup"
-	fi
+	local so=$1 transport=${FABRICLAB_TRANSPORT:-} perf=()
+	case $so in ext:*) transport=$so so=${plugins[0]} ;; esac
+	[ "$cpu" = 1 ] && perf=(perf stat -x, -e task-clock -o "$out.perf")
+	FABRICLAB_TRANSPORT=$transport NCCL_NET_PLUGIN="$so" "${perf[@]}" "$build/fabriclab" bench \
+		--ranks "$ranks" -b "$smin" -e "$smax" -f "$sfactor" -n "$iters" -w "$warmup"
 }
 for ((r = 0; r < rounds; r++)); do
 	for ((k = 0; k < n; k++)); do
@@ -84,7 +79,8 @@ for size in sizes:
                                              spread([bw[p, size, r] for r in range(rounds)])))
     for p in range(1, len(names)):
         speed = [t[p, size, r] / t[0, size, r] for r in range(rounds)]
-        what = "the transports under the same counting" if "(ext:" in names[p] else "its time / ours, goal >= 1.00"
+        what = ("the transports under the same counting" if "(ext:" in names[p]
+                else "its time / ours, goal >= 1.00")
         print("  %s / %s speed (%s): %s" % (names[0], names[p], what, spread(speed, "%.2f")))
     for p, name in enumerate(names):
         peer = name[name.find("(ext:") + 5:-1] if name.endswith(")") and "(ext:" in name else None
@@ -99,5 +95,7 @@ if cpu:
         print("  %-26s %s" % (name, spread([cpu[p, r] for r in range(rounds)], "%.1f")))
     for p in range(1, len(names)):
         ratio = [cpu[0, r] / cpu[p, r] for r in range(rounds)]
-        print("  %s / %s CPU (ours / its, goal <= 1.00): %s" % (names[0], names[p], spread(ratio, "%.2f")))
+        what = ("the transports under the same counting" if "(ext:" in names[p]
+                else "ours / its, goal <= 1.00")
+        print("  %s / %s CPU (%s): %s" % (names[0], names[p], what, spread(ratio, "%.2f")))
 PY
