@@ -32,6 +32,17 @@ enum fl_result {
 #define FL_LINK_ETHERNET "Ethernet"
 #define FL_LINK_INFINIBAND "InfiniBand"
 #define FL_LINK_LAYER_LEN 16
+/*
+ * A hop's rate measures its wire only where its mean request would spend at
+ * least this long on the wire at line rate; shorter ones are paced by latency.
+ * Verbs, ext and NCCL's own transports (seen through the profiler) time a
+ * request from its post to its completion, a round trip included, so a healthy
+ * hop moving one request at a time reads t / (t + rtt) of its line rate: 0.6x
+ * where t is 1.5 round trips, 7.5 us allowing 5 us (IB or RoCE with its
+ * completion). A 512 KiB request (NCCL's step on IB) is 21 us at 200 Gb/s and
+ * 10.5 us at 400 Gb/s, 5.2 us at 800 Gb/s, where such hops go unjudged.
+ */
+#define FL_MIN_WIRE_BOUND_NS 7500.0
 
 /* Properties of one device, in the richest (v12) shape; adapters narrow it. */
 struct fl_props {

@@ -153,7 +153,7 @@ static bool wire_bound(const struct live_hop *s, const struct fl_hop_snapshot *h
 	if (!messages)
 		return false;
 	mean_bytes = (double)(h->t.bytes - s->bytes) / (double)messages;
-	return mean_bytes / line >= FL_LIVE_MIN_MESSAGE_NS; /* line in GB/s: bytes per ns */
+	return mean_bytes / line >= FL_MIN_WIRE_BOUND_NS; /* line in GB/s: bytes per ns */
 }
 
 static int judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, double line,

@@ -19,19 +19,11 @@
 #define FL_LIVE_WINDOW_MS_DEFAULT 500
 #define FL_LIVE_MIN_BYTES (4ULL << 20) /* a window with less traffic is not judged */
 /*
- * Nor is a window whose mean request would spend less than this on the wire at
- * line rate: latency, not the wire, paces such requests. Transports timed from
- * a request's post to its completion (verbs, ext, NCCL's own through the
- * profiler) include a round trip, and a healthy hop moving one request at a
- * time reads t / (t + rtt) of its line rate, at least 0.6 only where t is 1.5
- * round trips: 7.5 us allows 5 us (IB or RoCE with its completion). Over ext
- * on NCCL's Socket (lo, 1.25 GB/s line rate, 4 ranks, 2026-12-03) healthy
+ * Nor is one whose mean request is latency-bound (FL_MIN_WIRE_BOUND_NS). Over
+ * ext on NCCL's Socket (lo, 1.25 GB/s line rate, 4 ranks, 2026-12-03) healthy
  * hops read 0.12x with 1 KiB requests (0.8 us at line rate), 0.41-0.44x with
- * 4 KiB (3.3 us) and no finding with 16 KiB (13 us). A 512 KiB request (NCCL's
- * step on IB) is 21 us at 200 Gb/s and 10.5 us at 400 Gb/s; at 800 Gb/s only
- * the run's verdict judges it.
+ * 4 KiB (3.3 us) and no finding with 16 KiB (13 us).
  */
-#define FL_LIVE_MIN_MESSAGE_NS 7500.0
 /*
  * One window is noisier than a run. Healthy hops of 8-rank lab runs with a
  * halved cable elsewhere (a busy 2-core host, 2026-12-01), over 298 windows of

@@ -202,9 +202,16 @@ bool verdict_judged(const struct verdict_input *in, size_t i)
 	       verdict_has_traffic(h);
 }
 
+bool verdict_wire_bound(const struct fl_hop_figures *h)
+{
+	return h->line_rate_gbs <= 0.0 || !h->messages ||
+	       (double)h->bytes / (double)h->messages / h->line_rate_gbs >= FL_MIN_WIRE_BOUND_NS;
+}
+
 bool verdict_has_rate(const struct verdict_input *in, size_t i)
 {
-	return verdict_judged(in, i) && in->hops[i].wire_gbs > 0.0;
+	return verdict_judged(in, i) && in->hops[i].wire_gbs > 0.0 &&
+	       verdict_wire_bound(&in->hops[i]);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -295,6 +302,15 @@ static int count_judged(const struct verdict_input *in)
 	return n;
 }
 
+static int count_latency_bound(const struct verdict_input *in)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < in->nhops; i++)
+		n += verdict_judged(in, i) && !verdict_wire_bound(&in->hops[i]);
+	return n;
+}
+
 static void explain_none(const struct verdict_input *in, struct fl_verdict *v)
 {
 	const struct fl_verdict_params *p = in->params;
@@ -309,6 +325,11 @@ static void explain_none(const struct verdict_input *in, struct fl_verdict *v)
 			    "in %llu messages",
 			    in->nhops, (unsigned long long)p->min_bytes,
 			    (unsigned long long)p->min_messages);
+	else if (count_latency_bound(in) == v->judged_hops)
+		verdict_say(out,
+			    "no wire rate to compare: the %d hops judged moved requests too small "
+			    "to spend %.1f us each on the wire at line rate, so latency paced them",
+			    v->judged_hops, FL_MIN_WIRE_BOUND_NS / 1e3);
 	else
 		verdict_say(out,
 			    "no slow hop: %d hops judged, none both below %.2fx the median of "

@@ -88,6 +88,40 @@ static void test_healthy_with_noise_is_none(void **state)
 	assert_non_null(strstr(v.reason, "no slow hop"));
 }
 
+/*
+ * Requests too small for the wire to pace them (latency does) give no rate to
+ * compare: at 12.5 GB/s a 64 KiB mean request is 5.2 us on the wire, under
+ * FL_MIN_WIRE_BOUND_NS. A hop at 0.4x of such a ring is not a slow link; the
+ * same ring in 128 KiB requests (10.5 us) is judged and names it.
+ */
+static void test_latency_bound_hops_are_not_compared(void **state)
+{
+	size_t n = ring(8, 2.0);
+	struct fl_verdict v;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++)
+		hops[i].messages = hops[i].bytes / (64 << 10);
+	hops[4].wire_gbs = 0.8;
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	assert_int_equal(v.judged_hops, 8);
+	assert_non_null(strstr(v.reason, "no wire rate to compare"));
+	assert_non_null(strstr(v.reason, "latency paced them"));
+	for (size_t i = 0; i < n; i++)
+		hops[i].messages = hops[i].bytes / (128 << 10);
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+	assert_hop(&v, "n5", "n6");
+	/* no line rate known: nothing to hold the rate against, judged as before */
+	for (size_t i = 0; i < n; i++) {
+		hops[i].messages = hops[i].bytes / (64 << 10);
+		hops[i].line_rate_gbs = 0.0;
+	}
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+}
+
 static void test_one_slow_link(void **state)
 {
 	size_t n = ring(8, 10.0);
@@ -1110,6 +1144,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_healthy_with_noise_is_none),
+		cmocka_unit_test(test_latency_bound_hops_are_not_compared),
 		cmocka_unit_test(test_lab_noise_is_none),
 		cmocka_unit_test(test_device_at_90_percent),
 		cmocka_unit_test(test_link_at_90_percent),
