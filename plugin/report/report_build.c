@@ -84,6 +84,7 @@ static void figures_of(const struct fl_report *r, const struct fl_hop_snapshot *
 	f->line_rate_gbs = d ? fl_report_line_rate(d->speed_mbps) : 0.0;
 	f->bytes = h->t.bytes;
 	f->messages = h->t.messages;
+	f->typical_request = fl_size_median_byte(h->t.sizes);
 	if (h->key.mode == FL_HOP_PROFILER)
 		wire_view = FL_HOP_SEND;
 	if (h->key.view == wire_view) {

@@ -144,16 +144,15 @@ static int transition(struct live_hop *s, double ratio, const struct fl_live_par
 	return says;
 }
 
-/* The window's requests are large enough for the wire, not latency, to pace them. */
+/* The window's typical request is large enough for the wire, not latency, to pace it. */
 static bool wire_bound(const struct live_hop *s, const struct fl_hop_snapshot *h, double line)
 {
-	uint64_t messages = h->t.messages - s->messages;
-	double mean_bytes;
+	uint64_t window[FL_SIZE_BUCKETS];
 
-	if (!messages)
-		return false;
-	mean_bytes = (double)(h->t.bytes - s->bytes) / (double)messages;
-	return mean_bytes / line >= FL_MIN_WIRE_BOUND_NS; /* line in GB/s: bytes per ns */
+	for (unsigned i = 0; i < FL_SIZE_BUCKETS; i++)
+		window[i] = h->t.sizes[i] - s->sizes[i];
+	/* line in GB/s: bytes per ns */
+	return (double)fl_size_median_byte(window) / line >= FL_MIN_WIRE_BOUND_NS;
 }
 
 static int judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, double line,
@@ -169,8 +168,7 @@ static int judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, dou
 
 	s->wire_bytes = h->t.wire_bytes;
 	s->wire_ns = h->wire_ns;
-	s->bytes = h->t.bytes;
-	s->messages = h->t.messages;
+	memcpy(s->sizes, h->t.sizes, sizeof(s->sizes));
 	if (!judge)
 		return 0;
 	gbs = (double)bytes / (double)ns;

@@ -12,7 +12,8 @@
 
 struct live_hop {
 	struct fl_hop_key key;
-	uint64_t wire_bytes, wire_ns, bytes, messages; /* totals at the last window */
+	uint64_t wire_bytes, wire_ns; /* totals at the last window */
+	uint64_t sizes[FL_SIZE_BUCKETS]; /* its size histogram then */
 	/*
 	 * Judged from the transport's better end: its transitions are findings.
 	 * A hop seen from the other end (a socket sender) is judged the same way

@@ -58,3 +58,17 @@ uint64_t fl_time_percentile(const uint64_t counts[FL_TIME_BUCKETS], double p)
 	}
 	return 0;
 }
+
+uint64_t fl_size_median_byte(const uint64_t counts[FL_SIZE_BUCKETS])
+{
+	double total = 0.0, seen = 0.0;
+
+	for (unsigned i = 0; i < FL_SIZE_BUCKETS; i++)
+		total += (double)counts[i] * (double)fl_size_bucket_floor(i);
+	for (unsigned i = 0; i < FL_SIZE_BUCKETS && total > 0.0; i++) {
+		seen += (double)counts[i] * (double)fl_size_bucket_floor(i);
+		if (seen >= total / 2.0)
+			return fl_size_bucket_floor(i);
+	}
+	return 0;
+}

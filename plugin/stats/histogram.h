@@ -79,5 +79,12 @@ void fl_time_hist_sum(const struct fl_time_hist *h, uint64_t acc[FL_TIME_BUCKETS
  * 0 when there are no samples.
  */
 uint64_t fl_time_percentile(const uint64_t counts[FL_TIME_BUCKETS], double p);
+/*
+ * The floor of the size bucket that holds the median byte moved, each bucket's
+ * requests weighed at its floor: the request size that carries the traffic,
+ * where a mean over requests would be pulled down by many small ones. 0 when
+ * nothing moved.
+ */
+uint64_t fl_size_median_byte(const uint64_t counts[FL_SIZE_BUCKETS]);
 
 #endif

@@ -204,8 +204,12 @@ bool verdict_judged(const struct verdict_input *in, size_t i)
 
 bool verdict_wire_bound(const struct fl_hop_figures *h)
 {
-	return h->line_rate_gbs <= 0.0 || !h->messages ||
-	       (double)h->bytes / (double)h->messages / h->line_rate_gbs >= FL_MIN_WIRE_BOUND_NS;
+	uint64_t request = h->typical_request;
+
+	if (!request && h->messages)
+		request = h->bytes / h->messages;
+	return h->line_rate_gbs <= 0.0 || !request ||
+	       (double)request / h->line_rate_gbs >= FL_MIN_WIRE_BOUND_NS;
 }
 
 bool verdict_has_rate(const struct verdict_input *in, size_t i)

@@ -37,7 +37,10 @@ struct verdict_input {
 bool verdict_judged(const struct verdict_input *in, size_t i);
 /* Judged and with a wire sample its requests were large enough to pace: a rate to compare. */
 bool verdict_has_rate(const struct verdict_input *in, size_t i);
-/* Its mean request spends FL_MIN_WIRE_BOUND_NS or more on the wire at line rate (or no rate known). */
+/*
+ * Its typical request (else its mean one) spends FL_MIN_WIRE_BOUND_NS or more on
+ * the wire at line rate, or that cannot be known.
+ */
 bool verdict_wire_bound(const struct fl_hop_figures *h);
 /* Moved anything at all: enough to know how it was configured. */
 bool verdict_has_traffic(const struct fl_hop_figures *h);

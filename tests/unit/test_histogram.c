@@ -129,6 +129,22 @@ static void test_percentiles_are_within_bounds(void **state)
 	free(v);
 }
 
+/* The size carrying the median byte, not the median request: many small ones do not hide it. */
+static void test_median_byte_is_where_the_bytes_are(void **state)
+{
+	uint64_t counts[FL_SIZE_BUCKETS] = { 0 };
+
+	(void)state;
+	assert_int_equal(fl_size_median_byte(counts), 0);
+	counts[fl_size_bucket(1024)] = 16384;     /* 16 MiB in 1 KiB requests */
+	counts[fl_size_bucket(512 << 10)] = 96;   /* 48 MiB in 512 KiB requests */
+	assert_int_equal(fl_size_median_byte(counts), 512 << 10);
+	counts[fl_size_bucket(1024)] = 131072;    /* 128 MiB in 1 KiB requests */
+	assert_int_equal(fl_size_median_byte(counts), 1024);
+	counts[fl_size_bucket(0)] = 1000000;      /* empty requests weigh nothing */
+	assert_int_equal(fl_size_median_byte(counts), 1024);
+}
+
 static void test_empty_histogram_has_zero_percentiles(void **state)
 {
 	uint64_t counts[FL_TIME_BUCKETS] = { 0 };
@@ -144,6 +160,7 @@ int main(void)
 		cmocka_unit_test(test_size_buckets_are_powers_of_two),
 		cmocka_unit_test(test_time_buckets_tile_the_range),
 		cmocka_unit_test(test_percentiles_are_within_bounds),
+		cmocka_unit_test(test_median_byte_is_where_the_bytes_are),
 		cmocka_unit_test(test_empty_histogram_has_zero_percentiles),
 	};
 

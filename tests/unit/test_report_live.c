@@ -75,8 +75,11 @@ static int setup(void **state)
 /* Hop i moved `bytes` in requests of `request` bytes at `ratio` of its line rate. */
 static void moved_in(int i, uint64_t bytes, uint64_t request, double ratio)
 {
+	uint64_t requests = (bytes + request - 1) / request;
+
 	hops[i].t.bytes += bytes;
-	hops[i].t.messages += (bytes + request - 1) / request;
+	hops[i].t.messages += requests;
+	hops[i].t.sizes[fl_size_bucket(request)] += requests;
 	hops[i].t.wire_bytes += bytes;
 	hops[i].wire_ns += (uint64_t)((double)bytes / ratio);
 }
@@ -226,16 +229,17 @@ static void latency_bound_windows_are_not_judged(void **state)
 	assert_int_equal(window_in(64 << 20, large, 0.5, k++), 1); /* the second slow window */
 	assert_int_equal(told.state[0], FL_LIVE_APPEARED);
 	assert_float_equal(told.f[0].ratio, 0.5, 1e-6);
-	/* the mean request decides: 4.7 us (mostly small ones) is not judged, 8.2 us is */
+	/* the request carrying the median byte decides: here 4 KiB, not judged */
 	for (int i = 0; i < 2; i++) {
 		moved_in(0, 56 << 20, small, 0.97);
 		moved_in(0, 8 << 20, REQUEST, 0.97);
 		assert_int_equal(judge(k++), 0);
 	}
 	assert_int_equal(told.n, 1);
+	/* here 1 MiB, though the mean request (4.1 KB) is under the bound: judged */
 	for (int i = 0; i < 2; i++) {
-		moved_in(0, 32 << 20, small, 0.97);
-		moved_in(0, 32 << 20, REQUEST, 0.97);
+		moved_in(0, 16 << 20, 1024, 0.97);
+		moved_in(0, 48 << 20, REQUEST, 0.97);
 		judge(k++);
 	}
 	assert_int_equal(told.n, 2);

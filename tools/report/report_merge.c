@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "plugin/base/error.h"
+#include "plugin/stats/histogram.h"
 #include "report.h"
 
 struct hop_index {
@@ -348,6 +349,16 @@ static void join_gdr(const struct report_hop *h, struct fl_hop_figures *f)
 	f->gdr_capable = all_gdr ? capable : capable_unused;
 }
 
+/* A view's size buckets hold [2^b, 2^(b+1)); the plugin's bucket b + 1 holds the same. */
+static uint64_t typical_request(const struct report_view *v)
+{
+	uint64_t counts[FL_SIZE_BUCKETS] = { 0 };
+
+	for (size_t b = 0; b + 1 < FL_SIZE_BUCKETS && b < REPORT_SIZE_BUCKETS; b++)
+		counts[b + 1] = v->sizes[b];
+	return fl_size_median_byte(counts);
+}
+
 static void to_figures(const struct report_hop *h, struct fl_hop_figures *f)
 {
 	const struct report_view *wire = report_wire_view(h);
@@ -365,6 +376,7 @@ static void to_figures(const struct report_hop *h, struct fl_hop_figures *f)
 	f->line_rate_gbs = line_rate(h);
 	f->bytes = counts->bytes;
 	f->messages = counts->messages;
+	f->typical_request = typical_request(counts);
 	f->wire_gbs = wire->wire_gbs;
 	f->wire_seconds = wire->wire_seconds;
 	f->wire_p50_us = wire->p50_us;
