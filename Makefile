@@ -290,7 +290,8 @@ test: deps
 	@$(MAKE) --no-print-directory all $(if $(shell command -v $(FUZZ_CC)),fuzz-build)
 	@tests/run.sh $(BUILD)
 
-bench: deps
+bench:
+	@scripts/deps.sh bench
 	@$(MAKE) --no-print-directory all $(VARIANT_SO)
 	@bench/run.sh $(BUILD)
 

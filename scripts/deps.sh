@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the build, the tests and the demo need, when missing.
+# Installs the Debian packages the build, the tests and the demo need, when missing;
+# `deps.sh bench` also what `make bench` compares with (iperf3).
 set -euo pipefail
 need=(gcc make clang libclang-rt-14-dev libc6-dev libcmocka-dev libjansson-dev pkg-config iproute2
 	procps librsvg2-bin python3
 	libibverbs-dev ibverbs-utils perftest liblttng-ust-dev lttng-tools libbabeltrace2-dev babeltrace2
 	libmicrohttpd-dev curl chromium chromium-driver locales
 	dpkg-dev lintian groff-base python3-yaml python3-jsonschema golang-k8s-kube-openapi-dev)
+[ "${1:-}" = bench ] && need+=(iperf3)
 missing=()
 for p in "${need[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
