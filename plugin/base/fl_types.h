@@ -33,8 +33,9 @@ enum fl_result {
 #define FL_LINK_INFINIBAND "InfiniBand"
 #define FL_LINK_LAYER_LEN 16
 /*
- * A hop's rate measures its wire only where its mean request would spend at
- * least this long on the wire at line rate; shorter ones are paced by latency.
+ * A hop's rate measures its wire only where its typical request (the size that
+ * carries its median byte) would spend at least this long on the wire at line
+ * rate; shorter ones are paced by latency.
  * Verbs, ext and NCCL's own transports (seen through the profiler) time a
  * request from its post to its completion, a round trip included, so a healthy
  * hop moving one request at a time reads t / (t + rtt) of its line rate: 0.6x

@@ -33,7 +33,7 @@ struct fl_hop_figures {
 	double line_rate_gbs;     /* nominal device speed, GB/s (1e9 bytes/s); 0 unknown */
 	uint64_t bytes;
 	uint64_t messages;
-	uint64_t typical_request; /* the request size carrying its median byte (fl_size_median_byte); 0 unknown */
+	uint64_t typical_request; /* size carrying the median byte (fl_size_median_byte); 0 unknown */
 	double wire_gbs;          /* bytes / union of wire intervals; 0 when no sample */
 	double wire_seconds;
 	double wire_p50_us;       /* median wire time of one message (same view); 0 unknown */
