@@ -321,6 +321,7 @@ static void explain_none(const struct verdict_input *in, struct fl_verdict *v)
 	double median = verdict_median_rate(in);
 	struct fl_finding none = { .median_gbs = median > 0.0 ? median : 0.0 };
 	struct fl_finding *out = &none;
+	int latency_bound = count_latency_bound(in);
 
 	v->median_gbs = none.median_gbs;
 	if (!v->judged_hops)
@@ -329,7 +330,7 @@ static void explain_none(const struct verdict_input *in, struct fl_verdict *v)
 			    "in %llu messages",
 			    in->nhops, (unsigned long long)p->min_bytes,
 			    (unsigned long long)p->min_messages);
-	else if (count_latency_bound(in) == v->judged_hops)
+	else if (latency_bound == v->judged_hops)
 		verdict_say(out,
 			    "no wire rate to compare: the %d hops judged moved requests too small "
 			    "to spend %.1f us each on the wire at line rate, so latency paced them",
@@ -340,6 +341,9 @@ static void explain_none(const struct verdict_input *in, struct fl_verdict *v)
 			    "comparable hops (%.2f GB/s) and outside their spread, and no node the "
 			    "others wait on",
 			    v->judged_hops, p->min_ratio, out->median_gbs);
+	if (latency_bound && latency_bound < v->judged_hops)
+		verdict_say_more(out, " (%d of them latency-bound, their rates not compared)",
+				 latency_bound);
 	memcpy(v->reason, out->reason, sizeof(v->reason));
 }
 

@@ -114,6 +114,15 @@ static void test_latency_bound_hops_are_not_compared(void **state)
 	judge(n, &v);
 	assert_int_equal(v.kind, FL_VERDICT_LINK);
 	assert_hop(&v, "n5", "n6");
+	/* one hop latency-bound among wire-bound ones: left out of the comparison, and said so */
+	hops[4].wire_gbs = 2.0;
+	hops[2].typical_request = 4 << 10;
+	hops[2].wire_gbs = 0.3;
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	assert_non_null(strstr(v.reason, "no slow hop: 8 hops judged"));
+	assert_non_null(strstr(v.reason, "(1 of them latency-bound, their rates not compared)"));
+	hops[4].wire_gbs = 0.8;
 	/* the typical request unknown: the mean one (bytes / messages) */
 	for (size_t i = 0; i < n; i++) {
 		hops[i].typical_request = 0;
