@@ -19,13 +19,6 @@
 #define FL_LIVE_WINDOW_MS_DEFAULT 500
 #define FL_LIVE_MIN_BYTES (4ULL << 20) /* a window with less traffic is not judged */
 /*
- * Nor is one whose typical request (the size carrying its median byte) is
- * latency-bound (FL_MIN_WIRE_BOUND_NS). Over ext on NCCL's Socket (lo, 1.25
- * GB/s line rate, 4 ranks, 2026-12-03) healthy hops read 0.12x with 1 KiB
- * requests (0.8 us at line rate), 0.41-0.44x with 4 KiB (3.3 us) and no
- * finding with 16 KiB (13 us).
- */
-/*
  * One window is noisier than a run. Healthy hops of 8-rank lab runs with a
  * halved cable elsewhere (a busy 2-core host, 2026-12-01), over 298 windows of
  * 0.5 s: 1st percentile 0.65x, lowest 0.57x, all hops of a run dipping at once
