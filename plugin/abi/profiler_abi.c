@@ -1,6 +1,6 @@
 /*
- * The ncclProfiler_v1..v6 tables NCCL looks up (2.28.9 probes v5 first, 2.29+
- * v6), each a thin adapter from its version's descriptors, states and init
+ * The ncclProfiler_v1..v7 tables NCCL looks up (2.26.2 probes v3 first, 2.28.9
+ * v5, 2.29-2.30 v6, 2.31-2.32 v7), each a thin adapter from its version's descriptors, states and init
  * signature to the profiler layer's one native interface. Only ProxyOp and
  * ProxyStep are measured; every other event gets a NULL handle, which NCCL
  * allows (its children then start under a NULL parent).
@@ -13,8 +13,13 @@
 #define FL_ABI_EXPORT __attribute__((visibility("default")))
 #define FL_PROF_NAME "fabriclab"
 
-/* ProxyStep implies its ancestors; NetPlugin events exist from v3 on. */
-#define MASK_V1 (FL_PROF_EV_PROXY_OP | FL_PROF_EV_PROXY_STEP)
+/*
+ * ProxyStep implies its ancestors; NetPlugin events exist from v3 on. ProxyCtrl
+ * tells each proxy thread which context is its own: NCCL starts it with the
+ * proxy's communicator's context before the ops it appends (2.23.4
+ * src/proxy.cc:757; 2.26.2 :789; 2.28.9 :807; 2.30.7 :864), once per batch.
+ */
+#define MASK_V1 (FL_PROF_EV_PROXY_OP | FL_PROF_EV_PROXY_STEP | FL_PROF_EV_PROXY_CTRL)
 #define MASK_V3 (MASK_V1 | FL_PROF_EV_NET_PLUGIN)
 
 static int init_common(void **ctx, int *mask, const struct fl_prof_comm_info *info,
@@ -27,21 +32,32 @@ static int init_common(void **ctx, int *mask, const struct fl_prof_comm_info *in
 	if (!ctx || !mask)
 		return FL_ERR_INTERNAL; /* NCCL always passes both */
 	rc = fl_prof_init(ctx, info, logger);
-	/* A context of NULL means "measure nothing": ask for no events at all. */
+	/*
+	 * A context of NULL means "measure nothing": ask for no events at all.
+	 * Success even then: NCCL drops the profiler on an error (2.23.4
+	 * src/misc/profiler.cc:224-227; 2.30.7 src/plugin/profiler.cc:252-254 unloads it).
+	 */
 	*mask = rc == 0 && *ctx ? wanted : 0;
 	return rc;
 }
 
 static int init_v1(void **ctx, int *mask)
 {
-	struct fl_prof_comm_info info = { 0, NULL, -1, -1, -1 };
+	struct fl_prof_comm_info info = { 0, NULL, -1, -1, -1, 1 };
+
+	return init_common(ctx, mask, &info, NULL, MASK_V1);
+}
+
+static int init_v2(void **ctx, int *mask)
+{
+	struct fl_prof_comm_info info = { 0, NULL, -1, -1, -1, 2 };
 
 	return init_common(ctx, mask, &info, NULL, MASK_V1);
 }
 
 static int init_v3(void **ctx, int *mask)
 {
-	struct fl_prof_comm_info info = { 0, NULL, -1, -1, -1 };
+	struct fl_prof_comm_info info = { 0, NULL, -1, -1, -1, 3 };
 
 	return init_common(ctx, mask, &info, NULL, MASK_V3);
 }
@@ -49,18 +65,24 @@ static int init_v3(void **ctx, int *mask)
 static int init_v4(void **ctx, int *mask, const char *comm_name, uint64_t comm_hash, int nnodes,
 		   int nranks, int rank, fl_abi_logger_fn logger)
 {
-	struct fl_prof_comm_info info = { comm_hash, comm_name, nnodes, nranks, rank };
+	struct fl_prof_comm_info info = { comm_hash, comm_name, nnodes, nranks, rank, 4 };
 
 	return init_common(ctx, mask, &info, logger, MASK_V3);
 }
 
-static int init_v5(void **ctx, uint64_t comm_id, int *mask, const char *comm_name, int nnodes,
-		   int nranks, int rank, fl_abi_logger_fn logger)
-{
-	struct fl_prof_comm_info info = { comm_id, comm_name, nnodes, nranks, rank };
+/* v5, v6 and v7 share init's signature; the version is told to the layer for its log. */
+#define INIT_V5(ver, n)                                                                    \
+	static int init_##ver(void **ctx, uint64_t comm_id, int *mask, const char *comm_name, \
+			      int nnodes, int nranks, int rank, fl_abi_logger_fn logger)     \
+	{                                                                                    \
+		struct fl_prof_comm_info info = { comm_id, comm_name, nnodes, nranks, rank, n }; \
+                                                                                             \
+		return init_common(ctx, mask, &info, logger, MASK_V3);                       \
+	}
 
-	return init_common(ctx, mask, &info, logger, MASK_V3);
-}
+INIT_V5(v5, 5)
+INIT_V5(v6, 6)
+INIT_V5(v7, 7)
 
 /* ---- events: one body per descriptor shape, the same for every version ---- */
 
@@ -72,13 +94,14 @@ static int init_v5(void **ctx, uint64_t comm_id, int *mask, const char *comm_nam
 				    .chunk_size = (d)->proxy_op.chunk_size,                \
 				    .is_send = (d)->proxy_op.is_send })
 
-/* Proxy events, or -1 when the type is another one. */
+/* Proxy events, or -1 when the type is another one. ctx is untrusted (PXN). */
 #define START_PROXY(ctx, handle, d)                                                       \
 	((d)->type == FL_PROF_EV_PROXY_OP                                                  \
 		 ? fl_prof_op_start(ctx, handle, &OP_DESCR(d))                             \
 	 : (d)->type == FL_PROF_EV_PROXY_STEP                                              \
 		 ? fl_prof_step_start(ctx, handle, (d)->parent_obj, (d)->proxy_step.step)  \
-		 : -1)
+	 : (d)->type == FL_PROF_EV_PROXY_CTRL ? (fl_prof_proxy_ctrl(ctx), 0)               \
+					      : -1)
 
 /* v1..v3 init does not name the communicator: its Coll and P2p events do. */
 #define START_V1(ver)                                                                    \
@@ -125,6 +148,7 @@ START_V1(v3)
 START_V4(v4)
 START_V4(v5)
 START_V4(v6)
+START_V4(v7)
 
 /* NCCL's state numbers to ours; -1 for the states we do not use. */
 static int native_state(int state)
@@ -160,11 +184,18 @@ static int record_args(void *handle, int state, const size_t *trans_size)
 	if (!handle || native < 0)
 		return 0;
 	return fl_prof_record(handle, (enum fl_prof_state)native,
-			      fresh_size(state) ? trans_size : NULL);
+			      fresh_size(state) ? trans_size : NULL, fresh_size(state));
 }
 
+/*
+ * v1..v3 (2.23-2.26): step states come with NULL args (2.23.4
+ * src/misc/profiler.cc:502; 2.26.2 src/plugin/profiler.cc:497); the sizes come
+ * on ProxyOp states 0..7 as transSize (2.26.2 :478-489).
+ */
 static int record_v1(void *handle, int state, union fl_prof_abi_state_args_v1 *a)
 {
+	if (state >= FL_PROF_ST_OP_SEND_POSTED && state <= FL_PROF_ST_OP_RECV_DONE)
+		return handle && a ? fl_prof_record_op(handle, a->proxy_op.trans_size) : 0;
 	return record_args(handle, state, a ? &a->proxy_op.trans_size : NULL);
 }
 
@@ -195,8 +226,9 @@ static int finalize_any(void *ctx)
 	}
 
 TABLE(v1, init_v1, record_v1);
-TABLE(v2, init_v1, record_v1);
+TABLE(v2, init_v2, record_v1);
 TABLE(v3, init_v3, record_v1);
 TABLE(v4, init_v4, record_v4);
 TABLE(v5, init_v5, record_v4);
-TABLE(v6, init_v5, record_v4);
+TABLE(v6, init_v6, record_v4);
+TABLE(v7, init_v7, record_v4);

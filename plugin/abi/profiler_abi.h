@@ -1,5 +1,5 @@
 /*
- * NCCL's profiler-plugin ABI, versions v1..v6, in our own names: the event
+ * NCCL's profiler-plugin ABI, versions v1..v7, in our own names: the event
  * descriptors, state arguments, event type bits and states NCCL passes through
  * ncclProfiler_vN. Written from the facts in reference/nccl-abi.md (sections
  * 2.2-2.6 and the corrections in 2.10). We read only the ProxyOp, ProxyStep and
@@ -36,6 +36,15 @@
 
 /* ncclProfilerEventState_t: one numeric space for all versions (an int-sized enum). */
 enum fl_prof_abi_state {
+	/* ProxyOp states 0..7: 2.23-2.26 size the transfer here (transSize, a running total). */
+	FL_PROF_ST_OP_SEND_POSTED = 0,
+	FL_PROF_ST_OP_SEND_REM_FIFO_WAIT = 1,
+	FL_PROF_ST_OP_SEND_TRANSMITTED = 2,
+	FL_PROF_ST_OP_SEND_DONE = 3,
+	FL_PROF_ST_OP_RECV_POSTED = 4,
+	FL_PROF_ST_OP_RECV_RECEIVED = 5,
+	FL_PROF_ST_OP_RECV_TRANSMITTED = 6,
+	FL_PROF_ST_OP_RECV_DONE = 7,
 	FL_PROF_ST_STEP_SEND_GPU_WAIT = 8,
 	FL_PROF_ST_STEP_SEND_WAIT = 9,   /* transSize fresh: bytes of this isend */
 	FL_PROF_ST_STEP_RECV_WAIT = 10,
@@ -282,6 +291,23 @@ struct fl_prof_abi_descr_v6 {
 
 typedef union fl_prof_abi_state_args_v4 fl_prof_abi_state_args_v5;
 
+/*
+ * v7 (2.31, 2.32): v6's header and proxy members (reference
+ * nccl-conformance.md: the coll member gains kernelVariant, isSymColl and
+ * userTag). Its full size is not ours to assume: the union is declared only
+ * as far as we read, and NCCL always passes its own descriptor by pointer.
+ */
+struct fl_prof_abi_descr_v7 {
+	uint64_t type;
+	void *parent_obj;
+	int rank;
+	union {
+		struct fl_prof_abi_proxy_op proxy_op;
+		struct fl_prof_abi_proxy_step proxy_step;
+		struct fl_prof_abi_net_plugin net_plugin;
+	};
+};
+
 /* The function tables: the same six slots (48 bytes) in every version; init differs. */
 #define FL_PROF_TABLE(ver, init_args, descr, args)                                        \
 	struct fl_abi_profiler_##ver {                                                     \
@@ -307,6 +333,7 @@ FL_PROF_TABLE(v3, FL_PROF_INIT_V1, fl_prof_abi_descr_v3, union fl_prof_abi_state
 FL_PROF_TABLE(v4, FL_PROF_INIT_V4, fl_prof_abi_descr_v4, union fl_prof_abi_state_args_v4);
 FL_PROF_TABLE(v5, FL_PROF_INIT_V5, fl_prof_abi_descr_v5, fl_prof_abi_state_args_v5);
 FL_PROF_TABLE(v6, FL_PROF_INIT_V5, fl_prof_abi_descr_v6, fl_prof_abi_state_args_v5);
+FL_PROF_TABLE(v7, FL_PROF_INIT_V5, fl_prof_abi_descr_v7, fl_prof_abi_state_args_v5);
 
 extern const struct fl_abi_profiler_v1 ncclProfiler_v1;
 extern const struct fl_abi_profiler_v2 ncclProfiler_v2;
@@ -314,6 +341,7 @@ extern const struct fl_abi_profiler_v3 ncclProfiler_v3;
 extern const struct fl_abi_profiler_v4 ncclProfiler_v4;
 extern const struct fl_abi_profiler_v5 ncclProfiler_v5;
 extern const struct fl_abi_profiler_v6 ncclProfiler_v6;
+extern const struct fl_abi_profiler_v7 ncclProfiler_v7;
 
 /* ---- the facts, checked: reference 2.2, 2.5, 2.10 (x86-64 / LP64) ---- */
 #define FL_PROF_CHECK_PREFIX(T, type_size)                                                \
@@ -334,6 +362,8 @@ FL_PROF_CHECK_PREFIX(fl_prof_abi_descr_v3, 1);
 FL_PROF_CHECK_PREFIX(fl_prof_abi_descr_v4, 1);
 FL_PROF_CHECK_PREFIX(fl_prof_abi_descr_v5, 8);
 FL_PROF_CHECK_PREFIX(fl_prof_abi_descr_v6, 8);
+FL_PROF_CHECK_PREFIX(fl_prof_abi_descr_v7, 8);
+_Static_assert(offsetof(struct fl_prof_abi_descr_v7, net_plugin.data) == 32, "v7 netPlugin");
 
 /* Sizes: v1..v3 from their members' layout, v4 104, v5 and v6 112 (reference 2.10). */
 _Static_assert(sizeof(struct fl_prof_abi_descr_v1) == 120, "v1 descriptor size");
@@ -369,5 +399,6 @@ FL_PROF_CHECK_TABLE(v3);
 FL_PROF_CHECK_TABLE(v4);
 FL_PROF_CHECK_TABLE(v5);
 FL_PROF_CHECK_TABLE(v6);
+FL_PROF_CHECK_TABLE(v7);
 
 #endif

@@ -40,6 +40,16 @@ static int profiler_wanted(int *on)
 	return fl_env_choice("FABRICLAB_PROFILER", names, 1, on);
 }
 
+/* One WARN per process for the reasons that leave every communicator unmeasured. */
+static void warn_once(const char *what)
+{
+	static _Atomic int warned;
+
+	if (!atomic_exchange(&warned, 1))
+		FL_WARN("profiler role measures nothing (NCCL keeps running, with no profiler "
+			"events asked for): %s", what);
+}
+
 static void trace_stop_hook(void)
 {
 	fl_trace_stop();
@@ -60,52 +70,86 @@ static void tell_report(const struct fl_prof_ctx *c)
 	}
 }
 
-static struct fl_prof_ctx *ctx_new(const struct fl_prof_comm_info *info)
+static void ctx_free(struct fl_prof_ctx *c)
+{
+	fl_prof_links_free(c);
+	free(c);
+}
+
+static struct fl_prof_ctx *ctx_new(const struct fl_prof_comm_info *info, int max_links)
 {
 	struct fl_prof_ctx *c = calloc(1, sizeof(*c));
 	struct fl_endpoint self;
 
 	if (!c)
 		return NULL;
+	if (fl_prof_links_alloc(c, max_links)) {
+		free(c);
+		return NULL;
+	}
 	c->magic = FL_PROF_CTX_MAGIC;
 	c->comm_hash = info->comm_hash;
 	c->rank = info->rank;
 	c->nranks = info->nranks;
 	c->nnodes = info->nnodes;
+	c->abi_version = info->abi_version;
 	c->pid = getpid();
 	fl_identity_local(&self, 0, "", info->comm_hash);
 	snprintf(c->node, sizeof(c->node), "%s", self.node);
 	snprintf(c->comm_name, sizeof(c->comm_name), "%s", info->comm_name ? info->comm_name : "");
+	if (fl_prof_reg_ctx_add(c)) {
+		ctx_free(c);
+		return NULL;
+	}
 	return c;
+}
+
+/* FABRICLAB_PROFILER_MAX_LINKS: links per context (an all-to-all over 1024 peers needs 2048+). */
+static int max_links_wanted(long *n)
+{
+	return fl_env_long("FABRICLAB_PROFILER_MAX_LINKS", FL_PROF_MAX_LINKS, 1,
+			   FL_PROF_LINKS_LIMIT, n);
 }
 
 int fl_prof_init(void **ctx, const struct fl_prof_comm_info *info, fl_logger_fn logger)
 {
 	struct fl_prof_ctx *c;
-	int on = 1, rc;
+	int on = 1;
+	long max_links;
 
 	*ctx = NULL;
 	if (logger)
 		fl_log_set_logger(logger);
-	rc = profiler_wanted(&on);
-	if (rc || !on) {
-		FL_INFO("profiler role %s", rc ? fl_error_text() : "off (FABRICLAB_PROFILER=off)");
-		return rc;
+	if (profiler_wanted(&on)) {
+		warn_once(fl_error_text());
+		return FL_OK;
+	}
+	if (!on) {
+		FL_INFO("profiler role off (FABRICLAB_PROFILER=off)");
+		return FL_OK;
+	}
+	if (max_links_wanted(&max_links)) {
+		FL_WARN("%s; %d links per communicator instead", fl_error_text(), FL_PROF_MAX_LINKS);
+		max_links = FL_PROF_MAX_LINKS;
 	}
 	fl_clock_init();
 	fl_trace_start();
-	rc = fl_report_start(NULL, &report_hooks);
-	if (rc) {
-		FL_WARN("profiler init failed: %s", fl_error_text());
-		return rc;
+	if (fl_report_start(NULL, &report_hooks)) {
+		warn_once(fl_error_text());
+		return FL_OK;
 	}
-	c = ctx_new(info);
-	if (!c)
-		return FL_ERR_SYSTEM;
+	c = ctx_new(info, (int)max_links);
+	if (!c) {
+		FL_WARN("profiler: comm %016llx rank %d not measured: no memory or more than 512 "
+			"communicators in this process", (unsigned long long)info->comm_hash,
+			info->rank);
+		return FL_OK;
+	}
 	tell_report(c);
-	FL_INFO("profiler: comm %016llx rank %d of %d measured from ProxyOp/ProxyStep events "
-		"(%d communicator(s) in this process)", (unsigned long long)c->comm_hash, c->rank,
-		c->nranks, atomic_fetch_add(&live_ctxs, 1) + 1);
+	FL_INFO("profiler: NCCL took ncclProfiler_v%d; comm %016llx rank %d of %d measured from "
+		"ProxyOp/ProxyStep events (%d communicator(s) in this process)", c->abi_version,
+		(unsigned long long)c->comm_hash, c->rank, c->nranks,
+		atomic_fetch_add(&live_ctxs, 1) + 1);
 	*ctx = c;
 	return FL_OK;
 }
@@ -120,6 +164,8 @@ void fl_prof_learn_comm(void *ctx, uint64_t comm_hash, int rank)
 	uint64_t no_hash = 0;
 	int no_rank = -1, changed = 0;
 
+	if (!fl_prof_reg_ctx_has(ctx))
+		return; /* not ours: never read */
 	if (comm_hash)
 		changed |= __atomic_compare_exchange_n(&c->comm_hash, &no_hash, comm_hash, 0,
 						       __ATOMIC_RELAXED, __ATOMIC_RELAXED);
@@ -130,21 +176,40 @@ void fl_prof_learn_comm(void *ctx, uint64_t comm_hash, int rank)
 		tell_report(c);
 }
 
+/* What the report lists beside the rank: ops measured, relayed, dropped. */
+static void report_counts(const struct fl_prof_ctx *c)
+{
+	const struct fl_prof_counts *n = &c->counts;
+
+	if (c->comm_hash && c->rank >= 0)
+		fl_report_note_prof_counts(c->comm_hash, c->rank, n->ops, n->relayed_ops,
+					   n->dropped_ops);
+	if (n->dropped_ops || n->abandoned_steps || n->relayed_ops)
+		FL_INFO("profiler: comm %016llx rank %d: %llu ops, %llu relayed (PXN), %llu not "
+			"measured (%llu past the links cap), %llu steps never stopped",
+			(unsigned long long)c->comm_hash, c->rank, (unsigned long long)n->ops,
+			(unsigned long long)n->relayed_ops, (unsigned long long)n->dropped_ops,
+			(unsigned long long)n->dropped_links,
+			(unsigned long long)n->abandoned_steps);
+}
+
 int fl_prof_finalize(void *ctx)
 {
 	struct fl_prof_ctx *c = ctx;
 
 	if (!c)
 		return FL_OK;
-	if (c->counts.dropped_ops || c->counts.abandoned_steps)
-		FL_INFO("profiler: comm %016llx rank %d: %llu ops not measured, %llu steps "
-			"never stopped", (unsigned long long)c->comm_hash, c->rank,
-			(unsigned long long)c->counts.dropped_ops,
-			(unsigned long long)c->counts.abandoned_steps);
+	/* A second finalize, or a context that was never ours: nothing to read or free. */
+	if (!fl_prof_reg_ctx_has(c)) {
+		fl_prof_note_stale();
+		return FL_OK;
+	}
+	fl_prof_reg_ctx_del(c);
+	report_counts(c);
 	fl_prof_links_close(c);
-	fl_prof_pool_free(c);
+	fl_prof_pool_free(c); /* handles of its ops and steps are no longer found */
 	c->magic = 0;
-	free(c);
+	ctx_free(c);
 	/*
 	 * No final report here: another communicator of this process may still
 	 * come (threads create theirs one by one). NCCL unloads a profiler-only

@@ -2,6 +2,9 @@
  * ProxyOp and ProxyStep events on NCCL's proxy thread: a pool pop at op
  * start, a slot in the op at step start, a timestamp per state, the step's
  * figures at its stop. No lock, and no allocation once the pool has grown.
+ *
+ * Nothing NCCL passes is read before our registries vouch for it: a context
+ * by its address (prof_registry.c), a handle by the address of its chunk.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,17 +12,44 @@
 
 #include "prof_internal.h"
 
+/*
+ * The running thread: a token that tells threads apart (the address of a
+ * thread-local), and the context this thread owns, which takes the ops it
+ * relays.
+ */
+static _Thread_local char thread_token;
+static _Thread_local struct fl_prof_ctx *home;
+
+static uintptr_t this_thread(void)
+{
+	return (uintptr_t)&thread_token;
+}
+
 /* A chunk more of ops while warming up; the pool never exceeds FL_PROF_MAX_OPS. */
 static int pool_grow(struct fl_prof_ctx *c)
 {
+	size_t bytes = sizeof(struct fl_prof_op) * (FL_PROF_OP_CHUNK + 1);
+	struct fl_prof_chunk *k;
 	struct fl_prof_op *ops;
+	void *mem = NULL;
 
+	_Static_assert(sizeof(struct fl_prof_op) * (FL_PROF_OP_CHUNK + 1) <= FL_PROF_CHUNK_ALIGN,
+		       "a chunk fits in its alignment");
 	if (c->nchunks == FL_PROF_MAX_OPS / FL_PROF_OP_CHUNK)
 		return -1;
-	ops = calloc(FL_PROF_OP_CHUNK, sizeof(*ops));
-	if (!ops)
+	if (posix_memalign(&mem, FL_PROF_CHUNK_ALIGN, bytes))
 		return -1;
-	c->chunks[c->nchunks++] = ops;
+	memset(mem, 0, bytes);
+	k = mem;
+	k->magic = FL_PROF_CHUNK_MAGIC;
+	k->ctx = c;
+	k->bytes = bytes;
+	if (fl_prof_reg_chunk_add(k)) {
+		free(mem);
+		return -1;
+	}
+	c->chunks[c->nchunks++] = k;
+	ops = (struct fl_prof_op *)mem + 1; /* the first op-sized slot holds the header */
 	for (int i = 0; i < FL_PROF_OP_CHUNK; i++) {
 		ops[i].next_free = c->free_ops;
 		c->free_ops = &ops[i];
@@ -48,21 +78,94 @@ static void op_free(struct fl_prof_op *op)
 	c->free_ops = op;
 }
 
-int fl_prof_op_start(void *ctx, void **handle, const struct fl_prof_op_descr *d)
+/* The object behind a handle we gave out, if its kind is `kind`; else NULL (counted). */
+static void *resolve(void *handle, uint32_t kind)
+{
+	if (!handle)
+		return NULL;
+	if (!fl_prof_chunk_of(handle)) {
+		fl_prof_note_stale();
+		return NULL;
+	}
+	return *(const uint32_t *)handle == kind ? handle : NULL;
+}
+
+/* Claims an own context for this thread when no thread has yet. */
+static int owned_here(struct fl_prof_ctx *c)
+{
+	uintptr_t none = 0, me = this_thread();
+
+	if (atomic_load_explicit(&c->owner, memory_order_relaxed) == me)
+		return 1;
+	return atomic_compare_exchange_strong_explicit(&c->owner, &none, me, memory_order_relaxed,
+						       memory_order_relaxed);
+}
+
+void fl_prof_proxy_ctrl(void *ctx)
 {
 	struct fl_prof_ctx *c = ctx;
-	struct fl_prof_link *l;
+
+	if (!fl_prof_reg_ctx_has(ctx))
+		return;
+	if (owned_here(c))
+		home = c;
+}
+
+/* This thread's own context, if it still is one. */
+static struct fl_prof_ctx *home_here(void)
+{
+	struct fl_prof_ctx *h = home;
+
+	if (h && fl_prof_reg_ctx_has(h) &&
+	    atomic_load_explicit(&h->owner, memory_order_relaxed) == this_thread())
+		return h;
+	home = NULL;
+	return NULL;
+}
+
+/*
+ * The context whose links take this op: its own when it is ours, of this
+ * process and of this thread; else (PXN) the running thread's, which moves
+ * the bytes. *relayed says which.
+ */
+static struct fl_prof_ctx *measuring_ctx(void *ctx, const struct fl_prof_op_descr *d,
+					 int *relayed)
+{
+	struct fl_prof_ctx *c = ctx;
+
+	*relayed = 0;
+	if (fl_prof_reg_ctx_has(ctx) && d->pid == c->pid && owned_here(c)) {
+		if (!home)
+			home = c;
+		return c;
+	}
+	*relayed = 1;
+	return home_here();
+}
+
+int fl_prof_op_start(void *ctx, void **handle, const struct fl_prof_op_descr *d)
+{
+	struct fl_prof_link *l = NULL;
 	struct fl_prof_op *op;
+	struct fl_prof_ctx *c;
+	int relayed;
 
 	*handle = NULL;
+	c = measuring_ctx(ctx, d, &relayed);
+	if (!c) {
+		fl_prof_note_unhomed();
+		return 0;
+	}
 	c->counts.ops++;
-	/* PXN: another process's op run here; its parentObj is not ours, its rank is. */
-	if (d->pid != c->pid)
-		c->counts.pxn_ops++;
-	if (d->pid == c->pid && __atomic_load_n(&c->rank, __ATOMIC_RELAXED) < 0)
+	c->counts.relayed_ops += (uint64_t)relayed;
+	/* d->rank is the originating rank (2.30.7 enqueue.cc:647): ours only when not relayed. */
+	if (!relayed && __atomic_load_n(&c->rank, __ATOMIC_RELAXED) < 0)
 		fl_prof_learn_comm(c, 0, d->rank);
-	l = d->peer >= 0 ? fl_prof_link_get(c, d->rank, d->peer, d->is_send != 0, d->channel)
-			 : NULL;
+	if (d->peer >= 0) {
+		l = fl_prof_link_get(c, d->rank, d->peer, d->is_send != 0, d->channel, relayed);
+		if (!l)
+			c->counts.dropped_links++;
+	}
 	op = l ? op_alloc(c) : NULL;
 	if (!op) {
 		c->counts.dropped_ops++;
@@ -71,6 +174,8 @@ int fl_prof_op_start(void *ctx, void **handle, const struct fl_prof_op_descr *d)
 	op->kind = FL_PROF_KIND_OP;
 	op->stopped = 0;
 	op->live_steps = 0;
+	op->sized_by_op = 0;
+	op->trans_last = op->pending = 0;
 	op->ctx = c;
 	op->link = l;
 	*handle = op;
@@ -86,16 +191,18 @@ static void abandon(struct fl_prof_step *s)
 	s->kind = FL_PROF_KIND_FREE;
 }
 
+/* ctx is not read: for PXN it is another process's; the op (ours) knows its context. */
 int fl_prof_step_start(void *ctx, void **handle, void *parent, int step)
 {
-	struct fl_prof_op *op = parent;
+	struct fl_prof_op *op;
 	struct fl_prof_step *s;
 	int slot;
 
 	(void)ctx;
 	*handle = NULL;
 	/* NCCL starts steps under a NULL op too (it only skips their states). */
-	if (!op || op->kind != FL_PROF_KIND_OP)
+	op = resolve(parent, FL_PROF_KIND_OP);
+	if (!op)
 		return 0;
 	s = &op->steps[(unsigned)step % FL_PROF_STEP_SLOTS];
 	if (s->kind == FL_PROF_KIND_STEP)
@@ -115,18 +222,44 @@ int fl_prof_step_start(void *ctx, void **handle, void *parent, int step)
 	return 0;
 }
 
-int fl_prof_record(void *handle, enum fl_prof_state state, const size_t *trans_size)
+int fl_prof_record(void *handle, enum fl_prof_state state, const size_t *trans_size, int fresh)
 {
-	struct fl_prof_step *s = handle;
+	struct fl_prof_step *s = resolve(handle, FL_PROF_KIND_STEP);
 
-	/* Op states (deprecated, or v4's with uninitialised args) carry nothing we use. */
-	if (!s || s->kind != FL_PROF_KIND_STEP || (unsigned)state >= FL_PROF_STATES)
+	/* Op states (deprecated, or v4's with uninitialised args) carry nothing we use here. */
+	if (!s || (unsigned)state >= FL_PROF_STATES)
 		return 0;
 	/* SendPeerWait comes again on every isend retry: the first one counts. */
 	if (!s->at[state])
 		s->at[state] = fl_prof_now();
-	if (trans_size)
+	if (fresh && trans_size) {
 		s->bytes = *trans_size;
+	} else if (fresh && s->op->sized_by_op) {
+		/* 2.24-2.26 grow transSize just before this state (2.26.2 transport/net.cc:1199-1203). */
+		s->bytes += s->op->pending;
+		s->op->pending = 0;
+	}
+	return 0;
+}
+
+/*
+ * transSize of 2.23-2.26: the sub's running total, never reset between ops
+ * (2.26.2 src/proxy.cc:364 leaves the memset commented out). The op's first
+ * state sets the base; growth waits in `pending` for the next step that
+ * reaches its sized state. 2.23 grows it after that state (2.23.4
+ * transport/net.cc:1136-1138): the growth then goes to the next step, and the
+ * last step's to the op's stop.
+ */
+int fl_prof_record_op(void *handle, size_t trans_size)
+{
+	struct fl_prof_op *op = resolve(handle, FL_PROF_KIND_OP);
+
+	if (!op)
+		return 0;
+	if (op->sized_by_op && trans_size >= op->trans_last)
+		op->pending += trans_size - op->trans_last;
+	op->sized_by_op = 1;
+	op->trans_last = trans_size;
 	return 0;
 }
 
@@ -140,33 +273,52 @@ static void step_stop(struct fl_prof_step *s)
 		op_free(op);
 }
 
+/* Bytes no step took (2.23's last step): counted on the link, with no interval of their own. */
+static void op_stop(struct fl_prof_op *op)
+{
+	if (op->pending) {
+		fl_stats_add(&op->link->stats.bytes, op->pending);
+		fl_stats_add(&op->link->stats.wire_bytes, op->pending);
+		op->pending = 0;
+	}
+	/* Steps may stop after their op: the op waits for the last one. */
+	op->stopped = 1;
+	if (op->live_steps == 0)
+		op_free(op);
+}
+
 int fl_prof_stop(void *handle)
 {
-	uint32_t kind = handle ? *(const uint32_t *)handle : FL_PROF_KIND_FREE;
+	uint32_t kind;
 
-	if (kind == FL_PROF_KIND_STEP) {
-		step_stop(handle);
-	} else if (kind == FL_PROF_KIND_OP) {
-		struct fl_prof_op *op = handle;
-
-		/* Steps may stop after their op: the op waits for the last one. */
-		op->stopped = 1;
-		if (op->live_steps == 0)
-			op_free(op);
+	if (!handle)
+		return 0;
+	if (!fl_prof_chunk_of(handle)) {
+		fl_prof_note_stale();
+		return 0;
 	}
+	kind = *(const uint32_t *)handle;
+	if (kind == FL_PROF_KIND_STEP)
+		step_stop(handle);
+	else if (kind == FL_PROF_KIND_OP)
+		op_stop(handle);
 	return 0;
 }
 
 /* Group and Coll come on the application's thread, NetPlugin on the proxy's. */
 void fl_prof_note_other(void *ctx)
 {
-	__atomic_fetch_add(&((struct fl_prof_ctx *)ctx)->counts.other_events, 1, __ATOMIC_RELAXED);
+	if (fl_prof_reg_ctx_has(ctx))
+		__atomic_fetch_add(&((struct fl_prof_ctx *)ctx)->counts.other_events, 1,
+				   __ATOMIC_RELAXED);
 }
 
 void fl_prof_pool_free(struct fl_prof_ctx *c)
 {
-	for (int i = 0; i < c->nchunks; i++)
+	for (int i = 0; i < c->nchunks; i++) {
+		fl_prof_reg_chunk_del(c->chunks[i]);
 		free(c->chunks[i]);
+	}
 	c->nchunks = 0;
 	c->free_ops = NULL;
 }

@@ -2,8 +2,14 @@
  * The objects behind the profiler layer's handles. A context owns its links
  * and a pool of op objects; each op carries its step slots, so a step handle
  * is a pointer into its op and no step is ever allocated. Everything of one
- * context is touched by one thread at a time: NCCL's proxy thread while the
- * communicator runs, the finalizing thread after.
+ * context is touched by one thread at a time: the proxy thread that owns it
+ * (the first whose ProxyCtrl or own ProxyOp names it), the finalizing thread
+ * after. Ops of any other context (PXN: another process's, or another proxy
+ * thread's) go into the links of the running thread's own context.
+ *
+ * Nothing NCCL passes is trusted before it is found by address in our own
+ * registries (prof_registry.c): contexts by their address, handles by the
+ * address of the aligned chunk that holds them.
  */
 #ifndef FL_PROF_INTERNAL_H
 #define FL_PROF_INTERNAL_H
@@ -16,9 +22,11 @@
 #include "stats/stats.h"
 #include "trace/trace.h"
 
-#define FL_PROF_MAX_LINKS 128   /* (rank, peer, direction, channel) per context */
+#define FL_PROF_MAX_LINKS 128   /* default links per context: FABRICLAB_PROFILER_MAX_LINKS */
+#define FL_PROF_LINKS_LIMIT 16384 /* the most that variable may ask for */
 #define FL_PROF_MAX_OPS 2048    /* ops alive at once per context */
 #define FL_PROF_OP_CHUNK 64     /* ops allocated at a time while warming up */
+#define FL_PROF_CHUNK_ALIGN (128u * 1024) /* a handle's chunk is handle & ~(align - 1) */
 #define FL_PROF_STEP_SLOTS 16   /* NCCL keeps at most 8 steps of an op in flight */
 #define FL_PROF_SLOT_WORDS (FL_CONN_SLOTS / 64)
 
@@ -31,6 +39,7 @@ enum fl_prof_kind {
 
 struct fl_prof_link {
 	int rank, peer, is_send, channel;
+	int relayed; /* PXN: ops of another process's (or thread's) rank moved by this proxy */
 	uint64_t free_slots[FL_PROF_SLOT_WORDS]; /* bit set = stats slot free */
 	struct fl_endpoint self, peer_end;       /* the hop's ends, as its key names them */
 	struct fl_trace_conn trace;              /* LTTng events name the link as a connection */
@@ -54,6 +63,13 @@ struct fl_prof_op {
 	uint32_t kind;
 	int stopped;
 	int live_steps;
+	/*
+	 * NCCL 2.23-2.26: steps carry no size; ProxyOp states carry transSize, a
+	 * running total of the sub that is not reset between ops. Bytes are the
+	 * growth since the op's first state: `pending` until a step takes them.
+	 */
+	int sized_by_op;
+	uint64_t trans_last, pending;
 	struct fl_prof_ctx *ctx;
 	struct fl_prof_link *link;
 	struct fl_prof_op *next_free;
@@ -62,10 +78,21 @@ struct fl_prof_op {
 
 /* Counts a report or a test can read; written by the context's one thread. */
 struct fl_prof_counts {
-	uint64_t ops, steps, pxn_ops, other_events;
+	uint64_t ops, steps, other_events;
+	uint64_t relayed_ops;     /* of another process's or thread's context, moved here */
 	uint64_t dropped_ops;     /* no link or op object left: not measured */
+	uint64_t dropped_links;   /* of those, for want of a link (the links cap) */
 	uint64_t abandoned_steps; /* a slot reused before its step stopped */
 };
+
+/* The aligned block a pool grows by: a header, then its ops. */
+struct fl_prof_chunk {
+	uint32_t magic;
+	struct fl_prof_ctx *ctx;
+	size_t bytes;
+};
+
+#define FL_PROF_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
 
 struct fl_prof_ctx {
 	uint32_t magic;
@@ -74,11 +101,15 @@ struct fl_prof_ctx {
 	pid_t pid;
 	char node[FL_NODE_NAME_LEN];
 	char comm_name[64];
-	int nlinks;
-	struct fl_prof_link *links[FL_PROF_MAX_LINKS];
+	int abi_version;            /* the ncclProfiler_vN NCCL took */
+	_Atomic uintptr_t owner;    /* the proxy thread writing it; 0 until one claims it */
+	int nlinks, max_links, warned_links;
+	struct fl_prof_link **links;  /* max_links */
+	int32_t *link_index;          /* open addressing over links, 2 x max_links, -1 empty */
+	unsigned link_index_mask;
 	struct fl_prof_op *free_ops;
 	int nops_allocated;
-	void *chunks[FL_PROF_MAX_OPS / FL_PROF_OP_CHUNK];
+	struct fl_prof_chunk *chunks[FL_PROF_MAX_OPS / FL_PROF_OP_CHUNK];
 	int nchunks;
 	struct fl_prof_counts counts;
 };
@@ -87,13 +118,30 @@ struct fl_prof_ctx {
 
 extern uint64_t (*fl_prof_now)(void);
 
+/* prof_registry.c: addresses we own, found without reading through them (lock-free). */
+int fl_prof_reg_ctx_add(const struct fl_prof_ctx *c);
+int fl_prof_reg_ctx_has(const void *p);
+void fl_prof_reg_ctx_del(const struct fl_prof_ctx *c);
+int fl_prof_reg_chunk_add(const struct fl_prof_chunk *k);
+void fl_prof_reg_chunk_del(const struct fl_prof_chunk *k);
+/* The chunk holding a handle we gave out, or NULL (never ours, or its context is gone). */
+struct fl_prof_chunk *fl_prof_chunk_of(const void *handle);
+/* Events on handles or contexts that are not (or no longer) ours: ignored, counted. */
+void fl_prof_note_stale(void);
+uint64_t fl_prof_stale_events(void);
+/* Relayed ops that came before this thread had a context of its own: not measured. */
+void fl_prof_note_unhomed(void);
+uint64_t fl_prof_unhomed_ops(void);
+
 /* prof_link.c */
+int fl_prof_links_alloc(struct fl_prof_ctx *c, int max_links);
 struct fl_prof_link *fl_prof_link_get(struct fl_prof_ctx *c, int rank, int peer, int is_send,
-				      int channel);
+				      int channel, int relayed);
 /* A free stats slot of the link, or -1 when every one is held. */
 int fl_prof_slot_take(struct fl_prof_link *l);
 void fl_prof_slot_give(struct fl_prof_link *l, unsigned slot);
 void fl_prof_links_close(struct fl_prof_ctx *c);
+void fl_prof_links_free(struct fl_prof_ctx *c);
 
 /* prof_event.c: the op objects go when their context does. */
 void fl_prof_pool_free(struct fl_prof_ctx *c);

@@ -71,13 +71,62 @@ static void attach(struct fl_prof_ctx *c, struct fl_prof_link *l)
 	trace_up(l);
 }
 
+/* Links are found through an open-addressing index, so 1024 peers cost no scan. */
+static unsigned link_hash(int rank, int peer, int is_send, int channel, unsigned mask)
+{
+	uint64_t k = (uint64_t)(uint32_t)rank << 32 ^ (uint64_t)(uint32_t)peer << 9 ^
+		     (uint64_t)(uint32_t)channel << 1 ^ (uint64_t)(is_send != 0);
+
+	return (unsigned)((k * 0x9e3779b97f4a7c15ULL) >> 40) & mask;
+}
+
+int fl_prof_links_alloc(struct fl_prof_ctx *c, int max_links)
+{
+	unsigned slots = 2;
+
+	while (slots < 2u * (unsigned)max_links)
+		slots <<= 1;
+	c->links = calloc((size_t)max_links, sizeof(*c->links));
+	c->link_index = malloc(slots * sizeof(*c->link_index));
+	if (!c->links || !c->link_index) {
+		fl_prof_links_free(c);
+		return -1;
+	}
+	memset(c->link_index, 0xff, slots * sizeof(*c->link_index));
+	c->link_index_mask = slots - 1;
+	c->max_links = max_links;
+	return 0;
+}
+
+void fl_prof_links_free(struct fl_prof_ctx *c)
+{
+	free(c->links);
+	free(c->link_index);
+	c->links = NULL;
+	c->link_index = NULL;
+}
+
+/* Once per context: the ops past the cap are counted, and this says how to lift it. */
+static void warn_cap(struct fl_prof_ctx *c)
+{
+	if (c->warned_links)
+		return;
+	c->warned_links = 1;
+	FL_WARN("profiler: comm %016llx rank %d: more than %d links (rank, peer, direction, "
+		"channel); the ops of further links are not measured and counted as dropped in the "
+		"report. FABRICLAB_PROFILER_MAX_LINKS raises the limit (up to %d, about 40 KB each)",
+		(unsigned long long)c->comm_hash, c->rank, c->max_links, FL_PROF_LINKS_LIMIT);
+}
+
 static struct fl_prof_link *link_new(struct fl_prof_ctx *c, int rank, int peer, int is_send,
-				     int channel)
+				     int channel, int relayed)
 {
 	struct fl_prof_link *l;
 
-	if (c->nlinks == FL_PROF_MAX_LINKS)
+	if (c->nlinks == c->max_links) {
+		warn_cap(c);
 		return NULL;
+	}
 	l = malloc(sizeof(*l));
 	if (!l)
 		return NULL;
@@ -85,6 +134,7 @@ static struct fl_prof_link *link_new(struct fl_prof_ctx *c, int rank, int peer, 
 	l->peer = peer;
 	l->is_send = is_send;
 	l->channel = channel;
+	l->relayed = relayed;
 	memset(l->free_slots, 0xff, sizeof(l->free_slots));
 	fl_stats_init(&l->stats);
 	attach(c, l);
@@ -93,16 +143,26 @@ static struct fl_prof_link *link_new(struct fl_prof_ctx *c, int rank, int peer, 
 }
 
 struct fl_prof_link *fl_prof_link_get(struct fl_prof_ctx *c, int rank, int peer, int is_send,
-				      int channel)
+				      int channel, int relayed)
 {
-	for (int i = 0; i < c->nlinks; i++) {
-		struct fl_prof_link *l = c->links[i];
+	unsigned i = link_hash(rank, peer, is_send, channel, c->link_index_mask);
+	struct fl_prof_link *l;
 
+	for (;; i = (i + 1) & c->link_index_mask) {
+		int32_t at = c->link_index[i];
+
+		if (at < 0)
+			break;
+		l = c->links[at];
 		if (l->peer == peer && l->channel == channel && l->is_send == is_send &&
 		    l->rank == rank)
 			return l;
 	}
-	return link_new(c, rank, peer, is_send, channel);
+	/* The index has twice the slots of the cap: an empty one is always found. */
+	l = link_new(c, rank, peer, is_send, channel, relayed);
+	if (l)
+		c->link_index[i] = c->nlinks - 1;
+	return l;
 }
 
 int fl_prof_slot_take(struct fl_prof_link *l)
@@ -134,4 +194,6 @@ void fl_prof_links_close(struct fl_prof_ctx *c)
 		c->links[i] = NULL;
 	}
 	c->nlinks = 0;
+	if (c->link_index)
+		memset(c->link_index, 0xff, (c->link_index_mask + 1) * sizeof(*c->link_index));
 }

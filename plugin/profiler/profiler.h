@@ -25,6 +25,7 @@ struct fl_prof_comm_info {
 	const char *comm_name; /* may be NULL */
 	int nnodes, nranks;    /* -1 unknown */
 	int rank;              /* -1 until known */
+	int abi_version;       /* the ncclProfiler_vN whose init NCCL called */
 };
 
 struct fl_prof_op_descr {
@@ -48,20 +49,48 @@ enum fl_prof_state {
 	FL_PROF_STATES
 };
 
+/*
+ * Never fails for a recoverable reason (a bad FABRICLAB_PROFILER value, a report
+ * that cannot start): one WARN and *ctx NULL, which the adapters turn into an
+ * empty mask. NCCL drops the profiler for the whole job on an error (2.23.4
+ * src/misc/profiler.cc:223-227; 2.30.7 src/plugin/profiler.cc:250-254).
+ */
 int fl_prof_init(void **ctx, const struct fl_prof_comm_info *info, fl_logger_fn logger);
 /* v1..v3: the communicator's hash and rank, from the first Coll or P2p event. */
 void fl_prof_learn_comm(void *ctx, uint64_t comm_hash, int rank);
-/* *handle is NULL when the op is not one we measure (or on overload). */
+/*
+ * ctx is untrusted: it is read only once found in our registry. An op whose
+ * context is not ours, whose pid is another process's, or whose context
+ * another proxy thread owns is relayed (PXN): measured in the running thread's
+ * own context under the rank it names. *handle is NULL when the op is not one
+ * we measure (or on overload).
+ */
 int fl_prof_op_start(void *ctx, void **handle, const struct fl_prof_op_descr *d);
+/*
+ * A ProxyCtrl event: NCCL starts it on the proxy thread with the context of
+ * the communicator that owns that proxy (2.30.7 src/proxy.cc:864, 2077), before
+ * the ops it appends: that context becomes the thread's own.
+ */
+void fl_prof_proxy_ctrl(void *ctx);
 /* op may be NULL (NCCL starts steps under a NULL ProxyOp handle): *handle is then NULL. */
 int fl_prof_step_start(void *ctx, void **handle, void *op, int step);
-/* trans_size: the bytes NCCL passed, only where they are fresh; else NULL. */
-int fl_prof_record(void *handle, enum fl_prof_state state, const size_t *trans_size);
+/*
+ * A step state. fresh: a state where the step's size is known (SendWait,
+ * RecvFlushWait); trans_size: the bytes NCCL passed there, or NULL where its
+ * steps carry none (2.23-2.26): then the op's states sized it.
+ */
+int fl_prof_record(void *handle, enum fl_prof_state state, const size_t *trans_size, int fresh);
+/* A ProxyOp state of 2.23-2.26: transSize, the sub's running total. */
+int fl_prof_record_op(void *handle, size_t trans_size);
 /* Any handle this layer returned, or NULL. */
 int fl_prof_stop(void *handle);
 /* Events we do not measure (Group, Coll, NetPlugin, ...): counted, no handle. */
 void fl_prof_note_other(void *ctx);
+/* A context not (or no longer) ours is left alone: a second finalize is a no-op. */
 int fl_prof_finalize(void *ctx);
+/* Tests and logs: events on stale handles, relayed ops with no context here. */
+uint64_t fl_prof_stale_events(void);
+uint64_t fl_prof_unhomed_ops(void);
 
 /* Tests: a clock of their own (NULL restores the real one). */
 void fl_prof_set_clock(uint64_t (*now)(void));

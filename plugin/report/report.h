@@ -65,6 +65,10 @@ int fl_report_start(const struct fl_transport *tp, const struct fl_report_hooks 
 void fl_report_note_rank(uint64_t comm_hash, int rank, int nranks, int nnodes,
 			 const char *comm_name);
 
+/* The profiler's counts of that rank's context, at its finalize. */
+void fl_report_note_prof_counts(uint64_t comm_hash, int rank, uint64_t ops, uint64_t relayed_ops,
+				uint64_t dropped_ops);
+
 /*
  * The final report; only the first call in the process that started it writes.
  * `why` names the trigger in the log ("last communicator finalized", ...).

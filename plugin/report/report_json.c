@@ -117,6 +117,11 @@ static void ranks(struct fl_json *j, const struct fl_report *r)
 		fl_json_string(j, "comm_name", k->comm_name[0] ? k->comm_name : NULL);
 		fl_json_string(j, "node", r->node);
 		fl_json_int(j, "pid", r->pid);
+		if (k->prof_counted) {
+			fl_json_uint(j, "profiler_ops", k->prof_ops);
+			fl_json_uint(j, "relayed_ops", k->relayed_ops);
+			fl_json_uint(j, "dropped_ops", k->dropped_ops);
+		}
 		fl_json_end(j);
 	}
 	fl_json_end(j);

@@ -23,6 +23,9 @@ struct fl_report_rank {
 	uint64_t comm_hash;
 	int rank, nranks, nnodes; /* -1 unknown */
 	char comm_name[64];
+	/* Profiler role, once its context finalized: ops seen, relayed (PXN), not measured. */
+	int prof_counted;
+	uint64_t prof_ops, relayed_ops, dropped_ops;
 };
 
 struct fl_report_device {

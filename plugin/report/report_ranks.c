@@ -47,6 +47,22 @@ void fl_report_note_rank(uint64_t comm_hash, int rank, int nranks, int nnodes,
 	pthread_mutex_unlock(&ranks_lock);
 }
 
+void fl_report_note_prof_counts(uint64_t comm_hash, int rank, uint64_t ops, uint64_t relayed_ops,
+				uint64_t dropped_ops)
+{
+	struct fl_report_rank *r;
+
+	pthread_mutex_lock(&ranks_lock);
+	r = find(comm_hash, rank);
+	if (r) {
+		r->prof_counted = 1;
+		r->prof_ops += ops;
+		r->relayed_ops += relayed_ops;
+		r->dropped_ops += dropped_ops;
+	}
+	pthread_mutex_unlock(&ranks_lock);
+}
+
 int fl_report_ranks(struct fl_report_rank *out, int max)
 {
 	int n;

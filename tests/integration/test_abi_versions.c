@@ -378,7 +378,7 @@ static void test_load_errors_are_explained(void **state)
 static int is_nccl_entry_point(const char *name)
 {
 	static const char *const pattern =
-		"^(__odr_asan\\.)?(ncclNetPlugin_v([6-9]|1[0-2])|ncclProfiler_v[1-6])$";
+		"^(__odr_asan\\.)?(ncclNetPlugin_v([6-9]|1[0-2])|ncclProfiler_v[1-7])$";
 	regex_t re;
 	int match;
 
@@ -412,7 +412,7 @@ static void test_exports_only_nccl_entry_points(void **state)
 	assert_int_equal(pclose(nm), 0);
 	assert_true(symbols > 0);
 	assert_int_equal(net_tables, 7);
-	assert_int_equal(profiler_tables, 6); /* v1..v6: NCCL 2.23 .. 2.30 */
+	assert_int_equal(profiler_tables, 7); /* v1..v7: NCCL 2.23 .. 2.32 */
 }
 
 /* The same seen through the loader: internals resolve to nothing. */
@@ -423,7 +423,8 @@ static void test_internals_are_hidden(void **state)
 					      "fl_prof_init", "fl_prof_stop" };
 	static const char *const visible[] = { "ncclNetPlugin_v6", "ncclNetPlugin_v9",
 					       "ncclNetPlugin_v12", "ncclProfiler_v1",
-					       "ncclProfiler_v5", "ncclProfiler_v6" };
+					       "ncclProfiler_v5", "ncclProfiler_v6",
+					       "ncclProfiler_v7" };
 	void *lib = dlopen(plugin_path, RTLD_NOW | RTLD_LOCAL);
 
 	(void)state;

@@ -1,0 +1,134 @@
+/*
+ * The addresses this process's profiler layer owns: its contexts, and the
+ * aligned chunks its op and step handles live in. NCCL hands the plugin
+ * contexts it did not create (PXN: the originating communicator's, from
+ * another process; 2.30.7 src/enqueue.cc:1402, src/proxy.cc:395,
+ * src/plugin/profiler.cc:582) and may call back on handles of a context
+ * already finalized. Every such pointer is looked up here by its value
+ * before anything is read through it.
+ *
+ * Open addressing over atomic words, lock-free on both sides: an insert
+ * claims an empty or freed slot with a CAS, a removal leaves a tombstone, a
+ * lookup reads at most FL_REG_PROBES slots, so its cost stays bounded however
+ * many contexts came and went.
+ */
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "prof_internal.h"
+
+#define FL_REG_PROBES 32
+#define FL_REG_EMPTY ((uintptr_t)0)
+#define FL_REG_GONE ((uintptr_t)1)
+
+#define FL_REG_CTX_SLOTS 1024u    /* a context per communicator and rank of the process */
+#define FL_REG_CHUNK_SLOTS 16384u /* up to 32 chunks per context */
+
+static _Atomic uintptr_t ctx_slots[FL_REG_CTX_SLOTS];
+static _Atomic uintptr_t chunk_slots[FL_REG_CHUNK_SLOTS];
+static _Atomic uint64_t stale_events, unhomed_ops;
+
+static unsigned home_slot(uintptr_t key, unsigned nslots)
+{
+	uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ULL;
+
+	return (unsigned)(h >> 32) & (nslots - 1);
+}
+
+static int reg_add(_Atomic uintptr_t *slots, unsigned nslots, uintptr_t key)
+{
+	unsigned i = home_slot(key, nslots);
+
+	for (int n = 0; n < FL_REG_PROBES; n++, i = (i + 1) & (nslots - 1)) {
+		uintptr_t cur = atomic_load_explicit(&slots[i], memory_order_relaxed);
+
+		while (cur == FL_REG_EMPTY || cur == FL_REG_GONE) {
+			if (atomic_compare_exchange_weak_explicit(&slots[i], &cur, key,
+								  memory_order_release,
+								  memory_order_relaxed))
+				return 0;
+		}
+	}
+	return -1;
+}
+
+static int reg_find(_Atomic uintptr_t *slots, unsigned nslots, uintptr_t key)
+{
+	unsigned i = home_slot(key, nslots);
+
+	for (int n = 0; n < FL_REG_PROBES; n++, i = (i + 1) & (nslots - 1)) {
+		uintptr_t cur = atomic_load_explicit(&slots[i], memory_order_acquire);
+
+		if (cur == key)
+			return (int)i;
+		if (cur == FL_REG_EMPTY)
+			return -1;
+	}
+	return -1;
+}
+
+static void reg_del(_Atomic uintptr_t *slots, unsigned nslots, uintptr_t key)
+{
+	int i = reg_find(slots, nslots, key);
+
+	if (i >= 0)
+		atomic_store_explicit(&slots[i], FL_REG_GONE, memory_order_release);
+}
+
+int fl_prof_reg_ctx_add(const struct fl_prof_ctx *c)
+{
+	return reg_add(ctx_slots, FL_REG_CTX_SLOTS, (uintptr_t)c);
+}
+
+int fl_prof_reg_ctx_has(const void *p)
+{
+	return p && reg_find(ctx_slots, FL_REG_CTX_SLOTS, (uintptr_t)p) >= 0;
+}
+
+void fl_prof_reg_ctx_del(const struct fl_prof_ctx *c)
+{
+	reg_del(ctx_slots, FL_REG_CTX_SLOTS, (uintptr_t)c);
+}
+
+int fl_prof_reg_chunk_add(const struct fl_prof_chunk *k)
+{
+	return reg_add(chunk_slots, FL_REG_CHUNK_SLOTS, (uintptr_t)k);
+}
+
+void fl_prof_reg_chunk_del(const struct fl_prof_chunk *k)
+{
+	reg_del(chunk_slots, FL_REG_CHUNK_SLOTS, (uintptr_t)k);
+}
+
+struct fl_prof_chunk *fl_prof_chunk_of(const void *handle)
+{
+	uintptr_t base = (uintptr_t)handle & ~((uintptr_t)FL_PROF_CHUNK_ALIGN - 1);
+	struct fl_prof_chunk *k = (struct fl_prof_chunk *)base;
+
+	if (!handle || reg_find(chunk_slots, FL_REG_CHUNK_SLOTS, base) < 0)
+		return NULL;
+	/* Found by address: ours to read. A handle past its ops is not one we gave. */
+	if ((uintptr_t)handle - base >= k->bytes)
+		return NULL;
+	return k;
+}
+
+void fl_prof_note_stale(void)
+{
+	atomic_fetch_add_explicit(&stale_events, 1, memory_order_relaxed);
+}
+
+uint64_t fl_prof_stale_events(void)
+{
+	return atomic_load_explicit(&stale_events, memory_order_relaxed);
+}
+
+void fl_prof_note_unhomed(void)
+{
+	atomic_fetch_add_explicit(&unhomed_ops, 1, memory_order_relaxed);
+}
+
+uint64_t fl_prof_unhomed_ops(void)
+{
+	return atomic_load_explicit(&unhomed_ops, memory_order_relaxed);
+}
