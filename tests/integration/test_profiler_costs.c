@@ -152,7 +152,8 @@ static void one_op(const struct player_driver *d, void *ctx, const struct player
 
 static void one_round(const struct player_driver *d, void *ctx)
 {
-	const struct player_link send = { 0, 1, 1, 0, getpid() }, recv = { 0, 3, 0, 0, getpid() };
+	const struct player_link send = { 0, 1, 1, 0, getpid(), 0 },
+				 recv = { 0, 3, 0, 0, getpid(), 0 };
 
 	one_op(d, ctx, &send);
 	one_op(d, ctx, &recv);
@@ -184,7 +185,8 @@ static void test_steady_state_takes_no_allocation_or_lock(void **state)
 static void start_held_ops(const struct player_driver *d, void *ctx, int from, int to)
 {
 	for (int i = from; i < to; i++) {
-		const struct player_link l = { 0, 1 + i % 200, i & 1, (i / 200) % 2, getpid() };
+		const struct player_link l = { 0, 1 + i % 200, i & 1, (i / 200) % 2, getpid(),
+					       0 };
 		void *op = NULL;
 
 		assert_int_equal(d->start_op(ctx, &op, NULL, &l, 8, 1 << 19), 0);
@@ -229,7 +231,48 @@ static void test_memory_per_communicator_is_bounded(void **state)
 	assert_int_equal(d->finalize(ctx), 0);
 }
 
-static int versions[] = { 1, 2, 3, 4, 5, 6 };
+/* An all-to-all over 1024 peers: one op per (peer, direction) on one channel. */
+static void all_to_all(const struct player_driver *d, void *ctx)
+{
+	for (int i = 0; i < 2048; i++) {
+		const struct player_link l = { 0, 1 + i / 2, i & 1, 0, getpid(), 0 };
+		void *op = NULL;
+
+		assert_int_equal(d->start_op(ctx, &op, NULL, &l, 8, 1 << 19), 0);
+		assert_int_equal(d->stop(op), 0);
+	}
+}
+
+/*
+ * No silent cap: past FABRICLAB_PROFILER_MAX_LINKS (128 by default) ops are
+ * counted as dropped (and a WARN names the variable); raised, 1024 peers fit.
+ */
+static void test_all_to_all_1024_peers(void **state)
+{
+	const struct player_driver *d = player_driver(6);
+	const struct fl_prof_ctx *c;
+	void *ctx;
+
+	(void)state;
+	ctx = init_ctx(d, 6);
+	c = ctx;
+	all_to_all(d, ctx);
+	assert_int_equal(c->nlinks, FL_PROF_MAX_LINKS);
+	assert_int_equal(c->counts.dropped_ops, 2048 - FL_PROF_MAX_LINKS);
+	assert_int_equal(c->counts.dropped_links, 2048 - FL_PROF_MAX_LINKS);
+	assert_int_equal(d->finalize(ctx), 0);
+	setenv("FABRICLAB_PROFILER_MAX_LINKS", "2048", 1);
+	ctx = init_ctx(d, 6);
+	unsetenv("FABRICLAB_PROFILER_MAX_LINKS");
+	c = ctx;
+	all_to_all(d, ctx);
+	assert_int_equal(c->nlinks, 2048);
+	assert_int_equal(c->counts.dropped_ops, 0);
+	assert_int_equal(c->counts.ops, 2048);
+	assert_int_equal(d->finalize(ctx), 0);
+}
+
+static int versions[] = { 1, 2, 3, 4, 5, 6, 7 };
 
 #define CASES(i)                                                                           \
 	cmocka_unit_test_prestate(test_steady_state_takes_no_allocation_or_lock, &versions[i]), \
@@ -237,7 +280,8 @@ static int versions[] = { 1, 2, 3, 4, 5, 6 };
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { CASES(0), CASES(1), CASES(2),
+	const struct CMUnitTest tests[] = { CASES(0), CASES(1), CASES(2), CASES(6),
+					    cmocka_unit_test(test_all_to_all_1024_peers),
 					    CASES(3), CASES(4), CASES(5) };
 	int failed;
 

@@ -3,7 +3,9 @@
  * exactly as NCCL does (tests/player), for a ring all-reduce over processes
  * (nodes) and threads (ranks); each process writes its report, and the
  * merge (`fabriclab report`'s code) must name the hops by node and reach the
- * known verdict. Every scenario runs through every ABI version v1..v6.
+ * known verdict. Every scenario runs through every ABI version v1..v7, each
+ * with the sequence its NCCL emits (tests/player/player_gen.c): v1 = 2.23,
+ * v3 = 2.26 (sizes only on ProxyOp states), v5 = 2.28, v6 = 2.30, v7 = 2.32.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <dirent.h>
+#include <jansson.h>
 
 #include "plugin/base/error.h"
 #include "tests/player/prof_player.h"
@@ -305,7 +309,81 @@ static void test_split_renumbered(void **state)
 	assert_int_equal(set.verdict.kind, FL_VERDICT_NONE);
 }
 
-static int versions[] = { 1, 2, 3, 4, 5, 6 };
+/* Sum of one per-rank count (relayed_ops, dropped_ops, ...) over every report of the run. */
+static uint64_t sum_rank_count(const char *field)
+{
+	DIR *dd = opendir(dir);
+	struct dirent *e;
+	uint64_t sum = 0;
+
+	assert_non_null(dd);
+	while ((e = readdir(dd))) {
+		char path[600];
+		json_t *root, *ranks, *r;
+		size_t i;
+
+		if (!strstr(e->d_name, ".json"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		root = json_load_file(path, 0, NULL);
+		if (!root)
+			continue;
+		ranks = json_object_get(root, "ranks");
+		json_array_foreach(ranks, i, r)
+			sum += (uint64_t)json_integer_value(json_object_get(r, field));
+		json_decref(root);
+	}
+	closedir(dd);
+	return sum;
+}
+
+/*
+ * PXN as NCCL drives it: each odd rank's channel-1 ops are run by its even
+ * node-mate's proxy thread, with the originator's context (2.30.7
+ * src/enqueue.cc:1402, src/proxy.cc:395) and pid (src/plugin/profiler.cc:582).
+ * Another process's context is a PROT_NONE page: a read through it kills the
+ * node's process and fails the run. The relayed ops are measured once, by the
+ * process that moves them, and counted; the verdicts do not change.
+ */
+static void check_pxn(int version, int same_process)
+{
+	struct player_scenario s;
+	uint64_t relayed;
+
+	player_defaults(&s, version, 8);
+	s.ranks_per_node = 2;
+	s.pxn = 1;
+	s.pxn_same_process = same_process;
+	play_and_merge(&s);
+	check_ring(&s);
+	assert_int_equal(set.verdict.kind, FL_VERDICT_NONE);
+	/* Odd ranks: 4, one channel of two, a send and a receive link, s.ops ops each. */
+	relayed = sum_rank_count("relayed_ops");
+	assert_int_equal(relayed, (uint64_t)(s.nranks / 2) * 2 * s.ops);
+	assert_int_equal(sum_rank_count("dropped_ops"), 0);
+	assert_int_equal(sum_rank_count("profiler_ops"),
+			 (uint64_t)s.nranks * s.nchannels * 2 * s.ops);
+	/* A slow link whose ops this process relays is still named. */
+	s.slow_src = 5;
+	s.slow_dst = 6;
+	play_and_merge(&s);
+	check_ring(&s);
+	assert_int_equal(set.verdict.kind, FL_VERDICT_LINK);
+	assert_string_equal(set.figures[set.verdict.hop].src_node, "node2");
+	assert_string_equal(set.figures[set.verdict.hop].dst_node, "node3");
+}
+
+static void test_pxn_foreign_process(void **state)
+{
+	check_pxn(*(int *)*state, 0);
+}
+
+static void test_pxn_threads_of_one_process(void **state)
+{
+	check_pxn(*(int *)*state, 1);
+}
+
+static int versions[] = { 1, 2, 3, 4, 5, 6, 7 };
 
 #define VERSION_TESTS(i)                                                                    \
 	cmocka_unit_test_prestate_setup_teardown(test_healthy, setup, teardown, &versions[i]), \
@@ -318,13 +396,17 @@ static int versions[] = { 1, 2, 3, 4, 5, 6 };
 	cmocka_unit_test_prestate_setup_teardown(test_mixed_modes, setup, teardown,           \
 						 &versions[i]),                               \
 	cmocka_unit_test_prestate_setup_teardown(test_split_renumbered, setup, teardown,      \
-						 &versions[i])
+						 &versions[i]),                               \
+	cmocka_unit_test_prestate_setup_teardown(test_pxn_foreign_process, setup, teardown,   \
+						 &versions[i]),                               \
+	cmocka_unit_test_prestate_setup_teardown(test_pxn_threads_of_one_process, setup,      \
+						 teardown, &versions[i])
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		VERSION_TESTS(0), VERSION_TESTS(1), VERSION_TESTS(2),
-		VERSION_TESTS(3), VERSION_TESTS(4), VERSION_TESTS(5),
+		VERSION_TESTS(3), VERSION_TESTS(4), VERSION_TESTS(5), VERSION_TESTS(6),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,9 +1,15 @@
 /*
  * The calls NCCL makes, per ABI version: init's signature, the descriptor's
  * shape (uint8 type through v4, uint64 from v5), the communicator's hash in
- * v1..v3 Coll descriptors, and state args where transSize is stale unless the
- * state refreshes it (reference 2.4): the player passes a wrong stale value
- * there, so a plugin that reads it counts wrong bytes.
+ * v1..v3 Coll descriptors, and state args:
+ *  - v1..v3 (2.23-2.26): step states with NULL args (2.23.4
+ *    src/misc/profiler.cc:502; 2.26.2 src/plugin/profiler.cc:497), ProxyOp
+ *    states with {transSize, steps} (2.26.2 :478-489);
+ *  - v4+ (2.27 on): step states with the step's transSize, stale unless the
+ *    state refreshes it (reference 2.4): the player passes a wrong stale value
+ *    there, so a plugin that reads it counts wrong bytes.
+ * A ProxyCtrl event on the proxy's own context comes before the ops it
+ * appends (2.23.4 src/proxy.cc:757; 2.26.2 :789; 2.28.9 :807; 2.30.7 :864).
  */
 #include <string.h>
 
@@ -120,10 +126,15 @@ static int init_v4(void **ctx, const struct player_scenario *s, uint64_t hash, i
 #define RECORD_V1(ver)                                                                     \
 	static int record_##ver(void *h, int state, uint64_t size, int fresh)               \
 	{                                                                                    \
+		(void)size, (void)fresh;                                                     \
+		return ncclProfiler_##ver.record_event_state(h, state, NULL);                \
+	}                                                                                    \
+	static int record_op_##ver(void *h, int state, uint64_t trans_size)                 \
+	{                                                                                    \
 		union fl_prof_abi_state_args_v1 a;                                           \
                                                                                              \
 		memset(&a, 0, sizeof(a));                                                    \
-		a.proxy_op.trans_size = fresh ? size : STALE(size);                          \
+		a.proxy_op.trans_size = trans_size;                                          \
 		return ncclProfiler_##ver.record_event_state(h, state, &a);                  \
 	}
 
@@ -134,6 +145,12 @@ static int init_v4(void **ctx, const struct player_scenario *s, uint64_t hash, i
                                                                                              \
 		a.proxy_step.trans_size = fresh ? size : STALE(size);                        \
 		return ncclProfiler_##ver.record_event_state(h, state, &a);                  \
+	}                                                                                    \
+	/* The generator emits no op states from v4 on: reaching this is a player bug. */    \
+	static int record_op_##ver(void *h, int state, uint64_t trans_size)                 \
+	{                                                                                    \
+		(void)h, (void)state, (void)trans_size;                                      \
+		return -1;                                                                   \
 	}
 
 #define DRIVER(ver)                                                                        \
@@ -141,13 +158,25 @@ static int init_v4(void **ctx, const struct player_scenario *s, uint64_t hash, i
 	{                                                                                    \
 		return ncclProfiler_##ver.stop_event(h);                                     \
 	}                                                                                    \
+	static int proxy_ctrl_##ver(void *ctx)                                               \
+	{                                                                                    \
+		struct fl_prof_abi_descr_##ver d;                                            \
+		void *h = NULL;                                                              \
+		int rc;                                                                      \
+                                                                                             \
+		memset(&d, 0, sizeof(d));                                                    \
+		d.type = FL_PROF_EV_PROXY_CTRL;                                              \
+		rc = ncclProfiler_##ver.start_event(ctx, &h, &d);                            \
+		return rc ? rc : h ? ncclProfiler_##ver.stop_event(h) : 0;                   \
+	}                                                                                    \
 	static int finalize_##ver(void *ctx)                                                 \
 	{                                                                                    \
 		return ncclProfiler_##ver.finalize(ctx);                                     \
 	}                                                                                    \
 	static const struct player_driver driver_##ver = {                                   \
 		init_##ver, start_coll_##ver, start_op_##ver, start_step_##ver,              \
-		record_##ver, stop_##ver, finalize_##ver,                                    \
+		record_##ver, record_op_##ver, proxy_ctrl_##ver, \
+		stop_##ver, finalize_##ver,                                                  \
 	}
 
 INIT_V1(v1)
@@ -155,36 +184,42 @@ INIT_V1(v2)
 INIT_V1(v3)
 INIT_V5(v5)
 INIT_V5(v6)
+INIT_V5(v7)
 COLL_V1(v1)
 COLL_V1(v2)
 COLL_V1(v3)
 COLL_V4(v4)
 COLL_V4(v5)
 COLL_V4(v6)
+COLL_V4(v7)
 OP(v1)
 OP(v2)
 OP(v3)
 OP(v4)
 OP(v5)
 OP(v6)
+OP(v7)
 RECORD_V1(v1)
 RECORD_V1(v2)
 RECORD_V1(v3)
 RECORD_V4(v4)
 RECORD_V4(v5)
 RECORD_V4(v6)
+RECORD_V4(v7)
 DRIVER(v1);
 DRIVER(v2);
 DRIVER(v3);
 DRIVER(v4);
 DRIVER(v5);
 DRIVER(v6);
+DRIVER(v7);
 
 const struct player_driver *player_driver(int version)
 {
 	static const struct player_driver *const drivers[] = {
 		NULL, &driver_v1, &driver_v2, &driver_v3, &driver_v4, &driver_v5, &driver_v6,
+		&driver_v7,
 	};
 
-	return version >= 1 && version <= 6 ? drivers[version] : NULL;
+	return version >= 1 && version <= 7 ? drivers[version] : NULL;
 }

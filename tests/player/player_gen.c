@@ -13,6 +13,20 @@
  *   stop                      + the time d's GPU takes to consume
  * So a slow link shows as its own long SendWait, a straggler GPU as everyone
  * else's waits, exactly the patterns the verdict must tell apart.
+ *
+ * v1..v3 (NCCL 2.23-2.26) size nothing on steps: their step states carry NULL
+ * args (2.23.4 src/misc/profiler.cc:502; 2.26.2 src/plugin/profiler.cc:497)
+ * and each is paired with a ProxyOp state carrying the sub's running
+ * transSize, as 2.26.2 src/transport/net.cc records them:
+ *   send  SendPosted + step SendGPUWait (:1143-1144); SendRemFifoWait before
+ *         every isend try, a refused one included (:1191); transSize += size,
+ *         SendTransmitted, step SendWait (:1199-1203); step stop, SendDone
+ *         (:1221-1223). 2.23.4 records SendTransmitted and SendWait before it
+ *         grows transSize (transport/net.cc:1136-1138).
+ *   recv  RecvPosted + step RecvWait (:1366-1367); transSize += size,
+ *         RecvReceived, step RecvFlushWait (:1396-1399); RecvTransmitted, step
+ *         RecvGPUWait (:1462-1463); step stop, RecvDone (:1498-1499).
+ * v4+ (2.27 on) carry the step's own transSize and record no op states we use.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -103,25 +117,45 @@ static uint64_t round_start(const struct timing *tm, int g)
 	((struct player_event){ .t = (t_), .kind = (kind_), .link = (link_), .op = (op_),  \
 				.step = (step_), .state = (state_), .size = (size_) })
 
+/* A ProxyOp state of v1..v3 (none from v4 on): transSize grows by `grow` bytes. */
+static int op_state(struct player_thread *th, const struct player_scenario *s, uint64_t t,
+		    int li, int op, int state, uint64_t grow, int grow_after)
+{
+	struct player_event e = EV(EV_STATE, t, li, op, 0, state, 0);
+
+	if (s->version >= 4)
+		return 0;
+	e.on_op = 1;
+	e.grow = grow;
+	e.grow_after = grow_after;
+	return push(th, e);
+}
+
 static int send_step(const struct timing *tm, struct player_thread *th, int li, int op, int k)
 {
 	const struct player_link *l = &th->links[li];
 	const struct player_scenario *s = tm->s;
 	uint64_t tg = round_start(tm, op * s->nsteps + k), p = tm->period;
-	uint64_t start = tg - (IN_FLIGHT - 1) * p;
+	uint64_t start = tg - (IN_FLIGHT - 1) * p, sent = tg + p - wire_of(s, l->rank, l->peer);
 	int rc = push(th, EV(EV_START_STEP, start, li, op, k, 0, 0));
 
+	rc |= op_state(th, s, start, li, op, FL_PROF_ST_OP_SEND_POSTED, 0, 0);
 	rc |= push(th, EV(EV_STATE, start, li, op, k, FL_PROF_ST_STEP_SEND_GPU_WAIT, 0));
 	if (s->version >= 4)
 		rc |= push(th, EV(EV_STATE, tg + gpu_of(s, l->rank), li, op, k,
 				  FL_PROF_ST_STEP_SEND_PEER_WAIT_V4, 0));
-	rc |= push(th, EV(EV_STATE, tg + p - wire_of(s, l->rank, l->peer), li, op, k,
-			  FL_PROF_ST_STEP_SEND_WAIT, s->chunk));
+	/* An isend refused once (a NULL request), then taken: RemFifoWait each time. */
+	rc |= op_state(th, s, sent - p / 50, li, op, FL_PROF_ST_OP_SEND_REM_FIFO_WAIT, 0, 0);
+	rc |= op_state(th, s, sent, li, op, FL_PROF_ST_OP_SEND_REM_FIFO_WAIT, 0, 0);
+	rc |= op_state(th, s, sent, li, op, FL_PROF_ST_OP_SEND_TRANSMITTED, s->chunk,
+		       s->version == 1);
+	rc |= push(th, EV(EV_STATE, sent, li, op, k, FL_PROF_ST_STEP_SEND_WAIT, s->chunk));
 	/* A retry: SendPeerWait again after SendWait must not move the first one. */
 	if (s->version >= 4)
 		rc |= push(th, EV(EV_STATE, tg + p - 1, li, op, k,
 				  FL_PROF_ST_STEP_SEND_PEER_WAIT_V4, 0));
 	rc |= push(th, EV(EV_STOP_STEP, tg + p, li, op, k, 0, 0));
+	rc |= op_state(th, s, tg + p, li, op, FL_PROF_ST_OP_SEND_DONE, 0, 0);
 	return rc;
 }
 
@@ -136,10 +170,14 @@ static int recv_step(const struct timing *tm, struct player_thread *th, int li, 
 	if (l->rank == s->straggler_rank)
 		post = arrive - wire_of(s, l->peer, l->rank) - p / 20;
 	rc = push(th, EV(EV_START_STEP, post, li, op, k, 0, 0));
+	rc |= op_state(th, s, post, li, op, FL_PROF_ST_OP_RECV_POSTED, 0, 0);
 	rc |= push(th, EV(EV_STATE, post, li, op, k, FL_PROF_ST_STEP_RECV_WAIT, 0));
+	rc |= op_state(th, s, arrive, li, op, FL_PROF_ST_OP_RECV_RECEIVED, s->chunk, 0);
 	rc |= push(th, EV(EV_STATE, arrive, li, op, k, FL_PROF_ST_STEP_RECV_FLUSH_WAIT, s->chunk));
+	rc |= op_state(th, s, arrive, li, op, FL_PROF_ST_OP_RECV_TRANSMITTED, 0, 0);
 	rc |= push(th, EV(EV_STATE, arrive, li, op, k, FL_PROF_ST_STEP_RECV_GPU_WAIT, 0));
 	rc |= push(th, EV(EV_STOP_STEP, arrive + gpu_of(s, l->rank), li, op, k, 0, 0));
+	rc |= op_state(th, s, arrive + gpu_of(s, l->rank), li, op, FL_PROF_ST_OP_RECV_DONE, 0, 0);
 	return rc;
 }
 
@@ -170,9 +208,9 @@ static int pxn_moved(const struct player_scenario *s, int rank, int channel)
 }
 
 static void add_link(struct player_thread *th, int rank, int peer, int is_send, int channel,
-		     pid_t pid)
+		     pid_t pid, int relayed)
 {
-	th->links[th->nlinks++] = (struct player_link){ rank, peer, is_send, channel, pid };
+	th->links[th->nlinks++] = (struct player_link){ rank, peer, is_send, channel, pid, relayed };
 }
 
 static void plan_links(const struct player_scenario *s, struct player_thread *th)
@@ -181,13 +219,16 @@ static void plan_links(const struct player_scenario *s, struct player_thread *th
 
 	th->nlinks = 0;
 	for (int c = 0; c < s->nchannels && th->nlinks + 4 <= PLAYER_MAX_LINKS; c++) {
+		/* The originator's pid: another process's, or ours when the node-mate is a thread here. */
+		pid_t origin = s->pxn_same_process ? getpid() : getpid() + 100000;
+
 		if (!pxn_moved(s, r, c)) {
-			add_link(th, r, next_of(s, r), 1, c, getpid());
-			add_link(th, r, prev_of(s, r), 0, c, getpid());
+			add_link(th, r, next_of(s, r), 1, c, getpid(), 0);
+			add_link(th, r, prev_of(s, r), 0, c, getpid(), 0);
 		}
 		if (pxn_moved(s, r + 1, c) && r + 1 < s->nranks) {
-			add_link(th, r + 1, next_of(s, r + 1), 1, c, getpid() + 100000);
-			add_link(th, r + 1, prev_of(s, r + 1), 0, c, getpid() + 100000);
+			add_link(th, r + 1, next_of(s, r + 1), 1, c, origin, 1);
+			add_link(th, r + 1, prev_of(s, r + 1), 0, c, origin, 1);
 		}
 	}
 }

@@ -21,12 +21,20 @@ struct player_event {
 	int state;     /* ABI state number */
 	uint64_t size; /* bytes for the states where NCCL refreshes transSize */
 	int seq;       /* generation order, for a stable sort */
+	/*
+	 * v1..v3 (NCCL 2.23-2.26): a ProxyOp state on the op's handle, whose
+	 * transSize is the sub's running total. `grow` bytes are added to it
+	 * before the record, or after it where 2.23 does (grow_after).
+	 */
+	int on_op, grow_after;
+	uint64_t grow;
 };
 
 /* One ProxyOp stream a thread plays: its own rank's, or another process's (PXN). */
 struct player_link {
 	int rank, peer, is_send, channel;
 	pid_t pid;
+	int relayed; /* PXN: the op's context is its originator's, not this thread's */
 };
 
 #define PLAYER_MAX_LINKS 16
@@ -51,6 +59,10 @@ struct player_driver {
 			int chunk);
 	int (*start_step)(void *ctx, void **h, void *parent, int rank, int step);
 	int (*record)(void *h, int state, uint64_t size, int fresh);
+	/* v1..v3: a ProxyOp state with its transSize; v4+: NULL (their op states carry nothing). */
+	int (*record_op)(void *h, int state, uint64_t trans_size);
+	/* A ProxyCtrl event on the proxy's own context, started and stopped. */
+	int (*proxy_ctrl)(void *ctx);
 	int (*stop)(void *h);
 	int (*finalize)(void *ctx);
 };

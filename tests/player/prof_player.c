@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,29 +51,71 @@ void player_node_name(const struct player_scenario *s, int rank, char *buf, unsi
 	snprintf(buf, len, "node%d", rank / s->ranks_per_node);
 }
 
+/* What the rank threads of one process (node) share: their contexts, to relay each other's ops. */
+struct node_state {
+	int first_rank, nthreads;
+	void *ctx[64][MAX_COMMS];
+	pthread_barrier_t ready; /* every thread's context exists and is claimed by its thread */
+	void *alien;             /* another process's context as we would see it: PROT_NONE */
+};
+
 struct rank_job {
 	const struct player_scenario *s;
 	int rank;
 	uint64_t t0;
 	int rc;
+	struct node_state *node;
+	int comm; /* the one being played */
 };
 
-/* Handles of one communicator: per link and op, the op and its steps. */
+/* Handles of one communicator: per link and op, the op and its steps; transSize per op. */
 struct handles {
 	void *op[PLAYER_MAX_LINKS][MAX_OPS];
 	void *step[PLAYER_MAX_LINKS][MAX_OPS][16];
+	uint64_t trans[PLAYER_MAX_LINKS][MAX_OPS];
 };
 
-static void *parent_of(const struct player_link *l, void *coll)
+/*
+ * The context NCCL passes with a link's events: the originator's (PXN: the
+ * op travels with it, 2.30.7 src/proxy.cc:395): the node-mate thread's when
+ * it is a thread here, else a page of "another process" that must never be read.
+ */
+static void *ctx_of(const struct rank_job *job, const struct player_link *l, void *own)
 {
-	/* A PXN op's parent lives in the other process: never ours to read. */
-	return l->pid != getpid() ? (void *)0xdeadbeefUL : coll;
+	int mate = l->rank - job->node->first_rank;
+
+	if (!l->relayed)
+		return own;
+	if (job->s->pxn_same_process && mate >= 0 && mate < job->node->nthreads)
+		return job->node->ctx[mate][job->comm];
+	return job->node->alien;
 }
 
-static int play_event(const struct player_scenario *s, void *ctx,
-		      const struct player_thread *th, const struct player_event *e,
-		      struct handles *h, void *coll)
+static void *parent_of(const struct rank_job *job, const struct player_link *l, void *coll)
 {
+	/* A PXN op's parent is the originator's task event: never ours to read. */
+	return l->relayed ? job->node->alien : coll;
+}
+
+/* A ProxyOp state of v1..v3: the sub's transSize grows around it (player_gen.c). */
+static int play_op_state(const struct player_driver *d, const struct player_event *e,
+			 struct handles *h)
+{
+	uint64_t *trans = &h->trans[e->link][e->op];
+	int rc;
+
+	if (!e->grow_after)
+		*trans += e->grow;
+	rc = d->record_op(h->op[e->link][e->op], e->state, *trans);
+	if (e->grow_after)
+		*trans += e->grow;
+	return rc;
+}
+
+static int play_event(const struct rank_job *job, void *ctx, const struct player_thread *th,
+		      const struct player_event *e, struct handles *h, void *coll)
+{
+	const struct player_scenario *s = job->s;
 	const struct player_driver *d = player_driver(s->version);
 	const struct player_link *l = &th->links[e->link];
 	int fresh;
@@ -80,15 +123,17 @@ static int play_event(const struct player_scenario *s, void *ctx,
 	virtual_now = e->t;
 	switch (e->kind) {
 	case EV_START_OP:
-		return d->start_op(ctx, &h->op[e->link][e->op], parent_of(l, coll), l, s->nsteps,
-				   (int)s->chunk);
+		return d->start_op(ctx_of(job, l, ctx), &h->op[e->link][e->op],
+				   parent_of(job, l, coll), l, s->nsteps, (int)s->chunk);
 	case EV_START_STEP:
-		return d->start_step(ctx, &h->step[e->link][e->op][e->step], h->op[e->link][e->op],
-				     l->rank, e->step);
+		return d->start_step(ctx_of(job, l, ctx), &h->step[e->link][e->op][e->step],
+				     h->op[e->link][e->op], l->rank, e->step);
 	case EV_STATE:
-		/* NCCL records step states only under a non-NULL op handle. */
+		/* NCCL records step and op states only under a non-NULL op handle. */
 		if (!h->op[e->link][e->op])
 			return 0;
+		if (e->on_op)
+			return play_op_state(d, e, h);
 		fresh = e->state == 9 || e->state == 11;
 		return d->record(h->step[e->link][e->op][e->step], e->state, e->size, fresh);
 	case EV_STOP_STEP:
@@ -111,19 +156,31 @@ static int odd_calls(const struct player_driver *d, void *ctx, int rank)
 	return rc;
 }
 
-static int play_comm(const struct player_scenario *s, const struct player_thread *th,
-		     void *ctx, struct handles *h)
+/* transSize of a sub is a running total never reset (2.26.2 src/proxy.cc:364): ops start mid-way. */
+static void stale_totals(struct handles *h)
 {
+	for (int l = 0; l < PLAYER_MAX_LINKS; l++)
+		for (int o = 0; o < MAX_OPS; o++)
+			h->trans[l][o] = (uint64_t)(l + 1) * 1000003u + (uint64_t)o * 524288u;
+}
+
+static int play_comm(const struct rank_job *job, const struct player_thread *th, void *ctx,
+		     struct handles *h)
+{
+	const struct player_scenario *s = job->s;
 	const struct player_driver *d = player_driver(s->version);
 	void *coll = NULL;
 	int rc;
 
 	memset(h, 0, sizeof(*h));
+	stale_totals(h);
 	rc = d->start_coll(ctx, &coll, s->comm_hash, th->rank);
 	rc |= d->stop(coll); /* NCCL stops the Coll before its ProxyOps start */
+	/* This communicator's proxy appends its ops (ProxyCtrl, 2.30.7 src/proxy.cc:864). */
+	rc |= d->proxy_ctrl(ctx);
 	rc |= odd_calls(d, ctx, th->rank);
 	for (size_t i = 0; !rc && i < th->nev; i++)
-		rc = play_event(s, ctx, th, &th->ev[i], h, coll);
+		rc = play_event(job, ctx, th, &th->ev[i], h, coll);
 	return rc;
 }
 
@@ -149,15 +206,23 @@ static void *rank_main(void *arg)
 		job->rc = job->rc ? job->rc : d->init(&ctx[c], s, hash, rank);
 		if (!job->rc && hk && hk->after_init)
 			job->rc = hk->after_init(hook_state[c]);
+		/* The proxy thread starts idle and says so (ProxyCtrl Sleep, 2.30.7 src/proxy.cc:852). */
+		if (!job->rc)
+			job->rc = d->proxy_ctrl(ctx[c]);
+		job->node->ctx[job->rank - job->node->first_rank][c] = ctx[c];
 	}
+	pthread_barrier_wait(&job->node->ready);
 	for (int c = 0; !job->rc && c < comms; c++) {
 		struct player_scenario one = *s;
 		struct player_thread th = { .rank = player_comm_rank(s, c, job->rank) };
 
 		one.comm_hash = s->comm_hash + (uint64_t)c;
 		one.pxn = s->pxn && th.rank == job->rank; /* node-mates are neighbours only there */
+		job->comm = c;
+		job->s = &one;
 		job->rc = player_generate(&one, &th, job->t0);
-		job->rc = job->rc ? job->rc : play_comm(&one, &th, ctx[c], h);
+		job->rc = job->rc ? job->rc : play_comm(job, &th, ctx[c], h);
+		job->s = s;
 		player_thread_free(&th);
 	}
 	for (int c = 0; c < comms; c++)
@@ -172,18 +237,24 @@ static void *rank_main(void *arg)
 
 static int node_main(const struct player_scenario *s, int node, const char *dir, uint64_t t0)
 {
+	static struct node_state ns;
 	struct rank_job jobs[64];
 	pthread_t threads[64];
 	char name[32];
 	int n = s->ranks_per_node, rc = 0;
 
+	ns.first_rank = node * n;
+	ns.nthreads = n;
+	ns.alien = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ns.alien == MAP_FAILED || pthread_barrier_init(&ns.ready, NULL, (unsigned)n))
+		return 1;
 	player_node_name(s, node * s->ranks_per_node, name, sizeof(name));
 	setenv("FABRICLAB_NODE_NAME", name, 1);
 	setenv("FABRICLAB_REPORT_DIR", dir, 1);
 	setenv("FABRICLAB_REPORT", "brief", 1);
 	fl_prof_set_clock(player_clock);
 	for (int i = 0; i < n; i++) {
-		jobs[i] = (struct rank_job){ s, node * n + i, t0, 0 };
+		jobs[i] = (struct rank_job){ s, node * n + i, t0, 0, &ns, 0 };
 		if (pthread_create(&threads[i], NULL, rank_main, &jobs[i]))
 			return 1;
 	}

@@ -28,7 +28,7 @@ struct player_rank_hooks {
 };
 
 struct player_scenario {
-	int version;         /* ABI v1..v6 */
+	int version;         /* ABI v1..v7: NCCL 2.23, 2.24-2.25, 2.26, 2.27, 2.28, 2.29-2.30, 2.31-2.32 */
 	int nranks;
 	int ranks_per_node;
 	int nchannels;
@@ -42,7 +42,16 @@ struct player_scenario {
 	int slow_nic_rank;      /* both directions of one node's NIC */
 	int straggler_rank;     /* a slow GPU: its SendGPUWait long */
 	double slow_factor;
-	int pxn;  /* odd ranks' channel-1 ops run by their node-mate's proxy (PXN) */
+	/*
+	 * PXN: odd ranks' channel-1 ops run by their node-mate's proxy thread, with
+	 * the originator's context and pid (2.30.7 src/enqueue.cc:1402, src/proxy.cc:
+	 * 395, src/plugin/profiler.cc:567-582). By default the originator is another
+	 * process: its context is a PROT_NONE page (a read through it kills the
+	 * test) and its pid another one; pxn_same_process: the node-mate thread's
+	 * real context and our pid (several GPUs per process, several proxy threads).
+	 */
+	int pxn;
+	int pxn_same_process;
 	int comms; /* communicators per rank (each its own hash), 1 or more */
 	int split; /* odd communicators number their ranks backwards (a split, renumbered) */
 	const struct player_rank_hooks *hooks; /* NULL: the profiler role alone */
