@@ -396,7 +396,10 @@ static int versions[] = { 1, 2, 3, 4, 5, 6, 7 };
 	cmocka_unit_test_prestate_setup_teardown(test_mixed_modes, setup, teardown,           \
 						 &versions[i]),                               \
 	cmocka_unit_test_prestate_setup_teardown(test_split_renumbered, setup, teardown,      \
-						 &versions[i]),                               \
+						 &versions[i])
+
+/* The NCCLs whose sequences the PXN replays follow: 2.23, 2.26, 2.28, 2.30, 2.32. */
+#define PXN_TESTS(i)                                                                        \
 	cmocka_unit_test_prestate_setup_teardown(test_pxn_foreign_process, setup, teardown,   \
 						 &versions[i]),                               \
 	cmocka_unit_test_prestate_setup_teardown(test_pxn_threads_of_one_process, setup,      \
@@ -407,6 +410,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		VERSION_TESTS(0), VERSION_TESTS(1), VERSION_TESTS(2),
 		VERSION_TESTS(3), VERSION_TESTS(4), VERSION_TESTS(5), VERSION_TESTS(6),
+		PXN_TESTS(0),     PXN_TESTS(2),     PXN_TESTS(4),     PXN_TESTS(5),
+		PXN_TESTS(6),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
