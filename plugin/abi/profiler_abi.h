@@ -343,6 +343,21 @@ extern const struct fl_abi_profiler_v5 ncclProfiler_v5;
 extern const struct fl_abi_profiler_v6 ncclProfiler_v6;
 extern const struct fl_abi_profiler_v7 ncclProfiler_v7;
 
+/*
+ * The table an NCCL takes (its version code: major*10000 + minor*100 + patch),
+ * 0 when it has no profiler interface: 2.23 v1, 2.24-2.25 v2, 2.26 v3, 2.27 v4,
+ * 2.28 v5, 2.29-2.30 v6, 2.31 on v7 (reference nccl-conformance.md, Profiler plugins).
+ */
+static inline int fl_prof_abi_for_nccl(int code)
+{
+	int minor = code >= 20000 && code < 30000 ? code / 100 % 100 : -1;
+
+	if (minor < 23)
+		return 0;
+	return minor == 23 ? 1 : minor <= 25 ? 2 : minor == 26 ? 3 : minor == 27 ? 4
+	       : minor == 28 ? 5 : minor <= 30 ? 6 : 7;
+}
+
 /* ---- the facts, checked: reference 2.2, 2.5, 2.10 (x86-64 / LP64) ---- */
 #define FL_PROF_CHECK_PREFIX(T, type_size)                                                \
 	_Static_assert(sizeof(((struct T *)0)->type) == (type_size), #T " type width");    \

@@ -249,6 +249,21 @@ static void test_bad_value_is_not_an_error(void **state)
 	dlclose(lib);
 }
 
+/* What `fabriclab doctor` says an NCCL takes: its own newest table (nccl-conformance.md). */
+static void test_table_per_nccl(void **state)
+{
+	(void)state;
+	assert_int_equal(fl_prof_abi_for_nccl(22203), 0);
+	assert_int_equal(fl_prof_abi_for_nccl(22304), 1);
+	assert_int_equal(fl_prof_abi_for_nccl(22503), 2);
+	assert_int_equal(fl_prof_abi_for_nccl(22602), 3);
+	assert_int_equal(fl_prof_abi_for_nccl(22707), 4);
+	assert_int_equal(fl_prof_abi_for_nccl(22809), 5);
+	assert_int_equal(fl_prof_abi_for_nccl(23007), 6);
+	assert_int_equal(fl_prof_abi_for_nccl(23102), 7);
+	assert_int_equal(fl_prof_abi_for_nccl(23200), 7);
+}
+
 static void test_off_asks_for_nothing(void **state)
 {
 	void *lib = dlopen(prof_path, RTLD_NOW | RTLD_LOCAL);
@@ -276,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_foreign_context_never_read),
 		cmocka_unit_test(test_after_finalize),
 		cmocka_unit_test(test_bad_value_is_not_an_error),
+		cmocka_unit_test(test_table_per_nccl),
 	};
 
 	return cmocka_run_group_tests(tests, find_plugin, NULL);

@@ -79,6 +79,7 @@ void doctor_check_placement(struct doctor *d);
 /* GPUs and their GPUDirect attributes from the CUDA runtime, when it loads. */
 void doctor_check_cuda(struct doctor *d);
 void doctor_check_nccl_env(struct doctor *d);
+void doctor_check_nccl_profiler(struct doctor *d);
 /* RoCE: PFC, ECN and trust per priority, NCCL's traffic class mapped to its priority. */
 void doctor_check_roce(struct doctor *d);
 /* The plugin FABRICLAB_TRANSPORT=ext:SPEC (or --ext SPEC) wraps: version, path, devices. */

@@ -188,6 +188,7 @@ int doctor_main(int argc, char **argv)
 	doctor_check_placement(&d);
 	doctor_check_cuda(&d);
 	doctor_check_nccl_env(&d);
+	doctor_check_nccl_profiler(&d);
 	doctor_check_roce(&d);
 	doctor_check_ext(&d);
 	rc = doctor_exit_status(&d);
