@@ -56,6 +56,7 @@ struct node_state {
 	int first_rank, nthreads;
 	void *ctx[64][MAX_COMMS];
 	pthread_barrier_t ready; /* every thread's context exists and is claimed by its thread */
+	pthread_barrier_t done;  /* no thread relays a node-mate's ops any more: finalize */
 	void *alien;             /* another process's context as we would see it: PROT_NONE */
 };
 
@@ -225,6 +226,8 @@ static void *rank_main(void *arg)
 		job->s = s;
 		player_thread_free(&th);
 	}
+	/* NCCL destroys a communicator only once its ops, relayed ones too, are done. */
+	pthread_barrier_wait(&job->node->done);
 	for (int c = 0; c < comms; c++)
 		if (ctx[c])
 			job->rc |= d->finalize(ctx[c]);
@@ -246,7 +249,8 @@ static int node_main(const struct player_scenario *s, int node, const char *dir,
 	ns.first_rank = node * n;
 	ns.nthreads = n;
 	ns.alien = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (ns.alien == MAP_FAILED || pthread_barrier_init(&ns.ready, NULL, (unsigned)n))
+	if (ns.alien == MAP_FAILED || pthread_barrier_init(&ns.ready, NULL, (unsigned)n) ||
+	    pthread_barrier_init(&ns.done, NULL, (unsigned)n))
 		return 1;
 	player_node_name(s, node * s->ranks_per_node, name, sizeof(name));
 	setenv("FABRICLAB_NODE_NAME", name, 1);
