@@ -193,6 +193,20 @@ static void report_counts(const struct fl_prof_ctx *c)
 			(unsigned long long)n->abandoned_steps);
 }
 
+/* Process-wide counts, said once each time they grew. */
+static void log_process_counts(void)
+{
+	static _Atomic uint64_t said_unhomed, said_stale;
+	uint64_t unhomed = fl_prof_unhomed_ops(), stale = fl_prof_stale_events();
+
+	if (unhomed != atomic_exchange(&said_unhomed, unhomed))
+		FL_INFO("profiler: %llu relayed (PXN) ops came to a proxy thread with no context of "
+			"its own yet: not measured", (unsigned long long)unhomed);
+	if (stale != atomic_exchange(&said_stale, stale))
+		FL_INFO("profiler: %llu events on contexts or handles no longer ours (after their "
+			"finalize): ignored", (unsigned long long)stale);
+}
+
 int fl_prof_finalize(void *ctx)
 {
 	struct fl_prof_ctx *c = ctx;
@@ -206,6 +220,7 @@ int fl_prof_finalize(void *ctx)
 	}
 	fl_prof_reg_ctx_del(c);
 	report_counts(c);
+	log_process_counts();
 	fl_prof_links_close(c);
 	fl_prof_pool_free(c); /* handles of its ops and steps are no longer found */
 	c->magic = 0;

@@ -135,8 +135,8 @@ static struct fl_prof_ctx *measuring_ctx(void *ctx, const struct fl_prof_op_desc
 
 	*relayed = 0;
 	if (fl_prof_reg_ctx_has(ctx) && d->pid == c->pid && owned_here(c)) {
-		if (!home)
-			home = c;
+		if (home != c && !home_here())
+			home = c; /* no ProxyCtrl named one (or it is gone): this one serves */
 		return c;
 	}
 	*relayed = 1;
