@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "plugin/base/log.h"
 #include "plugin/profiler/prof_internal.h"
 #include "tests/player/player_internal.h"
 #include "tests/skip.h"
@@ -231,6 +232,26 @@ static void test_memory_per_communicator_is_bounded(void **state)
 	assert_int_equal(d->finalize(ctx), 0);
 }
 
+/* The WARNs the layer logs, as NCCL's logger would get them. */
+static int warns_naming_the_variable, warns;
+
+static void capture_log(int level, unsigned long flags, const char *file, int line,
+			const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	(void)flags, (void)file, (void)line;
+	if (level != 2) /* NCCL_LOG_WARN */
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	warns++;
+	warns_naming_the_variable += strstr(msg, "FABRICLAB_PROFILER_MAX_LINKS") &&
+				     strstr(msg, "more than 128 links");
+}
+
 /* An all-to-all over 1024 peers: one op per (peer, direction) on one channel. */
 static void all_to_all(const struct player_driver *d, void *ctx)
 {
@@ -256,7 +277,11 @@ static void test_all_to_all_1024_peers(void **state)
 	(void)state;
 	ctx = init_ctx(d, 6);
 	c = ctx;
+	fl_log_set_logger(capture_log);
 	all_to_all(d, ctx);
+	fl_log_set_logger(NULL);
+	assert_int_equal(warns, 1);
+	assert_int_equal(warns_naming_the_variable, 1);
 	assert_int_equal(c->nlinks, FL_PROF_MAX_LINKS);
 	assert_int_equal(c->counts.dropped_ops, 2048 - FL_PROF_MAX_LINKS);
 	assert_int_equal(c->counts.dropped_links, 2048 - FL_PROF_MAX_LINKS);
