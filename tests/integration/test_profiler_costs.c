@@ -3,7 +3,7 @@
  * program interposes malloc/calloc/realloc/aligned_alloc/posix_memalign/free
  * and pthread_mutex_lock, counting the calls of the thread under test only
  * (the report thread's are its own business), and drives each exported
- * ncclProfiler_v1..v6 as NCCL's proxy thread does (tests/player drivers).
+ * ncclProfiler_v1..v7 as NCCL's proxy thread does (tests/player drivers).
  *  - After warm-up (a send and a receive op of 8 steps, twice), 1000 more
  *    such rounds take no allocation, no free and no mutex.
  *  - Memory per communicator is bounded: ops that never stop on ever more

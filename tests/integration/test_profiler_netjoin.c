@@ -8,7 +8,7 @@
  * apart. Each process's own report must name its profiler-mode hops with the
  * node and device of both ends, no merge needed; without the net role the
  * report names peers "?" and `fabriclab report`'s rank join still names them.
- * Every case runs through profiler v1..v6 (v1..v3 cannot join: see below).
+ * Every case runs through profiler v1..v7 (v1..v3 cannot join: see below).
  *
  * `test_profiler_netjoin --play DIR VERSION [SLOW_SRC SLOW_DST]` plays one such
  * job (both roles; one slow link when given) into DIR and exits: how
@@ -257,7 +257,7 @@ static void test_profiler_alone(void **state)
 	check_merged(&s, 0);
 }
 
-static int versions[] = { 1, 2, 3, 4, 5, 6 };
+static int versions[] = { 1, 2, 3, 4, 5, 6, 7 };
 
 #define CASES(i)                                                                            \
 	cmocka_unit_test_prestate_setup_teardown(test_joined_by_net_role, setup, teardown,    \
@@ -292,7 +292,7 @@ static int play_only(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = { CASES(0), CASES(1), CASES(2),
-					    CASES(3), CASES(4), CASES(5) };
+					    CASES(3), CASES(4), CASES(5), CASES(6) };
 	/* Loopback and sockets whatever the caller's environment says. */
 	setenv("FABRICLAB_TRANSPORT", "socket", 1);
 	setenv("FABRICLAB_SOCKET_IFNAME", "lo", 1);
