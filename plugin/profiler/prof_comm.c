@@ -140,9 +140,9 @@ int fl_prof_init(void **ctx, const struct fl_prof_comm_info *info, fl_logger_fn 
 	}
 	c = ctx_new(info, (int)max_links);
 	if (!c) {
-		FL_WARN("profiler: comm %016llx rank %d not measured: no memory or more than 512 "
-			"communicators in this process", (unsigned long long)info->comm_hash,
-			info->rank);
+		FL_WARN("profiler: comm %016llx rank %d not measured: no memory, or no free slot "
+			"in the registry of this process's contexts (1024 slots)",
+			(unsigned long long)info->comm_hash, info->rank);
 		return FL_OK;
 	}
 	tell_report(c);
