@@ -2,8 +2,10 @@
 # all_reduce on RANKS local ranks through each plugin in turn, ROUNDS interleaved rounds (the order
 # rotating): per size, min / median / max of time and busbw per plugin, and the first plugin's
 # ratios to each other one, paired round by round (both saw the same machine).
-# Usage: [RANKS=4] [SIZES="8 64M 8"] [ITERS=10] [WARMUP=3] [CPU=1] \
+# Usage: [RANKS=4] [SIZES="8 64M 8" | SIZE_LIST="8 512 64K 2M 64M"] [ITERS=10] [WARMUP=3] [CPU=1] \
 #        bench/allreduce_vs.sh BUILD ROUNDS PLUGIN_SO [PEER_SO | ext:PEER_SO ...]
+# SIZE_LIST runs one bench per size (its own iterations: ITERS_<size>, e.g. ITERS_64M=3, else
+# ITERS), so CPU=1 gives a figure per size.
 # ext:PEER_SO runs the first plugin (fabriclab) wrapping PEER_SO (FABRICLAB_TRANSPORT=ext:...):
 # the peer's transport with fabriclab's counting. Beside PEER_SO itself it splits a gap in two:
 # fabriclab / fabriclab(ext:peer) compares the transports under the same counting, and
@@ -24,20 +26,33 @@ if [ "$cpu" = 1 ] && ! perf stat -x, -e task-clock true >/dev/null 2>&1; then
 	echo "perf stat -e task-clock does not work here: no CPU figures" >&2
 	cpu=0
 fi
-run() { # plugin: the bench's table on stdout; with CPU=1, task-clock ms into $out.perf
+run() { # plugin min max factor iters: the bench's table on stdout; CPU=1: task-clock into $out.perf
 	local so=$1 transport=${FABRICLAB_TRANSPORT:-} perf=()
 	case $so in ext:*) transport=$so so=${plugins[0]} ;; esac
 	[ "$cpu" = 1 ] && perf=(perf stat -x, -e task-clock -o "$out.perf")
 	FABRICLAB_TRANSPORT=$transport NCCL_NET_PLUGIN="$so" "${perf[@]}" "$build/fabriclab" bench \
-		--ranks "$ranks" -b "$smin" -e "$smax" -f "$sfactor" -n "$iters" -w "$warmup"
+		--ranks "$ranks" -b "$2" -e "$3" -f "$4" -n "$5" -w "$warmup"
 }
+iters_for() { local v="ITERS_$1"; echo "${!v:-$iters}"; }
 for ((r = 0; r < rounds; r++)); do
 	for ((k = 0; k < n; k++)); do
 		p=$(((k + r) % n))
-		run "${plugins[p]}" | awk -v r="$r" -v p="$p" '!/^#/ && NF >= 8 { print r, p, $1, $5, $7 }' >>"$out"
-		if [ "$cpu" = 1 ]; then
-			awk -F, -v r="$r" -v p="$p" '/task-clock/ { print r, p, "cpu", $1 }' "$out.perf" >>"$out"
+		if [ -n "${SIZE_LIST:-}" ]; then
+			runs=()
+			for s in $SIZE_LIST; do runs+=("$s $s 2 $(iters_for "$s")"); done
+		else
+			runs=("$smin $smax $sfactor $iters")
 		fi
+		for spec in "${runs[@]}"; do
+			read -r b e f it <<<"$spec"
+			run "${plugins[p]}" "$b" "$e" "$f" "$it" |
+				awk -v r="$r" -v p="$p" '!/^#/ && NF >= 8 { print r, p, $1, $5, $7 }' >>"$out"
+			if [ "$cpu" = 1 ]; then
+				sz=$(awk '!/^#/ && NF >= 8 { print $1 }' "$out" | tail -1)
+				awk -F, -v r="$r" -v p="$p" -v it="$it" -v w="$warmup" -v sz="$sz" -v list="${SIZE_LIST:+1}" \
+					'/task-clock/ { print r, p, "cpu", $1, list ? sz : "all", it + w }' "$out.perf" >>"$out"
+			fi
+		done
 	done
 done
 # A plugin's name: its file name without libnccl-net-, with its folder when two share a name.
@@ -61,7 +76,7 @@ t, bw, cpu = {}, {}, {}
 for line in open(path):
     f = line.split()
     if f[2] == "cpu":
-        cpu[int(f[1]), int(f[0])] = float(f[3])
+        cpu[int(f[1]), f[4], int(f[0])] = (float(f[3]), int(f[5]))
         continue
     r, p, size, us, gbs = f
     t[int(p), int(size), int(r)] = float(us)
@@ -90,12 +105,17 @@ for size in sizes:
             print("  %s / %s speed (the wrap and its counting over the same transport): %s"
                   % (name, peer, spread(cost, "%.2f")))
 if cpu:
-    print("CPU time of each whole run (perf stat task-clock, ms, all sizes, setup included):")
-    for p, name in enumerate(names):
-        print("  %-26s %s" % (name, spread([cpu[p, r] for r in range(rounds)], "%.1f")))
-    for p in range(1, len(names)):
-        ratio = [cpu[0, r] / cpu[p, r] for r in range(rounds)]
-        what = ("the transports under the same counting" if "(ext:" in names[p]
-                else "ours / its, goal <= 1.00")
-        print("  %s / %s CPU (%s): %s" % (names[0], names[p], what, spread(ratio, "%.2f")))
+    print("CPU time (perf stat task-clock of every rank and thread, setup included) per all_reduce "
+          "iteration, us, min / median / max, and paired ratios:")
+    for sz in sorted({k[1] for k in cpu}, key=lambda x: (x != "all", int(x) if x.isdigit() else 0)):
+        print("  size %s:" % (sz + " B" if sz.isdigit() else "all sizes in one run"))
+        per = {(p, r): cpu[p, sz, r][0] * 1e3 / cpu[p, sz, r][1] for p in range(len(names))
+               for r in range(rounds) if (p, sz, r) in cpu}
+        for p, name in enumerate(names):
+            print("    %-26s %s" % (name, spread([per[p, r] for r in range(rounds)], "%.1f")))
+        for p in range(1, len(names)):
+            ratio = [per[0, r] / per[p, r] for r in range(rounds)]
+            what = ("the transports under the same counting" if "(ext:" in names[p]
+                    else "ours / its, goal <= 1.00")
+            print("    %s / %s CPU (%s): %s" % (names[0], names[p], what, spread(ratio, "%.2f")))
 PY

@@ -79,6 +79,11 @@ int fl_report_ranks(struct fl_report_rank *out, int max);
 int fl_report_fill(struct fl_report *r, struct fl_hop_snapshot *hops, int nhops,
 		   const struct fl_verdict_params *params);
 void fl_report_release(struct fl_report *r);
+/*
+ * Non-zero when figures rest on incomplete data (a ring, pending list or table overflowed);
+ * why then says what, in words (report_complete.c).
+ */
+int fl_report_incomplete(const struct fl_report *r, char *why, size_t len);
 
 /* Renderings: malloc'd text the caller frees. */
 int fl_report_json(const struct fl_report *r, char **text, size_t *len);

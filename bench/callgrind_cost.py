@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Instructions per request a net plugin's own code costs, from callgrind profiles.
+
+Usage: callgrind_cost.py LABEL CALLGRIND.OUT... (one file per rank process of one run)
+
+Counts, over every thread of the rank processes (the report thread included):
+  wrap   the wrap layer's own instructions: fl_wrap_{isend,irecv,test,iflush} inclusive, less
+         what they spend in the transport beneath them (callees not named fl_*), so counting,
+         tracepoint checks and the pool are in, the transport's work is not;
+  drains the report thread's drains of the interval rings (fl_hops_drain, inclusive): they come
+         as the rings fill, so per request they cost the same at any speed;
+  timed  the rest of the report thread (live windows, snapshots): per second, not per request;
+         under callgrind a run is ~50x slower, so per request it reads ~50x too high, and it is
+         left out of `all in`;
+  ext    the ext transport's own instructions (fl_ext_*/ext_* inclusive, less the inner plugin);
+per request posted (calls of fl_wrap_isend + fl_wrap_irecv, or of the inner plugin's isend/irecv
+when it is loaded directly), and the tests per request (NCCL polls test until done: each poll
+through the wrap costs its not-done path too, which is in `wrap`).
+Instruction counts do not depend on the machine's load; the number of polls per request does.
+"""
+import collections
+import re
+import sys
+
+
+def parse(path):
+    """self Ir per function, inclusive Ir per call edge, calls per callee, object per function."""
+    names, selfc, edges, calls, obj = {}, collections.Counter(), collections.Counter(), \
+        collections.Counter(), {}
+    objs, cur_ob = {}, None
+    fn = cfn = None
+    pending_call = 0
+    id_re = re.compile(r"\((\d+)\)(?: (.*))?")
+
+    def name_of(spec, table):
+        m = id_re.match(spec)
+        if not m:
+            return spec
+        if m.group(2) is not None:
+            table[m.group(1)] = m.group(2)
+        return table.get(m.group(1), spec)
+
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            c = line[0]
+            if c.isdigit() or c in "+-*":
+                parts = line.split()
+                ir = int(parts[1]) if len(parts) > 1 else 0
+                if pending_call:
+                    edges[fn, cfn] += ir
+                    pending_call = 0
+                else:
+                    selfc[fn] += ir
+                continue
+            key, _, val = line.partition("=")
+            if key == "ob":
+                cur_ob = name_of(val, objs)
+            elif key == "fn":
+                fn = name_of(val, names)
+                obj.setdefault(fn, cur_ob)
+            elif key == "cob":
+                name_of(val, objs)
+            elif key == "cfn":
+                cfn = name_of(val, names)
+            elif key == "calls":
+                calls[cfn] += int(val.split()[0])
+                pending_call = 1
+    return selfc, edges, calls, obj
+
+
+def inclusive(fn, selfc, edges):
+    return selfc[fn] + sum(v for (a, b), v in edges.items() if a == fn and b != fn)
+
+
+WRAP = ("fl_wrap_isend", "fl_wrap_irecv", "fl_wrap_test", "fl_wrap_iflush")
+
+
+def own(fns, selfc, edges, outside):
+    """Inclusive Ir of fns less their calls into functions for which outside(name) holds."""
+    total = 0
+    for f in fns:
+        total += inclusive(f, selfc, edges)
+        total -= sum(v for (a, b), v in edges.items() if a == f and outside(b))
+    return total
+
+
+def main():
+    label, paths = sys.argv[1], sys.argv[2:]
+    wrap = report = drains = ext = reqs = tests = 0
+    for p in paths:
+        selfc, edges, calls, obj = parse(p)
+        fab = {f for f, o in obj.items() if o and "libnccl-net-fabriclab" in o}
+        wrapped = calls["fl_wrap_isend"] + calls["fl_wrap_irecv"]
+        if wrapped:
+            reqs += wrapped
+            tests += calls["fl_wrap_test"]
+            wrap += own(WRAP, selfc, edges, lambda b: not b.startswith("fl_"))
+            ext_fns = [f for f in fab if f.startswith(("ext_", "fl_ext_"))]
+            ext += own(ext_fns, selfc, edges, lambda b: b not in fab)
+        else:
+            # the plugin loaded directly: NCCL's (the shim's) calls into its table
+            posts = [f for f in calls if re.search(r"i(send|recv)(_v\d+)?$", f, re.I)
+                     and not f.startswith(("fl_", "shim_"))]
+            reqs += max((calls[f] for f in posts if "send" in f.lower()), default=0) + \
+                max((calls[f] for f in posts if "recv" in f.lower()), default=0)
+        report += inclusive("report_main", selfc, edges)
+        drains += inclusive("fl_hops_drain", selfc, edges)
+    if not reqs:
+        sys.exit("%s: no requests found in %s" % (label, " ".join(paths)))
+    print("  %-22s %6d requests %4.1f tests/req  wrap %5.1f  drains %5.1f  ext %5.1f  "
+          "all in %6.1f instructions/request  (timed %5.1f)"
+          % (label, reqs, tests / reqs, wrap / reqs, drains / reqs, ext / reqs,
+             (wrap + drains + ext) / reqs, (report - drains) / reqs))
+
+
+if __name__ == "__main__":
+    main()
