@@ -15,6 +15,7 @@ echo "== wrapper cost (null transport, isend+test pairs)"
 echo
 echo "== profiler role: ns per callback through ncclProfiler_v5 vs a no-op table"
 "$build/bench/profiler_cost"
+bench/profiler_count.sh "$build"
 echo
 echo "== socket transport: $(for so in "${plugins[@]}"; do basename "$so"; done | paste -sd' ') and raw TCP"
 echo "   (polling, same message sizes), loopback, interleaved rounds; CPU = task-clock of both processes"
