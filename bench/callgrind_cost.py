@@ -5,8 +5,9 @@ Usage: callgrind_cost.py LABEL CALLGRIND.OUT... (one file per rank process of on
 
 Counts, over every thread of the rank processes (the report thread included):
   wrap   the wrap layer's own instructions: fl_wrap_{isend,irecv,test,iflush} inclusive, less
-         what they spend in the transport beneath them (callees not named fl_*), so counting,
-         tracepoint checks and the pool are in, the transport's work is not;
+         what they spend in the transport beneath them (sock_*, ext_*, ib_*), so counting,
+         tracepoint checks, the pool and the clock reads (the TSC, inline) are in, the
+         transport's work is not;
   drains the report thread's drains of the interval rings (fl_hops_drain, inclusive): they come
          as the rings fill, so per request they cost the same at any speed;
   timed  the rest of the report thread (live windows, snapshots): per second, not per request;
@@ -27,6 +28,7 @@ def parse(path):
     """self Ir per function, inclusive Ir per call edge, calls per callee, object per function."""
     names, selfc, edges, calls, obj = {}, collections.Counter(), collections.Counter(), \
         collections.Counter(), {}
+    ecalls = collections.Counter()
     objs, cur_ob = {}, None
     fn = cfn = None
     pending_call = 0
@@ -67,7 +69,9 @@ def parse(path):
                 cfn = name_of(val, names)
             elif key == "calls":
                 calls[cfn] += int(val.split()[0])
+                ecalls[fn, cfn] += int(val.split()[0])
                 pending_call = 1
+    parse.ecalls = ecalls
     return selfc, edges, calls, obj
 
 
@@ -97,7 +101,9 @@ def main():
         if wrapped:
             reqs += wrapped
             tests += calls["fl_wrap_test"]
-            wrap += own(WRAP, selfc, edges, lambda b: not b.startswith("fl_"))
+            # the transport beneath: what c->tp points at (socket, ext, ib)
+            tp = lambda b: b.startswith(("sock_", "ext_", "ib_"))
+            wrap += own(WRAP, selfc, edges, tp)
             ext_fns = [f for f in fab if f.startswith(("ext_", "fl_ext_"))]
             ext += own(ext_fns, selfc, edges, lambda b: b not in fab)
         else:

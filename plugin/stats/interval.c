@@ -154,16 +154,6 @@ static int scratch_room(struct fl_run_scratch *sc, size_t more)
 	return 1;
 }
 
-/* fl_union_add where the scratch is known to have room: the drain's per-run path. */
-static inline void add_roomy(struct fl_union *u, struct fl_run_scratch *sc, uint64_t start,
-			     uint64_t end)
-{
-	if (start < u->watermark)
-		start = u->watermark;
-	if (end > start)
-		sc->runs[sc->n++] = (struct fl_run){ start, end };
-}
-
 void fl_union_add(struct fl_union *u, struct fl_run_scratch *sc, uint64_t start, uint64_t end)
 {
 	if (start < u->watermark)
@@ -196,6 +186,10 @@ size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_ru
 
 	/* Sizes the scratch once for the batch (a run takes at least one word, plus the open run). */
 	int roomy = scratch_room(sc, (size_t)(head - tail) + 1);
+	/* In locals: stores into the scratch could alias them, and would keep them in memory. */
+	uint64_t last = r->r_last, watermark = u->watermark;
+	struct fl_run *runs = sc->runs;
+	size_t n = sc->n;
 
 	for (uint64_t i = tail; i != head;) {
 		uint64_t word = ring_word(r, i++), from, to;
@@ -204,15 +198,23 @@ size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_ru
 			from = ring_word(r, i++);
 			to = ring_word(r, i++);
 		} else {
-			from = r->r_last + (word >> 32);
+			from = last + (word >> 32);
 			to = from + (word & UINT32_MAX);
 		}
-		r->r_last = to;
-		if (roomy)
-			add_roomy(u, sc, from, to);
-		else
+		last = to;
+		if (!roomy) {
+			sc->n = n;
 			fl_union_add(u, sc, from, to); /* no memory: it copes, and counts what it must */
+			n = sc->n;
+			continue;
+		}
+		if (from < watermark)
+			from = watermark;
+		if (to > from)
+			runs[n++] = (struct fl_run){ from, to };
 	}
+	sc->n = n;
+	r->r_last = last;
 	/* read first, added last: the runs stay in time order, and settle skips its sort */
 	if (end > start)
 		fl_union_add(u, sc, start, end);
