@@ -96,7 +96,8 @@ def main():
     wrap = report = drains = ext = reqs = tests = 0
     for p in paths:
         selfc, edges, calls, obj = parse(p)
-        fab = {f for f, o in obj.items() if o and "libnccl-net-fabriclab" in o}
+        home = obj.get("fl_wrap_test")  # fabriclab's object, whatever its file is called
+        fab = {f for f, o in obj.items() if home and o == home}
         wrapped = calls["fl_wrap_isend"] + calls["fl_wrap_irecv"]
         if wrapped:
             reqs += wrapped

@@ -19,7 +19,7 @@ trap 'rm -rf "$work"' EXIT
 echo "$ranks ranks, $size B all_reduce, $iters iterations, callgrind (instructions, all threads):"
 for spec in "$@"; do
 	label=${spec%%=*} so=${spec#*=} transport=
-	case $so in *@ext:*) transport=ext:${so#*@ext:} so=${so%%@ext:*} ;; esac
+	case $so in *@ext:*) transport=ext:$(realpath "${so#*@ext:}") so=${so%%@ext:*} ;; esac
 	dir=$work/$label so=$(realpath "$so")
 	mkdir -p "$dir"
 	(cd "$dir" && FABRICLAB_TRANSPORT=$transport FABRICLAB_REPORT=full FABRICLAB_REPORT_DIR="$dir/rep" \
