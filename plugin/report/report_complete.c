@@ -1,6 +1,7 @@
 /*
  * Whether a report's figures rest on everything that was measured. Memory is bounded on the
- * data path (interval rings, the reader's pending runs, the hop table); where a bound was hit,
+ * data path (interval rings, the reader's pending runs, the hop table) and in the report (its
+ * device and rank tables); where a bound was hit,
  * the figures stay bounded too (bridged time is an upper bound on the overstatement, hops past
  * the table are counted together), and the report says so here rather than not at all.
  */
@@ -41,5 +42,11 @@ int fl_report_incomplete(const struct fl_report *r, char *why, size_t len)
 		at += (size_t)snprintf(why + at, len - at,
 				       "%s%d connection(s) past the %d-hop table counted together as "
 				       "hop %s", at ? "; " : "", over_table, FL_MAX_HOPS, FL_HOP_OTHER);
+	if (r->devs_left_out && at < len)
+		at += (size_t)snprintf(why + at, len - at, "%s%d device(s) past the report's %d not "
+				       "listed", at ? "; " : "", r->devs_left_out, FL_REPORT_MAX_DEVS);
+	if (r->ranks_left_out && at < len)
+		at += (size_t)snprintf(why + at, len - at, "%s%d rank(s) past the report's %d not "
+				       "named", at ? "; " : "", r->ranks_left_out, FL_REPORT_MAX_RANKS);
 	return at != 0;
 }

@@ -55,6 +55,7 @@ struct fl_report {
 	double ports_seconds;                  /* from ports_base to ports */
 	int nranks_held;
 	struct fl_report_rank ranks[FL_REPORT_MAX_RANKS];
+	int ranks_left_out, devs_left_out; /* past the tables above: said as incomplete */
 	int ninjected; /* FABRICLAB_FAULT rules applied here: shown, never judged */
 	struct fl_fault_injected injected[FL_FAULT_MAX_INJECTED];
 };
@@ -68,8 +69,11 @@ double fl_report_wire_gbs(const struct fl_hop_snapshot *h);
 int fl_report_best_view(const char *transport);
 /* The transport a hop's figures name: the process's own, or NCCL's for profiler hops. */
 const char *fl_report_hop_transport(const struct fl_report *r, const struct fl_hop_snapshot *h);
-/* The ranks this process holds, copied out (at most max); returns the count. */
-int fl_report_ranks(struct fl_report_rank *out, int max);
+/*
+ * The ranks this process holds, copied out (at most max); returns the count. *left_out (may be
+ * NULL): rank notes that found the table full, and ranks past max.
+ */
+int fl_report_ranks(struct fl_report_rank *out, int max, int *left_out);
 
 /*
  * Takes ownership of hops[nhops] (malloc'd) and derives the rest: ranks where

@@ -91,6 +91,8 @@ static void gather_devices(struct fl_report *r)
 
 	if (!rs.tp || rs.tp->devices(&ndev) != FL_OK)
 		ndev = 0;
+	if (ndev > FL_REPORT_MAX_DEVS)
+		r->devs_left_out = ndev - FL_REPORT_MAX_DEVS; /* said as incomplete */
 	for (int i = 0; i < ndev && r->ndevs < FL_REPORT_MAX_DEVS; i++) {
 		struct fl_report_device *d = &r->devs[r->ndevs];
 		struct fl_props p = { 0 };
@@ -125,7 +127,7 @@ static int gather(struct fl_report *r, int final)
 	snprintf(r->transport, sizeof(r->transport), "%s",
 		 rs.tp ? rs.tp->name : FL_REPORT_NCCL_TRANSPORT);
 	gather_devices(r);
-	r->nranks_held = fl_report_ranks(r->ranks, FL_REPORT_MAX_RANKS);
+	r->nranks_held = fl_report_ranks(r->ranks, FL_REPORT_MAX_RANKS, &r->ranks_left_out);
 	/* Profiler mode: a process holding one rank in one communicator is that rank. */
 	if (r->rank < 0 && r->nranks_held == 1)
 		r->rank = r->ranks[0].rank;
