@@ -27,6 +27,6 @@ for spec in "$@"; do
 		"$OLDPWD/$build/fabriclab" bench --ranks "$ranks" -b "$size" -e "$size" -n "$iters" -w 5 \
 		>out.txt 2>&1) || { echo "  $label: the run failed:"; tail -5 "$dir/out.txt"; continue; }
 	# the ranks' profiles: those that called into a net plugin (the parent only spawns them)
-	files=$(grep -l -E "^fn=\([0-9]+\) .*(isend|fl_wrap_test)" "$dir"/callgrind.out.* || true)
+	files=$(grep -l -E "^c?fn=\([0-9]+\) .*(isend|fl_wrap_test)" "$dir"/callgrind.out.* || true)
 	python3 bench/callgrind_cost.py "$label" $files
 done

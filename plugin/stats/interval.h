@@ -96,7 +96,8 @@ static inline void fl_runs_put(struct fl_runs *r, uint64_t word)
 }
 
 /* The caller has checked for room (fl_runs_roomy). */
-static inline __attribute__((always_inline)) void fl_runs_push(struct fl_runs *r, uint64_t s, uint64_t e)
+static inline __attribute__((always_inline)) void fl_runs_push(struct fl_runs *r, uint64_t s,
+								uint64_t e)
 {
 	uint64_t gap = s - r->w_last, len = e - s;
 
@@ -112,7 +113,8 @@ static inline __attribute__((always_inline)) void fl_runs_push(struct fl_runs *r
 }
 
 /* [s, e) starts after the open run: close the open run into the ring, open a new one. */
-static inline __attribute__((always_inline)) void fl_runs_close(struct fl_runs *r, uint64_t s, uint64_t e)
+static inline __attribute__((always_inline)) void fl_runs_close(struct fl_runs *r, uint64_t s,
+								 uint64_t e)
 {
 	if (__builtin_expect(!fl_runs_roomy(r), 0)) {
 		fl_runs_close_slow(r, s, e);
@@ -129,7 +131,8 @@ static inline __attribute__((always_inline)) void fl_runs_close(struct fl_runs *
  * Adds [s, e) to a connection's union. Writer thread only. Always inlined: it runs twice per
  * completed request, and a call costs as much as its common paths do.
  */
-static inline __attribute__((always_inline)) void fl_runs_add(struct fl_runs *r, uint64_t s, uint64_t e)
+static inline __attribute__((always_inline)) void fl_runs_add(struct fl_runs *r, uint64_t s,
+							       uint64_t e)
 {
 	if (e <= s)
 		return;
