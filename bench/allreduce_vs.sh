@@ -2,8 +2,11 @@
 # all_reduce on RANKS local ranks through each plugin in turn, ROUNDS interleaved rounds (the order
 # rotating): per size, min / median / max of time and busbw per plugin, and the first plugin's
 # ratios to each other one, paired round by round (both saw the same machine).
-# Usage: [RANKS=4] [SIZES="8 64M 8"] [ITERS=10] [WARMUP=3] [CPU=1] \
+# Usage: [RANKS=4] [SIZES="8 64M 8" | SIZE_LIST="8 512 64K 2M 64M"] [ITERS=10] [WARMUP=3] [CPU=1] \
 #        bench/allreduce_vs.sh BUILD ROUNDS PLUGIN_SO [PEER_SO | ext:PEER_SO ...]
+# SIZE_LIST runs one bench per size (its own iterations: ITERS_<size>, e.g. ITERS_64M=3, else
+# ITERS); with CPU=1 each is run again with one iteration, whose CPU (the setup) is taken off:
+# a figure per size and iteration.
 # ext:PEER_SO runs the first plugin (fabriclab) wrapping PEER_SO (FABRICLAB_TRANSPORT=ext:...):
 # the peer's transport with fabriclab's counting. Beside PEER_SO itself it splits a gap in two:
 # fabriclab / fabriclab(ext:peer) compares the transports under the same counting, and
@@ -19,25 +22,45 @@ shift 2
 plugins=("$@")
 n=${#plugins[@]}
 out=$(mktemp)
-trap 'rm -f "$out" "$out.perf"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -f "$out" "$out.perf"' EXIT
 if [ "$cpu" = 1 ] && ! perf stat -x, -e task-clock true >/dev/null 2>&1; then
 	echo "perf stat -e task-clock does not work here: no CPU figures" >&2
 	cpu=0
 fi
-run() { # plugin: the bench's table on stdout; with CPU=1, task-clock ms into $out.perf
+run() { # plugin min max factor iters: the bench's table on stdout; CPU=1: task-clock into $out.perf
 	local so=$1 transport=${FABRICLAB_TRANSPORT:-} perf=()
 	case $so in ext:*) transport=$so so=${plugins[0]} ;; esac
 	[ "$cpu" = 1 ] && perf=(perf stat -x, -e task-clock -o "$out.perf")
 	FABRICLAB_TRANSPORT=$transport NCCL_NET_PLUGIN="$so" "${perf[@]}" "$build/fabriclab" bench \
-		--ranks "$ranks" -b "$smin" -e "$smax" -f "$sfactor" -n "$iters" -w "$warmup"
+		--ranks "$ranks" -b "$2" -e "$3" -f "$4" -n "$5" -w "$warmup"
 }
+iters_for() { local v="ITERS_$1"; echo "${!v:-$iters}"; }
 for ((r = 0; r < rounds; r++)); do
 	for ((k = 0; k < n; k++)); do
 		p=$(((k + r) % n))
-		run "${plugins[p]}" | awk -v r="$r" -v p="$p" '!/^#/ && NF >= 8 { print r, p, $1, $5, $7 }' >>"$out"
-		if [ "$cpu" = 1 ]; then
-			awk -F, -v r="$r" -v p="$p" '/task-clock/ { print r, p, "cpu", $1 }' "$out.perf" >>"$out"
+		if [ -n "${SIZE_LIST:-}" ]; then
+			runs=()
+			for s in $SIZE_LIST; do runs+=("$s $s 2 $(iters_for "$s")"); done
+		else
+			runs=("$smin $smax $sfactor $iters")
 		fi
+		for spec in "${runs[@]}"; do
+			read -r b e f it <<<"$spec"
+			run "${plugins[p]}" "$b" "$e" "$f" "$it" |
+				awk -v r="$r" -v p="$p" '!/^#/ && NF >= 8 { print r, p, $1, $5, $7 }' >>"$out"
+			if [ "$cpu" = 1 ]; then
+				sz=$(awk '$3 != "cpu" { s = $3 } END { print s }' "$out")
+				[ -n "${SIZE_LIST:-}" ] || sz=all
+				cpu_ms=$(awk -F, '/task-clock/ { print $1 }' "$out.perf")
+				# the same run with one iteration: its setup, taken off (CPU=1 with SIZE_LIST)
+				base_ms=0
+				if [ -n "${SIZE_LIST:-}" ] && [ "$it" -gt 1 ]; then
+					run "${plugins[p]}" "$b" "$e" "$f" 1 >/dev/null
+					base_ms=$(awk -F, '/task-clock/ { print $1 }' "$out.perf")
+				fi
+				echo "$r $p cpu $cpu_ms $sz $it $base_ms" >>"$out"
+			fi
+		done
 	done
 done
 # A plugin's name: its file name without libnccl-net-, with its folder when two share a name.
@@ -61,7 +84,7 @@ t, bw, cpu = {}, {}, {}
 for line in open(path):
     f = line.split()
     if f[2] == "cpu":
-        cpu[int(f[1]), int(f[0])] = float(f[3])
+        cpu[int(f[1]), f[4], int(f[0])] = (float(f[3]), int(f[5]), float(f[6]))
         continue
     r, p, size, us, gbs = f
     t[int(p), int(size), int(r)] = float(us)
@@ -90,12 +113,23 @@ for size in sizes:
             print("  %s / %s speed (the wrap and its counting over the same transport): %s"
                   % (name, peer, spread(cost, "%.2f")))
 if cpu:
-    print("CPU time of each whole run (perf stat task-clock, ms, all sizes, setup included):")
-    for p, name in enumerate(names):
-        print("  %-26s %s" % (name, spread([cpu[p, r] for r in range(rounds)], "%.1f")))
-    for p in range(1, len(names)):
-        ratio = [cpu[0, r] / cpu[p, r] for r in range(rounds)]
-        what = ("the transports under the same counting" if "(ext:" in names[p]
-                else "ours / its, goal <= 1.00")
-        print("  %s / %s CPU (%s): %s" % (names[0], names[p], what, spread(ratio, "%.2f")))
+    per_size = any(k[1] != "all" for k in cpu)
+    print("CPU time (perf stat task-clock of every rank and thread) per all_reduce iteration, us, "
+          "min / median / max, and paired ratios; %s:"
+          % ("the same run with 1 iteration (its setup) taken off" if per_size
+             else "setup included, all sizes in one run"))
+    def per_iter(c):
+        ms, it, base = c
+        return (ms - base) * 1e3 / (it - 1) if base else ms * 1e3 / it
+    for sz in sorted({k[1] for k in cpu}, key=lambda x: (x != "all", int(x) if x.isdigit() else 0)):
+        print("  size %s:" % (sz + " B" if sz.isdigit() else "all sizes"))
+        per = {(p, r): per_iter(cpu[p, sz, r]) for p in range(len(names))
+               for r in range(rounds) if (p, sz, r) in cpu}
+        for p, name in enumerate(names):
+            print("    %-26s %s" % (name, spread([per[p, r] for r in range(rounds)], "%.1f")))
+        for p in range(1, len(names)):
+            ratio = [per[0, r] / per[p, r] for r in range(rounds)]
+            what = ("the transports under the same counting" if "(ext:" in names[p]
+                    else "ours / its, goal <= 1.00")
+            print("    %s / %s CPU (%s): %s" % (names[0], names[p], what, spread(ratio, "%.2f")))
 PY

@@ -15,6 +15,7 @@ echo "== wrapper cost (null transport, isend+test pairs)"
 echo
 echo "== profiler role: ns per callback through ncclProfiler_v5 vs a no-op table"
 "$build/bench/profiler_cost"
+bench/profiler_count.sh "$build"
 echo
 echo "== socket transport: $(for so in "${plugins[@]}"; do basename "$so"; done | paste -sd' ') and raw TCP"
 echo "   (polling, same message sizes), loopback, interleaved rounds; CPU = task-clock of both processes"
@@ -34,7 +35,26 @@ wrapped_peers=()
 for p in "${plugins[@]:1}"; do wrapped_peers+=("ext:$p"); done
 SIZES="8 32K 8" ITERS=3000 as_deployed bench/allreduce_vs.sh "$build" 9 "${plugins[@]}" \
 	"${wrapped_peers[@]}"
+peer=${FABRICLAB_BENCH_PEERS:-}
+peer=${peer%% *}
+if [ -z "$peer" ]; then
+	peer=$(pwd)/$build/inner/libnccl-net-flsock-v12.so
+	echo "== FABRICLAB_BENCH_PEERS unset: the in-repo socket plugin $(basename "$peer") stands in for"
+	echo "   NCCL's Socket transport as the peer below (see docs/benchmarks.md for building NCCL's)"
+fi
+peer=$(realpath "$peer")
+for ranks in 2 4; do
+	echo "== fabriclab over the peer (ext:) against the peer loaded directly: all_reduce, $ranks ranks,"
+	echo "   15 interleaved rounds a size; speed goal >= $([ "$ranks" = 2 ] && echo 0.99 || echo 0.98)"
+	CPU=1 RANKS=$ranks SIZE_LIST="8 512 64K 2M 64M" ITERS=3000 ITERS_64K=300 ITERS_2M=40 ITERS_64M=5 \
+		WARMUP=2 as_deployed bench/allreduce_vs.sh "$build" 15 "${plugins[0]}" "$peer" "ext:$peer"
+done
 rm -rf "$reports"
+echo
+echo "== instructions per request, all in (wrap + counting, report thread, ext), callgrind"
+echo "   (independent of the machine's load); before/after: the nocount build has counting compiled out"
+bench/count_cost.sh "$build" "fabriclab=${plugins[0]}" "nocount=$(pwd)/$build/nocount/libnccl-net-fabriclab.so" \
+	"fabriclab(ext:peer)=${plugins[0]}@ext:$peer" "peer=$peer"
 echo
 echo "== slow loris: connection setup alone vs with 1000 strangers held on the listen port (3 runs)"
 for run in 1 2 3; do

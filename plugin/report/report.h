@@ -70,9 +70,16 @@ void fl_report_note_prof_counts(uint64_t comm_hash, int rank, uint64_t ops, uint
 				uint64_t dropped_ops);
 
 /*
- * The final report; only the first call in the process that started it writes.
+ * The final report; only the first call since the start (or the last resume) writes.
  * `why` names the trigger in the log ("last communicator finalized", ...).
  */
 void fl_report_final(const char *why);
+/*
+ * A communicator was initialized: after a final report (its predecessors all finalized, NCCL
+ * kept the plugin loaded, NCCL_NET_PLUGIN_REF_COUNT), the report thread runs again, and the
+ * next final report holds everything measured since the start, the earlier communicators
+ * too: a later report is never emptier than the one it replaces.
+ */
+void fl_report_resume(void);
 
 #endif

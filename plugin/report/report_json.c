@@ -153,6 +153,9 @@ static void hop(struct fl_json *j, const struct fl_report *r, int i)
 	fl_json_uint(j, "messages", h->t.messages);
 	fl_json_double(j, "wire_seconds", (double)h->wire_ns / 1e9);
 	fl_json_double(j, "wire_error_seconds", (double)h->t.wire_bridged_ns / 1e9);
+	fl_json_double(j, "active_error_seconds", (double)h->t.active_bridged_ns / 1e9);
+	fl_json_uint(j, "ring_overflows", h->t.ring_overflows);
+	fl_json_uint(j, "union_bridges", h->t.union_bridges);
 	fl_json_double(j, "wire_gbs", gbs);
 	fl_json_double(j, "pct_line_rate",
 		       f->line_rate_gbs > 0 ? 100.0 * gbs / f->line_rate_gbs : 0.0);
@@ -263,6 +266,16 @@ static void findings(struct fl_json *j, const struct fl_report *r)
 	fl_json_end(j);
 }
 
+/* complete: every figure rests on all that was measured; else incomplete says what was not. */
+static void incomplete(struct fl_json *j, const struct fl_report *r)
+{
+	char why[512];
+	int partial = fl_report_incomplete(r, why, sizeof(why));
+
+	fl_json_bool(j, "complete", !partial);
+	fl_json_string(j, "incomplete", partial ? why : NULL);
+}
+
 int fl_report_json(const struct fl_report *r, char **text, size_t *len)
 {
 	struct fl_json j;
@@ -282,6 +295,7 @@ int fl_report_json(const struct fl_report *r, char **text, size_t *len)
 	fl_json_double(&j, "started_unix", r->started_unix);
 	fl_json_double(&j, "written_unix", r->written_unix);
 	fl_json_string(&j, "transport", r->transport);
+	incomplete(&j, r);
 	devices(&j, r);
 	ranks(&j, r);
 	rdma_ports(&j, r);

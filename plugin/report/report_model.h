@@ -58,6 +58,7 @@ struct fl_report {
 	double ports_seconds;                  /* from ports_base to ports */
 	int nranks_held;
 	struct fl_report_rank ranks[FL_REPORT_MAX_RANKS];
+	int ranks_left_out, devs_left_out; /* past the tables above: said as incomplete */
 	int ninjected; /* FABRICLAB_FAULT rules applied here: shown, never judged */
 	struct fl_fault_injected injected[FL_FAULT_MAX_INJECTED];
 };
@@ -71,8 +72,11 @@ double fl_report_wire_gbs(const struct fl_hop_snapshot *h);
 int fl_report_best_view(const char *transport);
 /* The transport a hop's figures name: the process's own, or NCCL's for profiler hops. */
 const char *fl_report_hop_transport(const struct fl_report *r, const struct fl_hop_snapshot *h);
-/* The ranks this process holds, copied out (at most max); returns the count. */
-int fl_report_ranks(struct fl_report_rank *out, int max);
+/*
+ * The ranks this process holds, copied out (at most max); returns the count. *left_out (may be
+ * NULL): rank notes that found the table full, and ranks past max.
+ */
+int fl_report_ranks(struct fl_report_rank *out, int max, int *left_out);
 
 /*
  * Takes ownership of hops[nhops] (malloc'd) and derives the rest: ranks where
@@ -82,6 +86,11 @@ int fl_report_ranks(struct fl_report_rank *out, int max);
 int fl_report_fill(struct fl_report *r, struct fl_hop_snapshot *hops, int nhops,
 		   const struct fl_verdict_params *params);
 void fl_report_release(struct fl_report *r);
+/*
+ * Non-zero when figures rest on incomplete data (a ring, pending list or table overflowed);
+ * why then says what, in words (report_complete.c).
+ */
+int fl_report_incomplete(const struct fl_report *r, char *why, size_t len);
 
 /* Renderings: malloc'd text the caller frees. */
 int fl_report_json(const struct fl_report *r, char **text, size_t *len);

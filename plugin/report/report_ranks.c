@@ -14,6 +14,7 @@
 static pthread_mutex_t ranks_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fl_report_rank ranks[FL_REPORT_MAX_RANKS];
 static int nranks_held;
+static int nranks_left_out; /* notes of ranks past the table: said in the report */
 static int warned;
 
 static struct fl_report_rank *find(uint64_t comm_hash, int rank)
@@ -39,10 +40,13 @@ void fl_report_note_rank(uint64_t comm_hash, int rank, int nranks, int nnodes,
 		r->nranks = nranks;
 		r->nnodes = nnodes;
 		snprintf(r->comm_name, sizeof(r->comm_name), "%s", comm_name ? comm_name : "");
-	} else if (!warned) {
-		warned = 1;
-		FL_WARN("more than %d ranks in this process: the rest are not named in reports",
-			FL_REPORT_MAX_RANKS);
+	} else {
+		nranks_left_out++;
+		if (!warned) {
+			warned = 1;
+			FL_WARN("more than %d ranks in this process: the rest are not named in "
+				"reports", FL_REPORT_MAX_RANKS);
+		}
 	}
 	pthread_mutex_unlock(&ranks_lock);
 }
@@ -63,12 +67,14 @@ void fl_report_note_prof_counts(uint64_t comm_hash, int rank, uint64_t ops, uint
 	pthread_mutex_unlock(&ranks_lock);
 }
 
-int fl_report_ranks(struct fl_report_rank *out, int max)
+int fl_report_ranks(struct fl_report_rank *out, int max, int *left_out)
 {
 	int n;
 
 	pthread_mutex_lock(&ranks_lock);
 	n = nranks_held < max ? nranks_held : max;
+	if (left_out)
+		*left_out = nranks_left_out + (nranks_held - n);
 	memcpy(out, ranks, (size_t)n * sizeof(*out));
 	pthread_mutex_unlock(&ranks_lock);
 	return n;

@@ -139,6 +139,15 @@ static void injected(FILE *f, const struct fl_report *r)
 	}
 }
 
+/* Said only when it happened: a healthy run's report reads as before. */
+static void incomplete(FILE *f, const struct fl_report *r)
+{
+	char why[512];
+
+	if (fl_report_incomplete(r, why, sizeof(why)))
+		fprintf(f, "incomplete data (figures are bounds, not exact): %s\n", why);
+}
+
 static void verdict(FILE *f, const struct fl_report *r)
 {
 	const struct fl_verdict *v = &r->verdict;
@@ -169,6 +178,7 @@ int fl_report_text(const struct fl_report *r, char **text, size_t *len)
 	header(f, r);
 	rdma_ports(f, r);
 	hop_table(f, r);
+	incomplete(f, r);
 	injected(f, r);
 	verdict(f, r);
 	if (ferror(f)) {

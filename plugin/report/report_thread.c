@@ -5,7 +5,11 @@
  * report is written once, by whichever comes first of the last communicator's
  * finalize, the plugin's unload (destructor) or process exit (atexit). The
  * thread is stopped and joined before the final write, so it is gone before
- * a dlclose unmaps its code.
+ * a dlclose unmaps its code. A communicator initialized after that final
+ * report (NCCL keeps the plugin loaded with NCCL_NET_PLUGIN_REF_COUNT > 0:
+ * v2.28.9-1 src/plugin/net.cc:307 sets the count, :344-346 unloads only at 0)
+ * starts the thread again; the hop table was kept, so the next final report
+ * holds both communicators' figures and replaces the first with more.
  */
 #include "report.h"
 
@@ -87,6 +91,8 @@ static void gather_devices(struct fl_report *r)
 
 	if (!rs.tp || rs.tp->devices(&ndev) != FL_OK)
 		ndev = 0;
+	if (ndev > FL_REPORT_MAX_DEVS)
+		r->devs_left_out = ndev - FL_REPORT_MAX_DEVS; /* said as incomplete */
 	for (int i = 0; i < ndev && r->ndevs < FL_REPORT_MAX_DEVS; i++) {
 		struct fl_report_device *d = &r->devs[r->ndevs];
 		struct fl_props p = { 0 };
@@ -121,7 +127,7 @@ static int gather(struct fl_report *r, int final)
 	snprintf(r->transport, sizeof(r->transport), "%s",
 		 rs.tp ? rs.tp->name : FL_REPORT_NCCL_TRANSPORT);
 	gather_devices(r);
-	r->nranks_held = fl_report_ranks(r->ranks, FL_REPORT_MAX_RANKS);
+	r->nranks_held = fl_report_ranks(r->ranks, FL_REPORT_MAX_RANKS, &r->ranks_left_out);
 	/* Profiler mode: a process holding one rank in one communicator is that rank. */
 	if (r->rank < 0 && r->nranks_held == 1)
 		r->rank = r->ranks[0].rank;
@@ -349,17 +355,24 @@ static void *report_main(void *arg)
 	return NULL;
 }
 
-/* With every signal blocked, so the application's handlers never run on it. */
-static int start_thread(void)
+/* Once per process: the thread may be started again after a final report (fl_report_resume). */
+static void init_wake(void)
 {
 	pthread_condattr_t attr;
-	sigset_t all, old;
-	int rc;
 
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&rs.wake, &attr);
 	pthread_condattr_destroy(&attr);
+}
+
+/* With every signal blocked, so the application's handlers never run on it. */
+static int start_thread(void)
+{
+	sigset_t all, old;
+	int rc;
+
+	rs.stop = 0;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = pthread_create(&rs.thread, NULL, report_main, NULL);
@@ -426,6 +439,7 @@ static int start_once(const struct fl_transport *tp, const struct fl_report_hook
 	fl_identity_local(&rs.self, 0, "", 0);
 	if (rs.cfg.mode != FL_REPORT_OFF) {
 		fl_port_watch_start(); /* the base of the port counters' deltas */
+		init_wake();
 		rc = start_thread();
 		if (rc) {
 			fl_port_watch_stop();
@@ -456,12 +470,27 @@ int fl_report_start(const struct fl_transport *tp, const struct fl_report_hooks 
 	return rc;
 }
 
-void fl_report_final(const char *why)
+void fl_report_resume(void)
+{
+	pthread_mutex_lock(&start_lock);
+	if (atomic_load_explicit(&rs.started, memory_order_acquire) && rs.pid == getpid() &&
+	    atomic_load(&rs.final_done)) {
+		if (rs.cfg.mode != FL_REPORT_OFF && start_thread())
+			FL_WARN("a communicator after the final report: %s; its figures are in the "
+				"report written at exit", fl_error_text());
+		else
+			FL_INFO("a communicator after the final report: reporting again, the next "
+				"final report holds every communicator's figures");
+		atomic_store(&rs.final_done, 0);
+	}
+	pthread_mutex_unlock(&start_lock);
+}
+
+/* Under start_lock: a communicator initialized meanwhile waits for the report to be written. */
+static void final_locked(const char *why)
 {
 	char line[PATH_MAX + 512];
 
-	if (!atomic_load_explicit(&rs.started, memory_order_acquire) || rs.pid != getpid())
-		return;
 	if (atomic_exchange(&rs.final_done, 1))
 		return;
 	stop_thread();
@@ -479,6 +508,15 @@ void fl_report_final(const char *why)
 	}
 	FL_INFO("final report written at %s", why);
 	fprintf(stderr, "%s\n", line);
+}
+
+void fl_report_final(const char *why)
+{
+	if (!atomic_load_explicit(&rs.started, memory_order_acquire) || rs.pid != getpid())
+		return;
+	pthread_mutex_lock(&start_lock);
+	final_locked(why);
+	pthread_mutex_unlock(&start_lock);
 }
 
 /*

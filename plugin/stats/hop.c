@@ -245,6 +245,7 @@ static void snapshot_hop(const struct fl_hop *h, struct fl_hop_snapshot *out)
 	out->active_ns = fl_union_ns(&h->active);
 	out->t.wire_bridged_ns += h->wire.bridged_ns;
 	out->t.active_bridged_ns += h->active.bridged_ns;
+	out->t.union_bridges += h->wire.bridges + h->active.bridges;
 	/* NCCL's tags carry the sender's rank in both directions. */
 	out->src_rank = h->src_rank >= 0 ? h->src_rank : tag;
 	out->dst_rank = h->dst_rank;

@@ -25,8 +25,9 @@ void fl_runs_close_slow(struct fl_runs *r, uint64_t s, uint64_t e)
 		fl_runs_close(r, s, e);
 		return;
 	}
-	/* Nobody drained the ring: cover the gap rather than lose the run. */
+	/* Nobody drained the ring: cover the gap rather than lose the run, and say so. */
 	add_relaxed(&r->bridged_ns, s - r->w_end);
+	add_relaxed(&r->overflows, 1);
 	r->w_end = e;
 	atomic_store_explicit(&r->open_end, e, memory_order_release);
 }
@@ -38,6 +39,7 @@ void fl_runs_push_early(struct fl_runs *r, uint64_t s, uint64_t e)
 		return;
 	}
 	add_relaxed(&r->bridged_ns, r->w_start - e);
+	add_relaxed(&r->overflows, 1);
 	r->w_start = s;
 	atomic_store_explicit(&r->open_start, s, memory_order_release);
 }
@@ -162,6 +164,7 @@ void fl_union_add(struct fl_union *u, struct fl_run_scratch *sc, uint64_t start,
 		/* No memory to place it: count it, and say it may be redundant. */
 		u->folded_ns += end - start;
 		u->bridged_ns += end - start;
+		u->bridges++;
 		return;
 	}
 	sc->runs[sc->n++] = (struct fl_run){ start, end };
@@ -181,8 +184,13 @@ size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_ru
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 
-	/* Sizes the scratch once for the batch; fl_union_add copes on its own if this failed. */
-	(void)scratch_room(sc, (size_t)(head - tail) + 1);
+	/* Sizes the scratch once for the batch (a run takes at least one word, plus the open run). */
+	int roomy = scratch_room(sc, (size_t)(head - tail) + 1);
+	/* In locals: stores into the scratch could alias them, and would keep them in memory. */
+	uint64_t last = r->r_last, watermark = u->watermark;
+	struct fl_run *runs = sc->runs;
+	size_t n = sc->n;
+
 	for (uint64_t i = tail; i != head;) {
 		uint64_t word = ring_word(r, i++), from, to;
 
@@ -190,12 +198,23 @@ size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_ru
 			from = ring_word(r, i++);
 			to = ring_word(r, i++);
 		} else {
-			from = r->r_last + (word >> 32);
+			from = last + (word >> 32);
 			to = from + (word & UINT32_MAX);
 		}
-		r->r_last = to;
-		fl_union_add(u, sc, from, to);
+		last = to;
+		if (!roomy) {
+			sc->n = n;
+			fl_union_add(u, sc, from, to); /* no memory: it copes, and counts what it must */
+			n = sc->n;
+			continue;
+		}
+		if (from < watermark)
+			from = watermark;
+		if (to > from)
+			runs[n++] = (struct fl_run){ from, to };
 	}
+	sc->n = n;
+	r->r_last = last;
 	/* read first, added last: the runs stay in time order, and settle skips its sort */
 	if (end > start)
 		fl_union_add(u, sc, start, end);
@@ -203,26 +222,49 @@ size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_ru
 	return (size_t)(head - tail);
 }
 
-/* Everything before floor is final: into the total, the rest stays sorted. */
-static size_t fold(struct fl_union *u, struct fl_run *runs, size_t n, uint64_t floor)
+/* One run of a sorted, coalesced list, folded against floor (> the watermark) into runs[k]. */
+static size_t fold_one(struct fl_union *u, struct fl_run *runs, size_t k, struct fl_run run,
+		       uint64_t floor)
 {
+	if (run.end <= floor) {
+		u->folded_ns += run.end - run.start;
+		return k;
+	}
+	if (run.start < floor) {
+		u->folded_ns += floor - run.start;
+		run.start = floor;
+	}
+	runs[k] = run;
+	return k + 1;
+}
+
+/*
+ * coalesce(), then everything before floor folded into the total, in one pass over sorted
+ * runs (the rest stays sorted): each merged run is folded as soon as
+ * the next one starts after it. Writes only slots already read.
+ */
+static size_t coalesce_fold(struct fl_union *u, struct fl_run *runs, size_t n, uint64_t floor)
+{
+	struct fl_run cur;
 	size_t k = 0;
 
 	if (floor <= u->watermark)
-		return n;
-	for (size_t i = 0; i < n; i++) {
-		struct fl_run run = runs[i];
-
-		if (run.end <= floor) {
-			u->folded_ns += run.end - run.start;
+		return coalesce(runs, n);
+	if (!n) {
+		u->watermark = floor;
+		return 0;
+	}
+	cur = runs[0];
+	for (size_t i = 1; i < n; i++) {
+		if (runs[i].start <= cur.end) {
+			if (runs[i].end > cur.end)
+				cur.end = runs[i].end;
 			continue;
 		}
-		if (run.start < floor) {
-			u->folded_ns += floor - run.start;
-			run.start = floor;
-		}
-		runs[k++] = run;
+		k = fold_one(u, runs, k, cur, floor);
+		cur = runs[i];
 	}
+	k = fold_one(u, runs, k, cur, floor);
 	u->watermark = floor;
 	return k;
 }
@@ -230,6 +272,7 @@ static size_t fold(struct fl_union *u, struct fl_run *runs, size_t n, uint64_t f
 /* Counts runs it cannot keep as possibly redundant (out of memory). */
 static void fold_all_as_bridged(struct fl_union *u, const struct fl_run *runs, size_t n)
 {
+	u->bridges += n != 0;
 	for (size_t i = 0; i < n; i++) {
 		u->folded_ns += runs[i].end - runs[i].start;
 		u->bridged_ns += runs[i].end - runs[i].start;
@@ -273,9 +316,11 @@ void fl_union_settle(struct fl_union *u, struct fl_run_scratch *sc, uint64_t flo
 	sc->n = 0;
 	if (n && !in_order(sc->runs, n))
 		qsort(sc->runs, n, sizeof(sc->runs[0]), by_start);
-	n = fold(u, sc->runs, coalesce(sc->runs, n), floor);
-	if (n > limit)
+	n = coalesce_fold(u, sc->runs, n, floor);
+	if (n > limit) {
+		u->bridges++;
 		n = bridge_smallest_gaps(u, sc->runs, n, limit * 3 / 4);
+	}
 	if (!pending_room(u, n)) {
 		fold_all_as_bridged(u, sc->runs, n);
 		u->npending = 0;

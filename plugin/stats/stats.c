@@ -13,8 +13,9 @@ void fl_stats_init(struct fl_conn_stats *s)
 uint64_t fl_stats_oldest_post(const struct fl_conn_stats *s, uint64_t now)
 {
 	uint64_t oldest = now;
+	unsigned used = atomic_load_explicit(&s->slots_used, memory_order_acquire);
 
-	for (unsigned i = 0; i < FL_CONN_SLOTS; i++) {
+	for (unsigned i = 0; i < used && i < FL_CONN_SLOTS; i++) {
 		uint64_t t = atomic_load_explicit(&s->posted[i], memory_order_acquire);
 
 		if (t < oldest)
@@ -46,6 +47,7 @@ void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
 	acc->outstanding_ns += fl_stats_load(&s->outstanding_ns);
 	acc->wire_bridged_ns += fl_stats_load(&s->wire.bridged_ns);
 	acc->active_bridged_ns += fl_stats_load(&s->active.bridged_ns);
+	acc->ring_overflows += fl_stats_load(&s->wire.overflows) + fl_stats_load(&s->active.overflows);
 	if (max > acc->wire_max_ns)
 		acc->wire_max_ns = max;
 	/*

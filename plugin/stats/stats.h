@@ -34,6 +34,11 @@ struct fl_conn_stats {
 	struct fl_runs active;         /* union of posted -> done */
 	struct fl_size_hist sizes;
 	struct fl_time_hist wire_times;
+	/*
+	 * One past the highest slot ever posted: the reader scans posted[] only that far. Pools
+	 * hand out their lowest free slots first, so a few lines are read, not all of posted[].
+	 */
+	_Atomic uint32_t slots_used;
 	/* Post time of each outstanding request: the reader's watermark. */
 	_Atomic uint64_t posted[FL_CONN_SLOTS];
 	/* Hop membership, owned by hop.c under its lock. */
@@ -45,6 +50,9 @@ struct fl_conn_stats {
 struct fl_conn_totals {
 	uint64_t bytes, messages, wire_bytes, peer_wait_ns, outstanding_ns, wire_max_ns, gpu_wait_ns;
 	uint64_t wire_bridged_ns, active_bridged_ns; /* see interval.h */
+	/* What bounded memory cost (0 when the reader kept up): see interval.h */
+	uint64_t ring_overflows; /* a connection's ring of runs was full: a gap bridged */
+	uint64_t union_bridges;  /* the hop's reader bridged gaps (or had no memory for runs) */
 	uint64_t sizes[FL_SIZE_BUCKETS];
 	uint64_t wire_times[FL_TIME_BUCKETS];
 };
@@ -63,6 +71,9 @@ static inline void fl_stats_add(_Atomic uint64_t *c, uint64_t v)
 
 static inline void fl_stats_post(struct fl_conn_stats *s, unsigned slot, uint64_t now)
 {
+	/* Before the post time (release): a reader that sees the bound sees the slot with it. */
+	if (__builtin_expect(slot >= atomic_load_explicit(&s->slots_used, memory_order_relaxed), 0))
+		atomic_store_explicit(&s->slots_used, slot + 1, memory_order_release);
 	atomic_store_explicit(&s->posted[slot], now, memory_order_relaxed);
 }
 

@@ -2,7 +2,6 @@
 #include "wrap.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +23,13 @@ static int global_status;
 static const struct fl_transport *chosen;
 static const struct fl_transport *override;
 static struct fl_wrap_ctx process_ctx = { .traffic_class = -1, .process_wide = 1 };
-static _Atomic int live_ctxs; /* v11+ communicators not yet finalized */
+/*
+ * v11+ communicators not yet finalized, under comms_lock with the report's final and resume,
+ * so that a communicator initialized while the last one is being finalized is either before
+ * the final report (which then waits for it) or after it (and resumes reporting).
+ */
+static pthread_mutex_t comms_lock = PTHREAD_MUTEX_INITIALIZER;
+static int live_ctxs;
 
 void fl_wrap_use_transport(const struct fl_transport *transport)
 {
@@ -141,7 +146,10 @@ int fl_wrap_init(void **ctx, uint64_t comm_id, int traffic_class, fl_logger_fn l
 	}
 	/* The profiler role, loaded too, tells this ctx its rank (hop_names.h). */
 	fl_names_net_init(c, comm_id);
-	atomic_fetch_add(&live_ctxs, 1);
+	pthread_mutex_lock(&comms_lock);
+	if (live_ctxs++ == 0)
+		fl_report_resume(); /* after a final report: this communicator is reported too */
+	pthread_mutex_unlock(&comms_lock);
 	*ctx = c;
 	return FL_OK;
 }
@@ -154,7 +162,10 @@ int fl_wrap_init_process(void **ctx, fl_logger_fn logger)
 	return rc;
 }
 
-/* The last communicator's finalize is the end of the job as NCCL sees it: the final report. */
+/*
+ * The last communicator's finalize is the end of the job as NCCL sees it: the final report
+ * (a communicator initialized later reports again, fl_report_resume).
+ */
 int fl_wrap_finalize(void *ctx)
 {
 	struct fl_wrap_ctx *c = ctx;
@@ -166,8 +177,10 @@ int fl_wrap_finalize(void *ctx)
 			fl_error_text());
 	fl_names_net_fini(c);
 	free(c);
-	if (atomic_fetch_sub(&live_ctxs, 1) == 1)
+	pthread_mutex_lock(&comms_lock);
+	if (--live_ctxs == 0)
 		fl_report_final("the last communicator's finalize");
+	pthread_mutex_unlock(&comms_lock);
 	return FL_OK;
 }
 

@@ -8,7 +8,7 @@
 #include "wrap.h"
 #include "wrap_internal.h"
 
-static struct fl_wreq *req_get(struct fl_wcomm *c)
+static inline struct fl_wreq *req_get(struct fl_wcomm *c)
 {
 	struct fl_wreq *r;
 
@@ -88,7 +88,7 @@ int fl_wrap_dereg_mr(void *comm, void *mhandle)
  * reports may start before the post time (the report's watermark relies on it).
  * NULL when all of the comm's requests are out: NCCL posts again later.
  */
-static struct fl_wreq *stamp(struct fl_wcomm *c, int n)
+static inline __attribute__((always_inline)) struct fl_wreq *stamp(struct fl_wcomm *c, int n)
 {
 	struct fl_wreq *r = req_get(c);
 

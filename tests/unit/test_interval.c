@@ -280,6 +280,10 @@ static void test_full_ring_bridges_within_the_bound(void **state)
 	assert_true(bridged > 0);
 	assert_true(total >= truth);
 	assert_true(total - bridged <= truth);
+	/* every interval that found the ring full is counted: all but the pushed and the open */
+	assert_int_equal(atomic_load(&r->overflows),
+			 3 * FL_RUN_RING - (FL_RUN_RING - FL_RUN_WORDS_MAX + 1) - 1);
+	assert_int_equal(u.bridges, 0);
 	/* Drained, the ring takes runs again. */
 	fl_runs_add(r, 100000000, 100000010);
 	fl_runs_add(r, 200000000, 200000010);
@@ -351,8 +355,10 @@ static void test_pinned_watermark_keeps_pending_bounded(void **state)
 	total = fl_union_ns(&u);
 	truth = brute_union(v, n);
 	assert_true(u.bridged_ns > 0);
+	assert_true(u.bridges > 0); /* the reader's bridging is counted, the writer's ring held */
 	assert_true(total >= truth && total - u.bridged_ns <= truth);
 	assert_int_equal(atomic_load(&r->bridged_ns), 0);
+	assert_int_equal(atomic_load(&r->overflows), 0);
 	fl_union_free(&u);
 	fl_run_scratch_free(&sc);
 	free(r);

@@ -368,6 +368,88 @@ static void test_text_has_the_hop_table_and_verdict(void **state)
 	fl_report_release(&r);
 }
 
+/* A ring, pending list or table that overflowed is counted and said; a healthy run says nothing. */
+static void test_incomplete_data_is_said(void **state)
+{
+	struct fl_report r;
+	struct fl_hop_snapshot *h = calloc(1, sizeof(*h));
+	char *text;
+	size_t len;
+	json_t *root, *jh;
+
+	(void)state;
+	assert_non_null(h);
+	base_report(&r);
+	h[0] = hop(FL_HOP_SEND, "node0", "node1", 1000000000, 100000000);
+	assert_int_equal(fl_report_fill(&r, h, 1, NULL), 0);
+	root = render(&r);
+	assert_true(json_is_true(json_object_get(root, "complete")));
+	assert_true(json_is_null(json_object_get(root, "incomplete")));
+	jh = json_array_get(json_object_get(root, "hops"), 0);
+	assert_int_equal(json_integer_value(json_object_get(jh, "ring_overflows")), 0);
+	assert_int_equal(json_integer_value(json_object_get(jh, "union_bridges")), 0);
+	json_decref(root);
+	assert_int_equal(fl_report_text(&r, &text, &len), 0);
+	assert_null(strstr(text, "incomplete"));
+	free(text);
+	fl_report_release(&r);
+
+	h = calloc(1, sizeof(*h));
+	assert_non_null(h);
+	base_report(&r);
+	h[0] = hop(FL_HOP_SEND, "node0", "node1", 1000000000, 100000000);
+	h[0].t.ring_overflows = 3;
+	h[0].t.union_bridges = 2;
+	h[0].t.wire_bridged_ns = 2000;
+	h[0].t.active_bridged_ns = 5000;
+	r.devs_left_out = 4;
+	r.ranks_left_out = 1;
+	assert_int_equal(fl_report_fill(&r, h, 1, NULL), 0);
+	root = render(&r);
+	assert_true(json_is_false(json_object_get(root, "complete")));
+	assert_non_null(strstr(json_string_value(json_object_get(root, "incomplete")),
+			       "3 interval ring overflow(s); 2 bridging(s) by the report thread; "
+			       "wire time overstated by at most 0.000002 s, active time by at most "
+			       "0.000005 s; 4 device(s) past the report's 32 not listed; 1 rank(s) "
+			       "past the report's 64 not named"));
+	jh = json_array_get(json_object_get(root, "hops"), 0);
+	assert_int_equal(json_integer_value(json_object_get(jh, "ring_overflows")), 3);
+	assert_int_equal(json_integer_value(json_object_get(jh, "union_bridges")), 2);
+	assert_true(json_number_value(json_object_get(jh, "active_error_seconds")) == 5e-6);
+	json_decref(root);
+	assert_int_equal(fl_report_text(&r, &text, &len), 0);
+	assert_non_null(strstr(text, "\nincomplete data (figures are bounds, not exact): 3 interval "
+				     "ring overflow(s)"));
+	free(text);
+	fl_report_release(&r);
+}
+
+/* Past the report's tables: ranks past FL_REPORT_MAX_RANKS are counted; a "*" hop is said. */
+static void test_tables_that_fill_are_counted(void **state)
+{
+	struct fl_report_rank out[FL_REPORT_MAX_RANKS];
+	struct fl_report r;
+	struct fl_hop_snapshot *h = calloc(1, sizeof(*h));
+	int left = -1;
+	char why[512];
+
+	(void)state;
+	assert_non_null(h);
+	for (int i = 0; i < FL_REPORT_MAX_RANKS + 6; i++)
+		fl_report_note_rank(0x77, i, FL_REPORT_MAX_RANKS + 6, 1, "big");
+	assert_int_equal(fl_report_ranks(out, FL_REPORT_MAX_RANKS, &left), FL_REPORT_MAX_RANKS);
+	assert_int_equal(left, 6);
+	assert_int_equal(fl_report_ranks(out, 10, &left), 10);
+	assert_int_equal(left, 6 + FL_REPORT_MAX_RANKS - 10);
+	base_report(&r);
+	h[0] = hop(FL_HOP_SEND, FL_HOP_OTHER, FL_HOP_OTHER, 1000, 100);
+	h[0].connections = 3;
+	assert_int_equal(fl_report_fill(&r, h, 1, NULL), 0);
+	assert_true(fl_report_incomplete(&r, why, sizeof(why)));
+	assert_string_equal(why, "3 connection(s) past the 256-hop table counted together as hop *");
+	fl_report_release(&r);
+}
+
 static void test_configuration_from_the_environment(void **state)
 {
 	struct fl_report_config cfg;
@@ -425,6 +507,8 @@ int main(void)
 		cmocka_unit_test(test_link_verdict_names_its_hop),
 		cmocka_unit_test(test_untimed_receivers_fall_back_to_the_send_view),
 		cmocka_unit_test(test_text_has_the_hop_table_and_verdict),
+		cmocka_unit_test(test_incomplete_data_is_said),
+		cmocka_unit_test(test_tables_that_fill_are_counted),
 		cmocka_unit_test(test_configuration_from_the_environment),
 	};
 

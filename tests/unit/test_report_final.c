@@ -219,6 +219,8 @@ static int file_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+static json_int_t report_hop_bytes(const char *path);
+
 /* Exit codes say which check failed inside the child. */
 static void finalize_twice(void)
 {
@@ -253,6 +255,49 @@ static void test_final_at_the_last_finalize_and_only_once(void **state)
 	assert_int_equal(count_lines_with(err_path, "fabriclab: "), 1);
 	assert_int_equal(count_lines_with(err_path, "fabriclab: fin slowest hop fin/fake0 -> "
 						    "peer/fake1 "), 1);
+	json_decref(root);
+}
+
+/*
+ * NCCL with NCCL_NET_PLUGIN_REF_COUNT=1 keeps the plugin loaded after the last finalize
+ * (v2.28.9-1 src/plugin/net.cc:307, :344-346) and inits it again for the next communicator
+ * (:178): init, traffic, finalize, init, traffic, finalize.
+ */
+static void comm_after_the_final(void)
+{
+	void *a = child_ctx(), *b;
+	char path[600];
+	json_t *root;
+
+	fl_wrap_close_send(child_send(a, 10));
+	fl_wrap_finalize(a);
+	snprintf(path, sizeof(path), "%s/%s-%d.json", getenv("FABRICLAB_REPORT_DIR"),
+		 getenv("FABRICLAB_NODE_NAME"), (int)getpid());
+	root = json_load_file(path, 0, NULL);
+	if (!root || !json_is_true(json_object_get(root, "final")))
+		_exit(12); /* the first communicator's final report */
+	json_decref(root);
+	if (report_hop_bytes(path) != 10 * MSG_BYTES)
+		_exit(13);
+	b = child_ctx();
+	fl_wrap_close_send(child_send(b, 5));
+	fl_wrap_finalize(b);
+}
+
+static void test_comm_after_the_final_is_reported_too(void **state)
+{
+	json_t *root;
+
+	(void)state;
+	assert_int_equal(in_child("again", "full", "0", comm_after_the_final), 0);
+	root = load_report();
+	assert_true(json_is_true(json_object_get(root, "final")));
+	/* both communicators' traffic: the second final report replaced the first with more */
+	assert_int_equal(hop_int(root, "bytes"), 15 * MSG_BYTES);
+	assert_int_equal(hop_int(root, "messages"), 15);
+	assert_int_equal(hop_int(root, "connections"), 2);
+	/* one summary line per final report, none at exit */
+	assert_int_equal(count_lines_with(err_path, "fabriclab: again slowest hop"), 2);
 	json_decref(root);
 }
 
@@ -350,6 +395,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_final_at_the_last_finalize_and_only_once),
 		cmocka_unit_test(test_final_at_exit_without_finalize),
+		cmocka_unit_test(test_comm_after_the_final_is_reported_too),
 		cmocka_unit_test(test_snapshot_survives_sigkill),
 		cmocka_unit_test(test_brief_and_off_modes),
 	};

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Instructions per request a net plugin's own code costs, from callgrind profiles.
+
+Usage: callgrind_cost.py LABEL CALLGRIND.OUT... (one file per rank process of one run)
+
+Counts, over every thread of the rank processes (the report thread included):
+  wrap   the wrap layer's own instructions: fl_wrap_{isend,irecv,test,iflush} inclusive, less
+         what they spend in the transport beneath them (sock_*, ext_*, ib_*), so counting,
+         tracepoint checks, the pool and the clock reads (the TSC, inline) are in, the
+         transport's work is not;
+  drains the readers of the interval rings wherever they run (the report thread's drains, the
+         final report's, a closing connection's): fl_union_take, fl_union_settle,
+         fl_stats_oldest_post inclusive; they come as the rings fill, so per request they cost
+         the same at any speed;
+  timed  the rest of the report thread (live windows, snapshots): per second, not per request;
+         under callgrind a run is ~50x slower, so per request it reads ~50x too high, and it is
+         left out of `all in`;
+  ext    the ext transport's own instructions (fl_ext_*/ext_* inclusive, less the inner plugin);
+per request posted (calls of fl_wrap_isend + fl_wrap_irecv, or of the inner plugin's isend/irecv
+when it is loaded directly), and the tests per request (NCCL polls test until done: each poll
+through the wrap costs its not-done path too, which is in `wrap`).
+Instruction counts do not depend on the machine's load; the number of polls per request does.
+"""
+import collections
+import re
+import sys
+
+
+def parse(path):
+    """self Ir per function, inclusive Ir per call edge, calls per callee, object per function."""
+    names, selfc, edges, calls, obj = {}, collections.Counter(), collections.Counter(), \
+        collections.Counter(), {}
+    ecalls = collections.Counter()
+    objs, cur_ob = {}, None
+    fn = cfn = None
+    pending_call = 0
+    id_re = re.compile(r"\((\d+)\)(?: (.*))?")
+
+    def name_of(spec, table):
+        m = id_re.match(spec)
+        if not m:
+            return spec
+        if m.group(2) is not None:
+            table[m.group(1)] = m.group(2)
+        return table.get(m.group(1), spec)
+
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            c = line[0]
+            if c.isdigit() or c in "+-*":
+                parts = line.split()
+                ir = int(parts[1]) if len(parts) > 1 else 0
+                if pending_call:
+                    edges[fn, cfn] += ir
+                    pending_call = 0
+                else:
+                    selfc[fn] += ir
+                continue
+            key, _, val = line.partition("=")
+            if key == "ob":
+                cur_ob = name_of(val, objs)
+            elif key == "fn":
+                fn = name_of(val, names)
+                obj.setdefault(fn, cur_ob)
+            elif key == "cob":
+                name_of(val, objs)
+            elif key == "cfn":
+                cfn = name_of(val, names)
+            elif key == "calls":
+                calls[cfn] += int(val.split()[0])
+                ecalls[fn, cfn] += int(val.split()[0])
+                pending_call = 1
+    parse.ecalls = ecalls
+    return selfc, edges, calls, obj
+
+
+def inclusive(fn, selfc, edges):
+    return selfc[fn] + sum(v for (a, b), v in edges.items() if a == fn and b != fn)
+
+
+WRAP = ("fl_wrap_isend", "fl_wrap_irecv", "fl_wrap_test", "fl_wrap_iflush")
+READERS = ("fl_union_take", "fl_union_settle", "fl_stats_oldest_post")
+# fl_wrap_test's path when the transport says not done: 48 instructions (callgrind
+# --dump-instr=yes, 2026-12-03); "wrap@1" takes the polls beyond one per request off, so that
+# runs that polled more or less (timing) compare.
+NOT_DONE_TEST = 48
+
+
+def own(fns, selfc, edges, outside):
+    """Inclusive Ir of fns less their calls into functions for which outside(name) holds."""
+    total = 0
+    for f in fns:
+        total += inclusive(f, selfc, edges)
+        total -= sum(v for (a, b), v in edges.items() if a == f and outside(b))
+    return total
+
+
+def main():
+    label, paths = sys.argv[1], sys.argv[2:]
+    wrap = report = drains = ext = reqs = tests = 0
+    for p in paths:
+        selfc, edges, calls, obj = parse(p)
+        home = obj.get("fl_wrap_test")  # fabriclab's object, whatever its file is called
+        fab = {f for f, o in obj.items() if home and o == home}
+        wrapped = calls["fl_wrap_isend"] + calls["fl_wrap_irecv"]
+        if wrapped:
+            reqs += wrapped
+            tests += calls["fl_wrap_test"]
+            # the transport beneath: what c->tp points at (socket, ext, ib)
+            tp = lambda b: b.startswith(("sock_", "ext_", "ib_"))
+            wrap += own(WRAP, selfc, edges, tp)
+            ext_fns = [f for f in fab if f.startswith(("ext_", "fl_ext_"))]
+            ext += own(ext_fns, selfc, edges, lambda b: b not in fab)
+        else:
+            # the plugin loaded directly: NCCL's (the shim's) calls into its table
+            posts = [f for f in calls if re.search(r"i(send|recv)(_v\d+)?$", f, re.I)
+                     and not f.startswith(("fl_", "shim_"))]
+            reqs += max((calls[f] for f in posts if "send" in f.lower()), default=0) + \
+                max((calls[f] for f in posts if "recv" in f.lower()), default=0)
+        report += inclusive("report_main", selfc, edges) - inclusive("fl_hops_drain", selfc, edges)
+        drains += sum(inclusive(f, selfc, edges) for f in READERS)
+    if not reqs:
+        sys.exit("%s: no requests found in %s" % (label, " ".join(paths)))
+    w1 = wrap / reqs - max(tests / reqs - 1, 0) * NOT_DONE_TEST if tests else 0
+    print("  %-20s %6d req %4.1f tests/req  wrap %5.1f (wrap@1 %5.1f)  drains %5.1f  ext %5.1f  "
+          "all in %6.1f (@1 %6.1f) instructions/request  (timed %5.1f)"
+          % (label, reqs, tests / reqs, wrap / reqs, w1, drains / reqs, ext / reqs,
+             (wrap + drains + ext) / reqs, w1 + (drains + ext) / reqs, report / reqs))
+
+
+if __name__ == "__main__":
+    main()
