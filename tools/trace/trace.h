@@ -26,6 +26,14 @@ struct trace_spans {
 	size_t n, cap;
 };
 
+/* What a request_done event says (times on the plugin's clock, ns; 0: not observed). */
+struct trace_request {
+	uint32_t slot;
+	uint64_t bytes, wire_bytes;
+	uint64_t posted, ready, wire_start, wire_end, done;
+	uint64_t peer_wait, wire_ns;
+};
+
 /* One hop as one process saw it (one view), built from its connections' events. */
 struct trace_hop {
 	uint32_t hop_id;
@@ -182,7 +190,7 @@ int trace_pf_open(const char *path, struct trace_pf **out);
 /* The first event's stamp: times in the file count from just before it. */
 void trace_pf_origin(struct trace_pf *pf, uint64_t first_ns);
 int trace_pf_request(struct trace_pf *pf, const struct trace_model *m, size_t proc,
-		     struct trace_conn *c, const struct trace_fields *f);
+		     struct trace_conn *c, const struct trace_request *r);
 /* cat: "fault", "error" or "live_finding"; args: a json_t *, taken. */
 int trace_pf_instant(struct trace_pf *pf, size_t proc, uint64_t at_ns, const char *cat,
 		     const char *name, void *args);

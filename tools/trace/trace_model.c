@@ -130,31 +130,38 @@ static unsigned size_bucket(uint64_t bytes)
 	return b < REPORT_SIZE_BUCKETS ? b : REPORT_SIZE_BUCKETS - 1;
 }
 
-/* fl_stats_complete, replayed: a wire interval never starts before the post. */
-static int request_done(struct trace_hop *h, const struct trace_fields *f)
+static void read_request(const struct trace_fields *f, struct trace_request *r)
 {
-	uint64_t bytes = trace_field_u64(f, "bytes");
-	uint64_t posted = trace_field_u64(f, "posted_ns");
-	uint64_t start = trace_field_u64(f, "wire_start_ns");
-	uint64_t end = trace_field_u64(f, "wire_end_ns");
-	uint64_t done = trace_field_u64(f, "done_ns");
+	r->slot = (uint32_t)trace_field_u64(f, "slot");
+	r->bytes = trace_field_u64(f, "bytes");
+	r->wire_bytes = trace_field_u64(f, "wire_bytes");
+	r->posted = trace_field_u64(f, "posted_ns");
+	r->ready = trace_field_u64(f, "ready_ns");
+	r->wire_start = trace_field_u64(f, "wire_start_ns");
+	r->wire_end = trace_field_u64(f, "wire_end_ns");
+	r->done = trace_field_u64(f, "done_ns");
+	r->peer_wait = trace_field_u64(f, "peer_wait_ns");
+	r->wire_ns = trace_field_u64(f, "wire_ns");
+}
 
-	h->bytes += bytes;
+/* fl_stats_complete, replayed: a wire interval never starts before the post. */
+static int request_done(struct trace_hop *h, const struct trace_request *r)
+{
+	h->bytes += r->bytes;
 	h->messages++;
-	h->sizes[size_bucket(bytes)]++;
-	uint64_t ready = trace_field_u64(f, "ready_ns");
-
-	h->peer_wait_ns += trace_field_u64(f, "peer_wait_ns");
-	if (posted && ready > posted && add_span(&h->wait, posted, ready, 0))
+	h->sizes[size_bucket(r->bytes)]++;
+	h->peer_wait_ns += r->peer_wait;
+	if (r->posted && r->ready > r->posted && add_span(&h->wait, r->posted, r->ready, 0))
 		return -1;
-	if (start && end > start) {
-		uint64_t wire_bytes = trace_field_u64(f, "wire_bytes");
-
-		h->wire_bytes += wire_bytes;
-		if (add_span(&h->wire, start > posted ? start : posted, end, wire_bytes))
+	if (r->wire_start && r->wire_end > r->wire_start) {
+		h->wire_bytes += r->wire_bytes;
+		if (add_span(&h->wire, r->wire_start > r->posted ? r->wire_start : r->posted,
+			     r->wire_end, r->wire_bytes))
 			return -1;
 	}
-	return posted && done >= posted ? add_span(&h->active, posted, done, bytes) : 0;
+	return r->posted && r->done >= r->posted
+		       ? add_span(&h->active, r->posted, r->done, r->bytes)
+		       : 0;
 }
 
 /* The value of key in a canonical rule ("throttle:node=a,dev=eth0,dir=tx"), "" if absent. */
@@ -228,6 +235,7 @@ static int request_event(struct trace_model *m, struct trace_process *p, const c
 {
 	size_t proc = (size_t)(p - m->procs);
 	struct trace_conn *c = conn(p, (uint32_t)trace_field_u64(f, "conn_id"));
+	struct trace_request r;
 
 	if (!c) {
 		m->orphans += !strcmp(name, "request_done");
@@ -246,9 +254,10 @@ static int request_event(struct trace_model *m, struct trace_process *p, const c
 	}
 	if (strcmp(name, "request_done"))
 		return 0;
-	if (request_done(&p->hops[c->hop], f))
+	read_request(f, &r);
+	if (request_done(&p->hops[c->hop], &r))
 		return -1;
-	return m->pf ? trace_pf_request(m->pf, m, proc, c, f) : 0;
+	return m->pf ? trace_pf_request(m->pf, m, proc, c, &r) : 0;
 }
 
 /* Faults, errors and live findings on the process's own row of the timeline. */

@@ -202,35 +202,32 @@ static void phases(struct trace_pf *pf, int pid, int tid, uint64_t posted, uint6
 }
 
 int trace_pf_request(struct trace_pf *pf, const struct trace_model *m, size_t proc,
-		     struct trace_conn *c, const struct trace_fields *f)
+		     struct trace_conn *c, const struct trace_request *r)
 {
 	const struct trace_hop *h = &m->procs[proc].hops[c->hop];
-	uint64_t posted = trace_field_u64(f, "posted_ns"), done = trace_field_u64(f, "done_ns");
-	uint64_t start = trace_field_u64(f, "wire_start_ns"), end = trace_field_u64(f, "wire_end_ns");
-	uint64_t bytes = trace_field_u64(f, "bytes");
+	uint64_t posted = r->posted, done = r->done;
 	char name[64];
 	int tid, pid = (int)proc + 1;
 
 	if (!done || proc >= MAX_PROCS)
 		return 0;
 	if (!posted || posted > done)
-		posted = start && start <= done ? start : done;
+		posted = r->wire_start && r->wire_start <= done ? r->wire_start : done;
 	tid = lane_for(pf, proc, &c->lanes, posted, done);
 	if (tid < 0)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory writing the timeline");
-	size_name(name, sizeof(name), h->is_send ? "send" : "recv", bytes);
+	size_name(name, sizeof(name), h->is_send ? "send" : "recv", r->bytes);
 	next_event(pf);
 	fprintf(pf->f, "{\"ph\":\"X\",\"cat\":\"request\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,"
 		       "\"ts\":", name, pid, tid);
 	put_us(pf->f, posted, pf->origin);
 	fputs(",\"dur\":", pf->f);
 	put_dur(pf->f, done - posted);
-	fprintf(pf->f, ",\"args\":{\"conn_id\":%u,\"slot\":%" PRIu64 ",\"bytes\":%" PRIu64
-		       ",\"wire_bytes\":%" PRIu64 ",\"peer_wait_ns\":%" PRIu64 ",\"wire_ns\":%" PRIu64
-		       "}}",
-		c->id, trace_field_u64(f, "slot"), bytes, trace_field_u64(f, "wire_bytes"),
-		trace_field_u64(f, "peer_wait_ns"), trace_field_u64(f, "wire_ns"));
-	phases(pf, pid, tid, posted, trace_field_u64(f, "ready_ns"), start, end, done);
+	fprintf(pf->f, ",\"args\":{\"conn_id\":%u,\"slot\":%u,\"bytes\":%" PRIu64
+		       ",\"wire_bytes\":%" PRIu64 ",\"peer_wait_ns\":%" PRIu64
+		       ",\"wire_ns\":%" PRIu64 "}}",
+		c->id, r->slot, r->bytes, r->wire_bytes, r->peer_wait, r->wire_ns);
+	phases(pf, pid, tid, posted, r->ready, r->wire_start, r->wire_end, done);
 	return ferror(pf->f) ? fl_fail(FL_ERR_SYSTEM, "cannot write %s", pf->path) : 0;
 }
 
