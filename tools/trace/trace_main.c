@@ -40,7 +40,7 @@ void trace_usage(FILE *out)
 		"  -h, --help    this text\n"
 		"\n"
 		"Events carry their process's pid: no context is needed to tell processes apart\n"
-		"(traces of fabriclab before 0.x need lttng add-context -u -t vpid). Events\n"
+		"(a trace of an older provider, without that field, needs the vpid context). Events\n"
 		"LTTng discarded (a ring buffer too small) are counted in every output, and the\n"
 		"windows they fall in are marked; docs/tracing.md has the recording recipe.\n"
 		"Exit status: 0 done; 2 bad usage or a trace that cannot be read; 1 output error.\n"
