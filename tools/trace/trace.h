@@ -26,6 +26,14 @@ struct trace_spans {
 	size_t n, cap;
 };
 
+/* What a request_done event says (times on the plugin's clock, ns; 0: not observed). */
+struct trace_request {
+	uint32_t slot;
+	uint64_t bytes, wire_bytes;
+	uint64_t posted, ready, wire_start, wire_end, done;
+	uint64_t peer_wait, wire_ns;
+};
+
 /* One hop as one process saw it (one view), built from its connections' events. */
 struct trace_hop {
 	uint32_t hop_id;
@@ -41,12 +49,21 @@ struct trace_hop {
 	uint64_t sizes[REPORT_SIZE_BUCKETS];
 	struct trace_spans wire;   /* one per request with a wire time: its wire interval */
 	struct trace_spans active; /* one per request: posted -> done */
+	struct trace_spans wait;   /* one per request that waited for its peer: posted -> ready */
+};
+
+/* A connection's rows on the timeline: a request goes on the first row free at its post. */
+struct trace_lanes {
+	uint64_t *end; /* the last done_ns placed on each row */
+	int *tid;
+	int n, cap;
 };
 
 struct trace_conn {
 	uint32_t id;
 	size_t hop; /* index into the process's hops */
 	int first_tag;
+	struct trace_lanes lanes; /* --perfetto only */
 };
 
 /* A live_finding event: a hop the plugin found slow (or well again) while the job ran. */
@@ -59,7 +76,7 @@ struct trace_live {
 	uint64_t window_ns, at_ns;
 };
 
-/* Events of one process: told apart by the trace's host name and the vpid. */
+/* Events of one process: told apart by the trace's host name and the pid (field or vpid). */
 struct trace_process {
 	char host[64];
 	int64_t vpid;
@@ -76,13 +93,31 @@ struct trace_process {
 	size_t nlive, live_cap;
 };
 
+/*
+ * Events LTTng could not record (its ring buffer was full: discard mode) or
+ * packets it overwrote, as babeltrace2 reports them, with the stretch of the
+ * trace's clock they were lost in (0 when the trace does not say).
+ */
+struct trace_discard {
+	char host[64];
+	uint64_t events, packets;
+	uint64_t start_ns, end_ns;
+};
+
+struct trace_pf;
+
 struct trace_model {
 	struct trace_process *procs;
 	size_t nprocs, procs_cap;
 	uint64_t events;      /* fabriclab:* events read */
 	uint64_t orphans;     /* request events of a connection whose conn_up is not in the trace */
 	uint64_t reused_ids;  /* conn_up for an id already up in the "same" process */
-	bool vpid_seen;       /* a vpid context or environment entry told processes apart */
+	bool vpid_seen;       /* a pid field, vpid context or environment entry told processes apart */
+	uint64_t first_ns, last_ns; /* stamps of the first and last fabriclab event */
+	uint64_t discarded_events, discarded_packets;
+	struct trace_discard *discards;
+	size_t ndiscards, discards_cap;
+	struct trace_pf *pf; /* the timeline being written (--perfetto), or NULL */
 };
 
 /* What one event carries, read field by field (trace_read.c fills it). */
@@ -105,13 +140,30 @@ void trace_read_done(void);
 int trace_read(const char *dir, struct trace_model *m);
 
 /* trace_model.c */
-int trace_model_event(struct trace_model *m, const char *host, int64_t vpid, const char *name,
-		      const struct trace_fields *f);
+/* stamp_ns: the event's time on the trace's clock (ns), 0 when it has none. */
+int trace_model_event(struct trace_model *m, const char *host, int64_t vpid, uint64_t stamp_ns,
+		      const char *name, const struct trace_fields *f);
+/* A discarded-events or discarded-packets message. */
+int trace_model_discard(struct trace_model *m, const struct trace_discard *d);
 /* Each process becomes one report file of the set, ready for report_merge. */
 int trace_model_to_reports(struct trace_model *m, struct report_set *set);
 void trace_model_free(struct trace_model *m);
 /* Length of the union of the spans (sorts them). */
 uint64_t trace_spans_union(struct trace_spans *s);
+
+/* One window of one hop: bytes (pro rata), union of wire time, sum of peer-wait time. */
+struct trace_window {
+	double bytes;
+	uint64_t wire_ns, wait_ns;
+};
+
+/* The windows' time base: the first wire start of the trace; 0 windows without one. */
+void trace_window_range(const struct trace_model *m, uint64_t width, uint64_t *t0, size_t *n);
+/* The hop view's wire and wait spans cut into n windows of width from t0 (spans sorted). */
+void trace_window_hop(const struct trace_hop *h, uint64_t t0, uint64_t width, size_t n,
+		      struct trace_window *w);
+/* Events LTTng discarded in [start, start + width): 0 when none (the window's data is whole). */
+uint64_t trace_window_lost(const struct trace_model *m, uint64_t start, uint64_t width);
 
 /* trace_window.c: per-hop wire bandwidth in windows of window_ns, from each hop's judged view. */
 int trace_print_windows(const struct trace_model *m, const struct report_set *set,
@@ -128,6 +180,28 @@ int trace_print_json(const struct trace_model *m, const struct report_set *set,
 void trace_print_live(const struct trace_model *m, FILE *out);
 /* The same as a JSON array (jansson's json_t *, returned as void * to keep jansson out). */
 void *trace_live_json(const struct trace_model *m);
+
+/*
+ * trace_perfetto.c: the timeline as Chrome trace event JSON (Perfetto UI,
+ * chrome://tracing). Request slices are written while the trace is read
+ * (trace_pf_request), the rest once it is whole (trace_pf_finish).
+ */
+int trace_pf_open(const char *path, struct trace_pf **out);
+/* The first event's stamp: times in the file count from just before it. */
+void trace_pf_origin(struct trace_pf *pf, uint64_t first_ns);
+int trace_pf_request(struct trace_pf *pf, const struct trace_model *m, size_t proc,
+		     struct trace_conn *c, const struct trace_request *r);
+/* cat: "fault", "error" or "live_finding"; args: a json_t *, taken. */
+int trace_pf_instant(struct trace_pf *pf, size_t proc, uint64_t at_ns, const char *cat,
+		     const char *name, void *args);
+/* Hop tracks, counters, names, the verdict; closes the file (also on failure). */
+int trace_pf_finish(struct trace_pf *pf, const struct trace_model *m, const struct report_set *set,
+		    uint64_t window_ns);
+/* Closes and removes the file: the trace could not be read. */
+void trace_pf_abort(struct trace_pf *pf);
+
+/* trace_main.c: the one line saying what LTTng lost, for every output. */
+void trace_print_discards(const struct trace_model *m, FILE *out);
 
 int trace_main(int argc, char **argv);
 void trace_usage(FILE *out);

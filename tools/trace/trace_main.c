@@ -12,12 +12,13 @@
 struct trace_opts {
 	bool json;
 	uint64_t window_ns;
+	const char *perfetto; /* the timeline's file, or NULL */
 };
 
 void trace_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: fabriclab trace TRACE_DIR [--window SECONDS] [--json]\n"
+		"usage: fabriclab trace TRACE_DIR [--window SECONDS] [--json] [--perfetto FILE]\n"
 		"\n"
 		"Reads the fabriclab:* events of an LTTng trace (every CTF trace under\n"
 		"TRACE_DIR, per-uid or per-pid buffers), rebuilds each process's hops from\n"
@@ -30,11 +31,18 @@ void trace_usage(FILE *out)
 		"  --window S    window width in seconds (default 0.1)\n"
 		"  --json        the merged report as `fabriclab report --json` prints it, with\n"
 		"                one more member, \"trace\": events, processes, windows per hop,\n"
-		"                live findings\n"
+		"                live findings, discarded events\n"
+		"  --perfetto F  also write the timeline to F as Chrome trace event JSON (open it\n"
+		"                in the Perfetto UI or chrome://tracing): a process per traced\n"
+		"                process, rows per hop (wire busy, GB/s and peer wait per window)\n"
+		"                and per connection (each request with its phases), faults and\n"
+		"                live findings, the verdict at the end\n"
 		"  -h, --help    this text\n"
 		"\n"
-		"Record with the vpid context (lttng add-context -u -t vpid) so the events of\n"
-		"several processes on one host can be told apart; docs/tracing.md has the recipe.\n"
+		"Events carry their process's pid: no context is needed to tell processes apart\n"
+		"(a trace of an older provider, without that field, needs the vpid context). Events\n"
+		"LTTng discarded (a ring buffer too small) are counted in every output, and the\n"
+		"windows they fall in are marked; docs/tracing.md has the recording recipe.\n"
 		"Exit status: 0 done; 2 bad usage or a trace that cannot be read; 1 output error.\n"
 		"environment: FABRICLAB_VERDICT_MIN_RATIO, _MIN_BYTES, _MIN_MESSAGES as for\n"
 		"`fabriclab report`\n");
@@ -56,6 +64,7 @@ static int parse_opts(int argc, char **argv, struct trace_opts *o)
 	static const struct option longs[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "window", required_argument, NULL, 'w' },
+		{ "perfetto", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -66,6 +75,7 @@ static int parse_opts(int argc, char **argv, struct trace_opts *o)
 	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
 		switch (c) {
 		case 'j': o->json = true; break;
+		case 'p': o->perfetto = optarg; break;
 		case 'w':
 			if (!parse_window(optarg, &o->window_ns))
 				break;
@@ -86,11 +96,14 @@ static int parse_opts(int argc, char **argv, struct trace_opts *o)
 	return -1;
 }
 
-static int load(const char *dir, struct trace_model *m, struct report_set *set)
+static int load(const char *dir, const struct trace_opts *o, struct trace_model *m,
+		struct report_set *set)
 {
 	struct fl_verdict_params params;
 	int err = fl_verdict_params_from_env(&params);
 
+	if (!err && o->perfetto)
+		err = trace_pf_open(o->perfetto, &m->pf);
 	err = err ? err : trace_read(dir, m);
 	if (!err && m->reused_ids && !m->vpid_seen)
 		err = fl_fail(FL_ERR_USAGE, "%s mixes processes without a vpid context: record "
@@ -101,9 +114,22 @@ static int load(const char *dir, struct trace_model *m, struct report_set *set)
 	err = err ? err : report_merge(set, &params);
 	if (err) {
 		fprintf(stderr, "fabriclab trace: %s\n", fl_error_text());
+		trace_pf_abort(m->pf);
+		m->pf = NULL;
 		return EXIT_USAGE;
 	}
 	return 0;
+}
+
+void trace_print_discards(const struct trace_model *m, FILE *out)
+{
+	fprintf(out, "discarded by LTTng: %llu events", (unsigned long long)m->discarded_events);
+	if (m->discarded_packets)
+		fprintf(out, ", %llu packets", (unsigned long long)m->discarded_packets);
+	if (m->discarded_events || m->discarded_packets)
+		fputs(" (its ring buffer was full: the figures below lack them; "
+		      "see docs/tracing.md for larger buffers)", out);
+	fputc('\n', out);
 }
 
 static void own_verdicts(const struct trace_model *m, FILE *out)
@@ -131,6 +157,7 @@ static int print(const struct trace_model *m, const struct report_set *set,
 	} else {
 		printf("fabriclab trace: %llu events from %zu processes\n",
 		       (unsigned long long)m->events, set->nfiles);
+		trace_print_discards(m, stdout);
 		if (m->orphans)
 			printf("note: %llu request_done events of connections whose conn_up the "
 			       "trace lacks were left out\n", (unsigned long long)m->orphans);
@@ -138,6 +165,9 @@ static int print(const struct trace_model *m, const struct report_set *set,
 		own_verdicts(m, stdout);
 		trace_print_live(m, stdout);
 		err = err ? err : report_print_text(set, stdout);
+		if (!err && (m->discarded_events || m->discarded_packets))
+			printf("note: this verdict rests on part of the traffic: LTTng discarded %llu "
+			       "events\n", (unsigned long long)m->discarded_events);
 	}
 	if (err)
 		fprintf(stderr, "fabriclab trace: %s\n", fl_error_text());
@@ -146,7 +176,7 @@ static int print(const struct trace_model *m, const struct report_set *set,
 
 int trace_main(int argc, char **argv)
 {
-	struct trace_opts o = { false, 100000000ULL };
+	struct trace_opts o = { false, 100000000ULL, NULL };
 	struct trace_model m;
 	struct report_set set;
 	int rc = parse_opts(argc, argv, &o);
@@ -155,9 +185,20 @@ int trace_main(int argc, char **argv)
 		return rc;
 	memset(&m, 0, sizeof(m));
 	memset(&set, 0, sizeof(set));
-	rc = load(argv[optind], &m, &set);
+	rc = load(argv[optind], &o, &m, &set);
 	if (!rc)
 		rc = print(&m, &set, &o);
+	if (!rc && m.pf) {
+		rc = trace_pf_finish(m.pf, &m, &set, o.window_ns) ? EXIT_OUTPUT : 0;
+		if (rc)
+			fprintf(stderr, "fabriclab trace: %s\n", fl_error_text());
+		else if (!o.json)
+			printf("timeline: %s (Chrome trace event JSON: Perfetto UI, chrome://tracing)\n",
+			       o.perfetto);
+	} else {
+		trace_pf_abort(m.pf);
+	}
+	m.pf = NULL;
 	report_free(&set);
 	trace_model_free(&m);
 	return rc;

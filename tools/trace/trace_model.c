@@ -4,6 +4,7 @@
  * counters use (plugin/stats.h), then handed over as one report file per
  * process so `fabriclab report`'s join and verdict judge them.
  */
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,27 +130,38 @@ static unsigned size_bucket(uint64_t bytes)
 	return b < REPORT_SIZE_BUCKETS ? b : REPORT_SIZE_BUCKETS - 1;
 }
 
-/* fl_stats_complete, replayed: a wire interval never starts before the post. */
-static int request_done(struct trace_hop *h, const struct trace_fields *f)
+static void read_request(const struct trace_fields *f, struct trace_request *r)
 {
-	uint64_t bytes = trace_field_u64(f, "bytes");
-	uint64_t posted = trace_field_u64(f, "posted_ns");
-	uint64_t start = trace_field_u64(f, "wire_start_ns");
-	uint64_t end = trace_field_u64(f, "wire_end_ns");
-	uint64_t done = trace_field_u64(f, "done_ns");
+	r->slot = (uint32_t)trace_field_u64(f, "slot");
+	r->bytes = trace_field_u64(f, "bytes");
+	r->wire_bytes = trace_field_u64(f, "wire_bytes");
+	r->posted = trace_field_u64(f, "posted_ns");
+	r->ready = trace_field_u64(f, "ready_ns");
+	r->wire_start = trace_field_u64(f, "wire_start_ns");
+	r->wire_end = trace_field_u64(f, "wire_end_ns");
+	r->done = trace_field_u64(f, "done_ns");
+	r->peer_wait = trace_field_u64(f, "peer_wait_ns");
+	r->wire_ns = trace_field_u64(f, "wire_ns");
+}
 
-	h->bytes += bytes;
+/* fl_stats_complete, replayed: a wire interval never starts before the post. */
+static int request_done(struct trace_hop *h, const struct trace_request *r)
+{
+	h->bytes += r->bytes;
 	h->messages++;
-	h->sizes[size_bucket(bytes)]++;
-	h->peer_wait_ns += trace_field_u64(f, "peer_wait_ns");
-	if (start && end > start) {
-		uint64_t wire_bytes = trace_field_u64(f, "wire_bytes");
-
-		h->wire_bytes += wire_bytes;
-		if (add_span(&h->wire, start > posted ? start : posted, end, wire_bytes))
+	h->sizes[size_bucket(r->bytes)]++;
+	h->peer_wait_ns += r->peer_wait;
+	if (r->posted && r->ready > r->posted && add_span(&h->wait, r->posted, r->ready, 0))
+		return -1;
+	if (r->wire_start && r->wire_end > r->wire_start) {
+		h->wire_bytes += r->wire_bytes;
+		if (add_span(&h->wire, r->wire_start > r->posted ? r->wire_start : r->posted,
+			     r->wire_end, r->wire_bytes))
 			return -1;
 	}
-	return posted && done >= posted ? add_span(&h->active, posted, done, bytes) : 0;
+	return r->posted && r->done >= r->posted
+		       ? add_span(&h->active, r->posted, r->done, r->bytes)
+		       : 0;
 }
 
 /* The value of key in a canonical rule ("throttle:node=a,dev=eth0,dir=tx"), "" if absent. */
@@ -221,7 +233,9 @@ static int live_finding(struct trace_process *p, const struct trace_fields *f)
 static int request_event(struct trace_model *m, struct trace_process *p, const char *name,
 			 const struct trace_fields *f)
 {
+	size_t proc = (size_t)(p - m->procs);
 	struct trace_conn *c = conn(p, (uint32_t)trace_field_u64(f, "conn_id"));
+	struct trace_request r;
 
 	if (!c) {
 		m->orphans += !strcmp(name, "request_done");
@@ -238,15 +252,77 @@ static int request_event(struct trace_model *m, struct trace_process *p, const c
 		p->hops[c->hop].mem_types |= (int)trace_field_s64(f, "mem_types");
 		return 0;
 	}
-	return !strcmp(name, "request_done") ? request_done(&p->hops[c->hop], f) : 0;
+	if (strcmp(name, "request_done"))
+		return 0;
+	read_request(f, &r);
+	if (request_done(&p->hops[c->hop], &r))
+		return -1;
+	return m->pf ? trace_pf_request(m->pf, m, proc, c, &r) : 0;
 }
 
-int trace_model_event(struct trace_model *m, const char *host, int64_t vpid, const char *name,
-		      const struct trace_fields *f)
+/* Faults, errors and live findings on the process's own row of the timeline. */
+static int instant(struct trace_model *m, struct trace_process *p, uint64_t stamp_ns,
+		   const char *name, const struct trace_fields *f)
 {
-	struct trace_process *p = process(m, host, vpid);
+	size_t proc = (size_t)(p - m->procs);
+	char title[512];
+	json_t *args;
 
-	if (!p)
+	if (!strcmp(name, "fault")) {
+		snprintf(title, sizeof(title), "fault %s: %s", trace_field_str(f, "action"),
+			 trace_field_str(f, "rule"));
+		args = json_pack("{s:I, s:I, s:s, s:s, s:I, s:I}", "conn_id",
+				 (json_int_t)trace_field_u64(f, "conn_id"), "hop_id",
+				 (json_int_t)trace_field_u64(f, "hop_id"), "action",
+				 trace_field_str(f, "action"), "rule", trace_field_str(f, "rule"),
+				 "delay_ns", (json_int_t)trace_field_u64(f, "delay_ns"),
+				 "rate_bytes_per_s", (json_int_t)trace_field_u64(f, "rate_bytes_per_s"));
+	} else if (!strcmp(name, "error")) {
+		snprintf(title, sizeof(title), "error in %s: %s", trace_field_str(f, "op"),
+			 trace_field_str(f, "message"));
+		args = json_pack("{s:I, s:I, s:s, s:I, s:s}", "conn_id",
+				 (json_int_t)trace_field_u64(f, "conn_id"), "hop_id",
+				 (json_int_t)trace_field_u64(f, "hop_id"), "op",
+				 trace_field_str(f, "op"), "code",
+				 (json_int_t)trace_field_s64(f, "code"), "message",
+				 trace_field_str(f, "message"));
+	} else {
+		snprintf(title, sizeof(title), "live finding %s: %s %s, %.2fx its line rate, cost %.2f",
+			 trace_field_str(f, "state"), trace_field_str(f, "kind"),
+			 trace_field_str(f, "culprit"), trace_field_double(f, "ratio"),
+			 trace_field_double(f, "cost"));
+		args = json_pack("{s:s, s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:i, s:f}", "state",
+				 trace_field_str(f, "state"), "kind", trace_field_str(f, "kind"),
+				 "culprit", trace_field_str(f, "culprit"), "hop_id",
+				 (json_int_t)trace_field_u64(f, "hop_id"), "ratio",
+				 trace_field_double(f, "ratio"), "wire_gbs",
+				 trace_field_double(f, "wire_gbs"), "line_gbs",
+				 trace_field_double(f, "line_gbs"), "cost",
+				 trace_field_double(f, "cost"), "windows",
+				 (int)trace_field_s64(f, "windows"), "window_seconds",
+				 (double)trace_field_u64(f, "window_ns") / 1e9);
+		if (trace_field_u64(f, "at_ns"))
+			stamp_ns = trace_field_u64(f, "at_ns");
+	}
+	return trace_pf_instant(m->pf, proc, stamp_ns, name, title, args);
+}
+
+int trace_model_discard(struct trace_model *m, const struct trace_discard *d)
+{
+	if (grow((void **)&m->discards, &m->discards_cap, m->ndiscards + 1, sizeof(*m->discards)))
+		return -1;
+	m->discards[m->ndiscards++] = *d;
+	m->discarded_events += d->events;
+	m->discarded_packets += d->packets;
+	return 0;
+}
+
+static int model_event(struct trace_model *m, struct trace_process *p, uint64_t stamp_ns,
+		       const char *name, const struct trace_fields *f)
+{
+	if (m->pf && (!strcmp(name, "fault") || !strcmp(name, "error") ||
+		      !strcmp(name, "live_finding")) &&
+	    instant(m, p, stamp_ns, name, f))
 		return -1;
 	if (!strcmp(name, "conn_up"))
 		return conn_up(m, p, f);
@@ -262,6 +338,24 @@ int trace_model_event(struct trace_model *m, const char *host, int64_t vpid, con
 	    !strcmp(name, "conn_down"))
 		return request_event(m, p, name, f);
 	return 0;
+}
+
+int trace_model_event(struct trace_model *m, const char *host, int64_t vpid, uint64_t stamp_ns,
+		      const char *name, const struct trace_fields *f)
+{
+	struct trace_process *p = process(m, host, vpid);
+
+	if (!p)
+		return -1;
+	if (stamp_ns) {
+		if (!m->first_ns || stamp_ns < m->first_ns)
+			m->first_ns = stamp_ns;
+		if (stamp_ns > m->last_ns)
+			m->last_ns = stamp_ns;
+		if (m->pf)
+			trace_pf_origin(m->pf, stamp_ns);
+	}
+	return model_event(m, p, stamp_ns, name, f);
 }
 
 static int cmp_span(const void *a, const void *b)
@@ -418,6 +512,11 @@ void trace_model_free(struct trace_model *m)
 		for (size_t h = 0; h < p->nhops; h++) {
 			free(p->hops[h].wire.v);
 			free(p->hops[h].active.v);
+			free(p->hops[h].wait.v);
+		}
+		for (size_t c = 0; c < p->nconns; c++) {
+			free(p->conns[c].lanes.end);
+			free(p->conns[c].lanes.tid);
 		}
 		free(p->hops);
 		free(p->conns);
@@ -425,5 +524,6 @@ void trace_model_free(struct trace_model *m)
 		free(p->live);
 	}
 	free(m->procs);
+	free(m->discards);
 	memset(m, 0, sizeof(*m));
 }

@@ -88,19 +88,36 @@ const char *trace_field_str(const struct trace_fields *f, const char *name)
 	return bt_field_string_get_value(field);
 }
 
-static const bt_value *env_entry(const bt_event *event, const char *name)
+static const bt_value *trace_env(const bt_trace *trace, const char *name)
 {
-	const bt_trace *trace = bt_stream_borrow_trace_const(bt_event_borrow_stream_const(event));
-
 	return bt_trace_borrow_environment_entry_value_by_name_const(trace, name);
 }
 
-/* Per-uid buffers mix processes: the vpid context tells them apart; per-pid traces name it. */
-static int64_t event_vpid(const bt_event *event, bool *seen)
+static const bt_value *env_entry(const bt_event *event, const char *name)
+{
+	return trace_env(bt_stream_borrow_trace_const(bt_event_borrow_stream_const(event)), name);
+}
+
+static const char *host_of(const bt_trace *trace)
+{
+	const bt_value *host = trace_env(trace, "hostname");
+
+	return host && bt_value_is_string(host) ? bt_value_string_get(host) : "";
+}
+
+/*
+ * Per-uid buffers mix processes: each event's own pid field tells them apart
+ * (traces of an older provider need the vpid context); per-pid traces name it.
+ */
+static int64_t event_pid(const bt_event *event, const struct trace_fields *payload, bool *seen)
 {
 	struct trace_fields ctx = { bt_event_borrow_common_context_field_const(event) };
 	const bt_value *v;
 
+	if (member(payload, "pid")) {
+		*seen = true;
+		return trace_field_s64(payload, "pid");
+	}
 	if (member(&ctx, "vpid")) {
 		*seen = true;
 		return trace_field_s64(&ctx, "vpid");
@@ -113,23 +130,83 @@ static int64_t event_vpid(const bt_event *event, bool *seen)
 	return 0;
 }
 
+/* A clock snapshot in ns of its clock's own time line (LTTng's: CLOCK_MONOTONIC, 1 GHz). */
+static uint64_t snapshot_ns(const bt_clock_snapshot *cs)
+{
+	uint64_t freq = bt_clock_class_get_frequency(bt_clock_snapshot_borrow_clock_class_const(cs));
+	uint64_t v = bt_clock_snapshot_get_value(cs);
+
+	if (!freq || freq == 1000000000ULL)
+		return v;
+	return (uint64_t)((unsigned __int128)v * 1000000000ULL / freq);
+}
+
 static void take_event(struct reader *r, const bt_message *msg)
 {
 	const bt_event *event = bt_message_event_borrow_event_const(msg);
 	const char *name = bt_event_class_get_name(bt_event_borrow_class_const(event));
 	struct trace_fields f = { bt_event_borrow_payload_field_const(event) };
-	const bt_value *host;
-	int64_t vpid;
+	uint64_t stamp = 0;
+	int64_t pid;
 
 	if (!name || strncmp(name, PROVIDER_PREFIX, strlen(PROVIDER_PREFIX)))
 		return;
-	host = env_entry(event, "hostname");
-	vpid = event_vpid(event, &r->m->vpid_seen);
+	if (bt_message_event_borrow_stream_class_default_clock_class_const(msg))
+		stamp = snapshot_ns(bt_message_event_borrow_default_clock_snapshot_const(msg));
+	pid = event_pid(event, &f, &r->m->vpid_seen);
 	r->m->events++;
-	if (trace_model_event(r->m, host && bt_value_is_string(host) ? bt_value_string_get(host)
-								    : "",
-			      vpid, name + strlen(PROVIDER_PREFIX), &f))
+	if (trace_model_event(r->m, host_of(bt_stream_borrow_trace_const(
+					    bt_event_borrow_stream_const(event))),
+			      pid, stamp, name + strlen(PROVIDER_PREFIX), &f))
 		r->failed = 1;
+}
+
+/* LTTng's ring buffer was full: babeltrace2 says how many events (or packets) were lost, when. */
+static void take_discard(struct reader *r, const bt_message *msg, bool packets)
+{
+	const bt_stream *stream = packets ? bt_message_discarded_packets_borrow_stream_const(msg)
+					  : bt_message_discarded_events_borrow_stream_const(msg);
+	const bt_stream_class *sc = bt_stream_borrow_class_const(stream);
+	struct trace_discard d;
+	uint64_t count = 0;
+
+	memset(&d, 0, sizeof(d));
+	snprintf(d.host, sizeof(d.host), "%s", host_of(bt_stream_borrow_trace_const(stream)));
+	if (packets) {
+		if (bt_message_discarded_packets_get_count(msg, &count) !=
+		    BT_PROPERTY_AVAILABILITY_AVAILABLE)
+			count = 1; /* at least one, the trace does not say how many */
+		d.packets = count;
+		if (bt_stream_class_discarded_packets_have_default_clock_snapshots(sc)) {
+			d.start_ns = snapshot_ns(
+				bt_message_discarded_packets_borrow_beginning_default_clock_snapshot_const(msg));
+			d.end_ns = snapshot_ns(
+				bt_message_discarded_packets_borrow_end_default_clock_snapshot_const(msg));
+		}
+	} else {
+		if (bt_message_discarded_events_get_count(msg, &count) !=
+		    BT_PROPERTY_AVAILABILITY_AVAILABLE)
+			count = 1;
+		d.events = count;
+		if (bt_stream_class_discarded_events_have_default_clock_snapshots(sc)) {
+			d.start_ns = snapshot_ns(
+				bt_message_discarded_events_borrow_beginning_default_clock_snapshot_const(msg));
+			d.end_ns = snapshot_ns(
+				bt_message_discarded_events_borrow_end_default_clock_snapshot_const(msg));
+		}
+	}
+	if (trace_model_discard(r->m, &d))
+		r->failed = 1;
+}
+
+static void take(struct reader *r, const bt_message *msg)
+{
+	switch (bt_message_get_type(msg)) {
+	case BT_MESSAGE_TYPE_EVENT: take_event(r, msg); break;
+	case BT_MESSAGE_TYPE_DISCARDED_EVENTS: take_discard(r, msg, false); break;
+	case BT_MESSAGE_TYPE_DISCARDED_PACKETS: take_discard(r, msg, true); break;
+	default: break;
+	}
 }
 
 static bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator *it,
@@ -152,8 +229,8 @@ static bt_graph_simple_sink_component_consume_func_status consume(bt_message_ite
 		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
 	}
 	for (uint64_t i = 0; i < count; i++) {
-		if (!r->failed && bt_message_get_type(msgs[i]) == BT_MESSAGE_TYPE_EVENT)
-			take_event(r, msgs[i]);
+		if (!r->failed)
+			take(r, msgs[i]);
 		bt_message_put_ref(msgs[i]);
 	}
 	return r->failed ? BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR

@@ -14,16 +14,11 @@
 
 #define MAX_WINDOWS 100000
 
-struct window {
-	double bytes;
-	uint64_t wire_ns;
-};
-
 struct hop_windows {
 	const struct report_hop *hop;
 	bool is_send;
 	uint32_t hop_id;
-	struct window *w; /* nwindows */
+	struct trace_window *w; /* nwindows */
 };
 
 struct windows {
@@ -45,18 +40,27 @@ static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
 	return e > s ? e - s : 0;
 }
 
-/* Adds [start, end) to the windows it touches: as wire time, and bytes pro rata. */
-static void spread(const struct windows *ws, struct window *w, uint64_t start, uint64_t end,
-		   double bytes, int as_time)
-{
-	size_t first = (start - ws->t0) / ws->width, last = (end - ws->t0) / ws->width;
+enum spread_as { AS_BYTES, AS_WIRE, AS_WAIT };
 
+/* Adds [start, end) to the windows it touches: as wire or wait time, or bytes pro rata. */
+static void spread(const struct windows *ws, struct trace_window *w, uint64_t start, uint64_t end,
+		   double bytes, enum spread_as as)
+{
+	size_t first, last;
+
+	if (end < ws->t0)
+		return;
+	start = start < ws->t0 ? ws->t0 : start;
+	first = (start - ws->t0) / ws->width;
+	last = (end - ws->t0) / ws->width;
 	for (size_t k = first; k <= last && k < ws->nwindows; k++) {
 		uint64_t w0 = ws->t0 + k * ws->width;
 		uint64_t o = overlap(start, end, w0, w0 + ws->width);
 
-		if (as_time)
+		if (as == AS_WIRE)
 			w[k].wire_ns += o;
+		else if (as == AS_WAIT)
+			w[k].wait_ns += o;
 		else if (end > start)
 			w[k].bytes += bytes * (double)o / (double)(end - start);
 		else if (k == first)
@@ -65,23 +69,47 @@ static void spread(const struct windows *ws, struct window *w, uint64_t start, u
 }
 
 /* The spans are sorted (trace_spans_union ran on them): their union, segment by segment. */
-static void add_spans(const struct windows *ws, struct window *w, const struct trace_spans *s)
+static void add_spans(const struct windows *ws, struct trace_window *w, const struct trace_spans *s)
 {
 	uint64_t start = 0, end = 0;
 
 	for (size_t i = 0; i < s->n; i++) {
-		spread(ws, w, s->v[i].start, s->v[i].end, (double)s->v[i].bytes, 0);
+		spread(ws, w, s->v[i].start, s->v[i].end, (double)s->v[i].bytes, AS_BYTES);
 		if (i && s->v[i].start <= end) {
 			end = s->v[i].end > end ? s->v[i].end : end;
 			continue;
 		}
 		if (i)
-			spread(ws, w, start, end, 0, 1);
+			spread(ws, w, start, end, 0, AS_WIRE);
 		start = s->v[i].start;
 		end = s->v[i].end;
 	}
 	if (s->n)
-		spread(ws, w, start, end, 0, 1);
+		spread(ws, w, start, end, 0, AS_WIRE);
+}
+
+void trace_window_hop(const struct trace_hop *h, uint64_t t0, uint64_t width, size_t n,
+		      struct trace_window *w)
+{
+	struct windows ws = { .t0 = t0, .width = width, .nwindows = n };
+
+	add_spans(&ws, w, &h->wire);
+	for (size_t i = 0; i < h->wait.n; i++)
+		spread(&ws, w, h->wait.v[i].start, h->wait.v[i].end, 0, AS_WAIT);
+}
+
+uint64_t trace_window_lost(const struct trace_model *m, uint64_t start, uint64_t width)
+{
+	uint64_t lost = 0;
+
+	for (size_t i = 0; i < m->ndiscards; i++) {
+		const struct trace_discard *d = &m->discards[i];
+
+		/* Lost where the trace cannot say when: every window lacks them. */
+		if (!d->end_ns || (d->start_ns < start + width && d->end_ns >= start))
+			lost += d->events + d->packets;
+	}
+	return lost;
 }
 
 static void span_range(const struct trace_model *m, uint64_t *lo, uint64_t *hi)
@@ -110,20 +138,27 @@ static void add_views(const struct trace_model *m, const struct windows *ws,
 			if (th->is_send != hw->is_send || !same_key(&th->key, &hw->hop->key))
 				continue;
 			hw->hop_id = th->hop_id;
-			add_spans(ws, hw->w, &th->wire);
+			trace_window_hop(th, ws->t0, ws->width, ws->nwindows, hw->w);
 		}
 	}
+}
+
+void trace_window_range(const struct trace_model *m, uint64_t width, uint64_t *t0, size_t *n)
+{
+	uint64_t hi;
+
+	span_range(m, t0, &hi);
+	*n = hi > *t0 ? (hi - *t0) / width + 1 : 0;
+	if (!*n)
+		*t0 = 0;
 }
 
 static int compute(const struct trace_model *m, const struct report_set *set, uint64_t width,
 		   struct windows *ws)
 {
-	uint64_t hi;
-
 	memset(ws, 0, sizeof(*ws));
 	ws->width = width;
-	span_range(m, &ws->t0, &hi);
-	ws->nwindows = hi > ws->t0 ? (hi - ws->t0) / width + 1 : 0;
+	trace_window_range(m, width, &ws->t0, &ws->nwindows);
 	if (ws->nwindows > MAX_WINDOWS)
 		return fl_fail(FL_ERR_USAGE, "%zu windows of %.6f s: give a wider --window",
 			       ws->nwindows, (double)width / 1e9);
@@ -150,7 +185,7 @@ static void release(struct windows *ws)
 	free(ws->hops);
 }
 
-static double gbs(const struct window *w)
+static double gbs(const struct trace_window *w)
 {
 	return w->wire_ns ? w->bytes / (double)w->wire_ns : 0.0;
 }
@@ -173,6 +208,19 @@ static void print_legend(const struct windows *ws, FILE *out)
 	fputc('\n', out);
 }
 
+/* The windows whose figures lack events LTTng discarded, said once under the table. */
+static void print_lost(const struct trace_model *m, const struct windows *ws, FILE *out)
+{
+	size_t marked = 0;
+
+	for (size_t k = 0; k < ws->nwindows; k++)
+		marked += trace_window_lost(m, ws->t0 + k * ws->width, ws->width) != 0;
+	if (marked)
+		fprintf(out, "! %zu of %zu windows lack data: LTTng discarded events in them "
+			     "(their figures count only the events it kept)\n",
+			marked, ws->nwindows);
+}
+
 int trace_print_windows(const struct trace_model *m, const struct report_set *set,
 			uint64_t window_ns, FILE *out)
 {
@@ -182,31 +230,36 @@ int trace_print_windows(const struct trace_model *m, const struct report_set *se
 	if (!rc) {
 		print_legend(&ws, out);
 		for (size_t k = 0; k < ws.nwindows; k++) {
+			uint64_t lost = trace_window_lost(m, ws.t0 + k * window_ns, window_ns);
+
 			fprintf(out, "%10.3f", (double)(k * window_ns) / 1e9);
 			for (size_t i = 0; i < ws.nhops; i++) {
-				const struct window *w = &ws.hops[i].w[k];
+				const struct trace_window *w = &ws.hops[i].w[k];
 
 				if (w->wire_ns)
 					fprintf(out, " %9.3f", gbs(w));
 				else
 					fprintf(out, " %9s", "-");
 			}
-			fputc('\n', out);
+			fputs(lost ? "  !\n" : "\n", out);
 		}
+		print_lost(m, &ws, out);
 		fputc('\n', out);
 	}
 	release(&ws);
 	return rc;
 }
 
-static json_t *window_json(const struct windows *ws, size_t n, const struct window *x)
+static json_t *window_json(const struct windows *ws, size_t n, const struct trace_window *x,
+			   uint64_t lost)
 {
-	return json_pack("{s:f, s:f, s:f, s:f}", "start_seconds", (double)(n * ws->width) / 1e9,
-			 "bytes", x->bytes, "wire_seconds", (double)x->wire_ns / 1e9, "wire_gbs",
-			 gbs(x));
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:I}", "start_seconds",
+			 (double)(n * ws->width) / 1e9, "bytes", x->bytes, "wire_seconds",
+			 (double)x->wire_ns / 1e9, "wire_gbs", gbs(x), "peer_wait_seconds",
+			 (double)x->wait_ns / 1e9, "discarded_events", (json_int_t)lost);
 }
 
-static json_t *windows_json(const struct windows *ws)
+static json_t *windows_json(const struct trace_model *m, const struct windows *ws)
 {
 	json_t *hops = json_array();
 
@@ -216,7 +269,10 @@ static json_t *windows_json(const struct windows *ws)
 		json_t *w = json_array();
 
 		for (size_t n = 0; n < ws->nwindows; n++)
-			json_array_append_new(w, window_json(ws, n, &hw->w[n]));
+			json_array_append_new(
+				w, window_json(ws, n, &hw->w[n],
+					       trace_window_lost(m, ws->t0 + n * ws->width,
+								 ws->width)));
 		json_array_append_new(hops, json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:o}",
 						      "src_node", k->src_node, "src_dev",
 						      k->src_dev, "dst_node", k->dst_node,
@@ -225,6 +281,26 @@ static json_t *windows_json(const struct windows *ws)
 						      (json_int_t)hw->hop_id, "windows", w));
 	}
 	return hops;
+}
+
+/* Each discarded-events message: where, how many, when (seconds from the windows' start). */
+static json_t *trace_discards_json(const struct trace_model *m, uint64_t t0)
+{
+	json_t *all = json_array();
+
+	for (size_t i = 0; i < m->ndiscards; i++) {
+		const struct trace_discard *d = &m->discards[i];
+		json_t *from = d->end_ns ? json_real(((double)d->start_ns - (double)t0) / 1e9)
+					 : json_null();
+		json_t *to = d->end_ns ? json_real(((double)d->end_ns - (double)t0) / 1e9)
+				       : json_null();
+
+		json_array_append_new(all, json_pack("{s:s, s:I, s:I, s:o, s:o}", "host", d->host,
+						     "events", (json_int_t)d->events, "packets",
+						     (json_int_t)d->packets, "from_seconds", from,
+						     "to_seconds", to));
+	}
+	return all;
 }
 
 /* The merged report's JSON, unchanged, with one more member: "trace". */
@@ -247,11 +323,14 @@ int trace_print_json(const struct trace_model *m, const struct report_set *set,
 		release(&ws);
 	if (!rc) {
 		json_object_set_new(root, "trace",
-				    json_pack("{s:I, s:I, s:I, s:f, s:o, s:o}", "events",
-					      (json_int_t)m->events, "processes",
+				    json_pack("{s:I, s:I, s:I, s:I, s:I, s:o, s:f, s:o, s:o}",
+					      "events", (json_int_t)m->events, "processes",
 					      (json_int_t)set->nfiles, "orphan_requests",
-					      (json_int_t)m->orphans, "window_seconds",
-					      (double)window_ns / 1e9, "hops", windows_json(&ws),
+					      (json_int_t)m->orphans, "discarded_events",
+					      (json_int_t)m->discarded_events, "discarded_packets",
+					      (json_int_t)m->discarded_packets, "discards",
+					      trace_discards_json(m, ws.t0), "window_seconds",
+					      (double)window_ns / 1e9, "hops", windows_json(m, &ws),
 					      "live", (json_t *)trace_live_json(m)));
 		release(&ws);
 		if (json_dumpf(root, out, JSON_INDENT(1) | JSON_REAL_PRECISION(6)) ||

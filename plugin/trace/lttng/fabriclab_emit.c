@@ -9,7 +9,23 @@
 #define LTTNG_UST_TRACEPOINT_PROVIDER_HIDDEN_DEFINITION
 #include "fabriclab_tp.h"
 
+#include <pthread.h>
 #include <stddef.h>
+#include <unistd.h>
+
+int32_t fl_tp_pid;
+
+/* glibc no longer caches getpid(): kept here, so an enabled event costs no system call. */
+static void note_pid(void)
+{
+	fl_tp_pid = (int32_t)getpid();
+}
+
+__attribute__((constructor)) static void pid_at_load(void)
+{
+	note_pid();
+	pthread_atfork(NULL, NULL, note_pid);
+}
 
 #define EMIT(event, type)                                         \
 	static void emit_##event(const struct type *e)            \

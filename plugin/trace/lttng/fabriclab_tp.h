@@ -7,6 +7,19 @@
  * FNV-1a hash of the hop's names (see fl_trace_hop_id), so both ends of a hop,
  * every process and the report agree on it.
  */
+/*
+ * The emitting process's id (getpid(), kept by fabriclab_emit.c and renewed in
+ * a forked child): every event carries it as `pid`, so the events of several
+ * processes sharing per-user buffers are told apart without the vpid context.
+ * Read only inside an enabled probe. Outside the multi-read part: lttng-ust
+ * expands that part inside its own tables.
+ */
+#ifndef FABRICLAB_TP_PID_H
+#define FABRICLAB_TP_PID_H
+#include <stdint.h>
+extern int32_t fl_tp_pid __attribute__((visibility("hidden")));
+#endif
+
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
 #define LTTNG_UST_TRACEPOINT_PROVIDER fabriclab
 
@@ -26,6 +39,7 @@
 LTTNG_UST_TRACEPOINT_EVENT(fabriclab, conn_up,
 	LTTNG_UST_TP_ARGS(const struct fl_tp_conn *, c),
 	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, pid, fl_tp_pid)
 		lttng_ust_field_integer(uint32_t, conn_id, c->conn_id)
 		lttng_ust_field_integer(uint32_t, hop_id, c->hop_id)
 		lttng_ust_field_string(view, c->view)
@@ -43,6 +57,7 @@ LTTNG_UST_TRACEPOINT_EVENT(fabriclab, conn_up,
 LTTNG_UST_TRACEPOINT_EVENT(fabriclab, conn_down,
 	LTTNG_UST_TP_ARGS(const struct fl_tp_conn_down *, e),
 	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, pid, fl_tp_pid)
 		lttng_ust_field_integer(uint32_t, conn_id, e->conn_id)
 		lttng_ust_field_integer(uint32_t, hop_id, e->hop_id)
 		lttng_ust_field_integer(uint64_t, bytes, e->bytes)
@@ -53,6 +68,7 @@ LTTNG_UST_TRACEPOINT_EVENT(fabriclab, conn_down,
 LTTNG_UST_TRACEPOINT_EVENT(fabriclab, request_posted,
 	LTTNG_UST_TP_ARGS(const struct fl_tp_posted *, e),
 	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, pid, fl_tp_pid)
 		lttng_ust_field_integer(uint32_t, conn_id, e->conn_id)
 		lttng_ust_field_integer(uint32_t, hop_id, e->hop_id)
 		lttng_ust_field_integer(uint32_t, slot, e->slot)
@@ -64,6 +80,7 @@ LTTNG_UST_TRACEPOINT_EVENT(fabriclab, request_posted,
 LTTNG_UST_TRACEPOINT_EVENT(fabriclab, request_ready,
 	LTTNG_UST_TP_ARGS(const struct fl_tp_ready *, e),
 	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, pid, fl_tp_pid)
 		lttng_ust_field_integer(uint32_t, conn_id, e->conn_id)
 		lttng_ust_field_integer(uint32_t, hop_id, e->hop_id)
 		lttng_ust_field_integer(uint32_t, slot, e->slot)
@@ -73,6 +90,7 @@ LTTNG_UST_TRACEPOINT_EVENT(fabriclab, request_ready,
 LTTNG_UST_TRACEPOINT_EVENT(fabriclab, request_done,
 	LTTNG_UST_TP_ARGS(const struct fl_tp_done *, d),
 	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, pid, fl_tp_pid)
 		lttng_ust_field_integer(uint32_t, conn_id, d->conn_id)
 		lttng_ust_field_integer(uint32_t, hop_id, d->hop_id)
 		lttng_ust_field_integer(uint32_t, slot, d->slot)
@@ -89,6 +107,7 @@ LTTNG_UST_TRACEPOINT_EVENT(fabriclab, request_done,
 LTTNG_UST_TRACEPOINT_EVENT(fabriclab, error,
 	LTTNG_UST_TP_ARGS(const struct fl_tp_error *, e),
 	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, pid, fl_tp_pid)
 		lttng_ust_field_integer(uint32_t, conn_id, e->conn_id)
 		lttng_ust_field_integer(uint32_t, hop_id, e->hop_id)
 		lttng_ust_field_string(op, e->op)
@@ -98,6 +117,7 @@ LTTNG_UST_TRACEPOINT_EVENT(fabriclab, error,
 LTTNG_UST_TRACEPOINT_EVENT(fabriclab, fault,
 	LTTNG_UST_TP_ARGS(const struct fl_tp_fault *, e),
 	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, pid, fl_tp_pid)
 		lttng_ust_field_integer(uint32_t, conn_id, e->conn_id)
 		lttng_ust_field_integer(uint32_t, hop_id, e->hop_id)
 		lttng_ust_field_string(action, e->action)
@@ -108,6 +128,7 @@ LTTNG_UST_TRACEPOINT_EVENT(fabriclab, fault,
 LTTNG_UST_TRACEPOINT_EVENT(fabriclab, hop_snapshot,
 	LTTNG_UST_TP_ARGS(const struct fl_tp_hop *, h),
 	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, pid, fl_tp_pid)
 		lttng_ust_field_integer(uint32_t, hop_id, h->hop_id)
 		lttng_ust_field_string(view, h->view)
 		lttng_ust_field_string(src_node, h->src_node)
@@ -130,6 +151,7 @@ LTTNG_UST_TRACEPOINT_EVENT(fabriclab, hop_snapshot,
 LTTNG_UST_TRACEPOINT_EVENT(fabriclab, verdict,
 	LTTNG_UST_TP_ARGS(const struct fl_tp_verdict *, v),
 	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, pid, fl_tp_pid)
 		lttng_ust_field_string(kind, v->kind)
 		lttng_ust_field_integer(uint32_t, hop_id, v->hop_id)
 		lttng_ust_field_string(node, v->node)
@@ -145,6 +167,7 @@ LTTNG_UST_TRACEPOINT_EVENT(fabriclab, verdict,
 LTTNG_UST_TRACEPOINT_EVENT(fabriclab, live_finding,
 	LTTNG_UST_TP_ARGS(const struct fl_tp_live *, l),
 	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, pid, fl_tp_pid)
 		lttng_ust_field_string(state, l->state)
 		lttng_ust_field_string(kind, l->kind)
 		lttng_ust_field_string(culprit, l->culprit)
