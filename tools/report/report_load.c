@@ -19,6 +19,7 @@
 #include "plugin/base/version.h"
 #include "report.h"
 #include "report_fields.h"
+#include "tools/common/tool_text.h"
 
 /* One device of the writer's node: can NCCL hand it GPU memory? */
 struct device_cap {
@@ -356,6 +357,8 @@ static int read_header(const struct report_reader *r, json_t *root, struct repor
 	err = err ? err : report_get_int(r, root, "pid", true, 0, &f->pid);
 	err = err ? err : report_get_int(r, root, "rank", false, -1, &f->rank);
 	err = err ? err : report_get_int(r, root, "world_size", false, -1, &f->world_size);
+	if (!err && f->world_size > REPORT_MAX_WORLD)
+		err = report_bad(r, "world_size", "expected at most " REPORT_MAX_WORLD_TEXT " ranks");
 	err = err ? err : report_get_bool(r, root, "final", &f->final);
 	return err ? err : report_get_number(r, root, "written_unix", false, &f->written_unix);
 }
@@ -430,6 +433,15 @@ static int load_file(struct report_set *set, const char *path, bool *foreign)
 		free(f->ranks);
 		return err;
 	}
+	/* from here on the path is only shown: escaped, like the names */
+	if (tool_text_needs_escape(f->path)) {
+		char *shown = tool_text_dup(f->path);
+
+		if (!shown)
+			return fl_fail(FL_ERR_SYSTEM, "out of memory");
+		free(f->path);
+		f->path = shown;
+	}
 	set->nfiles++;
 	return 0;
 }
@@ -490,7 +502,9 @@ static int skip_foreign(struct report_set *set, int err, bool foreign, char *las
 {
 	if (!err || !foreign)
 		return err;
-	fprintf(stderr, "fabriclab report: warning: skipping %s\n", fl_error_text());
+	fputs("fabriclab report: warning: skipping ", stderr);
+	tool_text_put(stderr, fl_error_text());
+	fputc('\n', stderr);
 	snprintf(last, len, "%s", fl_error_text());
 	set->skipped++;
 	return 0;
