@@ -32,6 +32,8 @@ struct report_view {
 	bool present;
 	int processes; /* processes that wrote this view: more than one share a device */
 	int input;     /* the file it came from (the first, when several) */
+	int last_input;      /* the last file that added to it, and at which hops[] entry: */
+	size_t last_index;   /* one file holding the same view twice is refused (duplicated) */
 	long src_rank, dst_rank;
 	long connections;
 	uint64_t bytes, messages;

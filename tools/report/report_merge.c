@@ -134,16 +134,31 @@ static void combine(struct report_view *into, const struct report_view *v)
 	into->rdma_port_active |= v->rdma_port_active;
 }
 
-static void add_view(struct report_hop *h, const struct report_file_view *fv, int input)
+/*
+ * A process holds each view of a hop once (the plugin keys its hops by names,
+ * view, mode, communicator and ranks): the same view twice in one file is a
+ * duplicated entry, refused by name rather than silently added up.
+ */
+static int add_view(const struct report_set *set, struct report_hop *h,
+		    const struct report_file_view *fv, int input, size_t index)
 {
 	struct report_view *slot = fv->is_send ? &h->send : &h->recv;
 
+	if (slot->present && slot->last_input == input)
+		return fl_fail(FL_ERR_USAGE, "%s: hops[%zu] repeats hops[%zu] (%s/%s -> %s/%s, %s "
+			       "view, ranks %ld -> %ld): a report holds each view of a hop once",
+			       set->files[input].path, index, slot->last_index, fv->key.src_node,
+			       fv->key.src_dev, fv->key.dst_node, fv->key.dst_dev,
+			       fv->is_send ? "send" : "recv", fv->v.src_rank, fv->v.dst_rank);
 	if (slot->present) {
 		combine(slot, &fv->v);
-		return;
+	} else {
+		*slot = fv->v;
+		slot->input = input;
 	}
-	*slot = fv->v;
-	slot->input = input;
+	slot->last_input = input;
+	slot->last_index = index;
+	return 0;
 }
 
 /* A better file of the same process: the final one, else the newer snapshot. */
@@ -195,6 +210,7 @@ static int join_views(struct report_set *set)
 {
 	size_t views = 0;
 	struct hop_index ix = { NULL, 16 };
+	int err = 0;
 
 	for (size_t f = 0; f < set->nfiles; f++)
 		views += set->files[f].nviews;
@@ -206,14 +222,15 @@ static int join_views(struct report_set *set)
 		free(ix.slots);
 		return fl_fail(FL_ERR_SYSTEM, "out of memory joining %zu hop views", views);
 	}
-	for (size_t f = 0; f < set->nfiles; f++) {
+	for (size_t f = 0; !err && f < set->nfiles; f++) {
 		const struct report_file *file = &set->files[f];
 
-		for (size_t i = 0; file->superseded_by < 0 && i < file->nviews; i++)
-			add_view(find_or_add(set, &ix, &file->views[i]), &file->views[i], (int)f);
+		for (size_t i = 0; !err && file->superseded_by < 0 && i < file->nviews; i++)
+			err = add_view(set, find_or_add(set, &ix, &file->views[i]), &file->views[i],
+				       (int)f, i);
 	}
 	free(ix.slots);
-	return 0;
+	return err;
 }
 
 static int cmp_hop(const void *pa, const void *pb)

@@ -153,7 +153,7 @@ int sweep_baseline_save(const struct sweep_result *res, const char *path);
 int sweep_baseline_check_save(const char *path);
 int sweep_baseline_load(const char *path, struct sweep_baseline *base);
 void sweep_baseline_free(struct sweep_baseline *base);
-/* The pair's stored GB/s, 0 when the baseline has none. */
+/* The pair's stored GB/s, 0 when the baseline has none (pairs sorted as the loader leaves them). */
 double sweep_baseline_find(const struct sweep_baseline *base, const char *src, const char *dst);
 
 /* sweep_commands.c: what to run on the machines to confirm the finding. */
