@@ -40,11 +40,6 @@ static double now_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-double sweep_gbs(size_t bytes, double time_us)
-{
-	return time_us > 0 ? (double)bytes / time_us / 1e3 : 0;
-}
-
 static uint8_t byte_from(int src, size_t i)
 {
 	return (uint8_t)(i % PERIOD + 7u * (unsigned)src + 1u);
