@@ -25,7 +25,8 @@ static const char *kind_of(mode_t mode)
 	return "not a regular file";
 }
 
-int fl_open_regular(const char *path, const char **why)
+/* fl_open_regular, with what fstat said of the opened file. */
+static int open_regular(const char *path, const char **why, struct stat *st_out)
 {
 	struct stat st;
 	int fd;
@@ -50,7 +51,15 @@ int fl_open_regular(const char *path, const char **why)
 		*why = kind_of(st.st_mode);
 		return -1;
 	}
+	*st_out = st;
 	return fd;
+}
+
+int fl_open_regular(const char *path, const char **why)
+{
+	struct stat st;
+
+	return open_regular(path, why, &st);
 }
 
 /*
@@ -97,19 +106,14 @@ static char *read_all(int fd, size_t size, size_t max, size_t *len, int *too_lar
 int fl_read_regular(const char *path, size_t max, char **text, size_t *len)
 {
 	const char *why = NULL;
-	int fd = fl_open_regular(path, &why), too_large, err;
 	struct stat st;
+	int fd = open_regular(path, &why, &st), too_large, err;
 
 	*text = NULL;
 	*len = 0;
 	if (fd < 0)
 		return fl_fail(FL_ERR_USAGE, "%s: %s", path, why);
 	/* refused by its size, before a byte is read: a huge file would cost its size in memory */
-	if (fstat(fd, &st)) {
-		err = errno;
-		close(fd);
-		return fl_fail(FL_ERR_USAGE, "%s: cannot read: %s", path, strerror(err));
-	}
 	if (st.st_size < 0 || (uint64_t)st.st_size > max) {
 		close(fd);
 		return fl_fail(FL_ERR_USAGE, "%s: %lld bytes, larger than %zu bytes", path,

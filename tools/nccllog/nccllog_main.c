@@ -31,7 +31,9 @@ void nccllog_usage(FILE *out)
 		"  --json      print JSON instead of text\n"
 		"  -h, --help  this text\n"
 		"\n"
-		"NCCL prints its version on rank 0 only; other ranks show \"-\" there.\n"
+		"NCCL prints its version on rank 0 only; other ranks show \"-\" there. Bytes\n"
+		"that are not printable UTF-8 (terminal controls, other encodings) are shown\n"
+		"as \\xNN. FILE must be a regular file (pipe a stream into stdin).\n"
 		"Exit status: 0 nothing flagged; 1 a rank flagged; 2 bad usage, a file that\n"
 		"cannot be read, or no NCCL line at all.\n");
 }
