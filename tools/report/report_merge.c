@@ -251,6 +251,64 @@ static int cmp_hop(const void *pa, const void *pb)
 	return c ? c : (a->comm_hash > b->comm_hash) - (a->comm_hash < b->comm_hash);
 }
 
+static int cmp_hop_at(const void *pa, const void *pb, void *hops)
+{
+	const struct report_hop *h = hops;
+
+	return cmp_hop(&h[*(const size_t *)pa], &h[*(const size_t *)pb]);
+}
+
+/*
+ * The hops in cmp_hop's order, sorted through their indices and moved in
+ * place along the permutation's cycles: qsort on the 1.4 KB hops themselves
+ * takes a copy of them all (1.4 GB for 10^6 hops).
+ */
+static int sort_hops(struct report_set *set)
+{
+	size_t *order = malloc((set->nhops + 1) * sizeof(*order));
+
+	if (!order)
+		return fl_fail(FL_ERR_SYSTEM, "out of memory sorting %zu hops", set->nhops);
+	for (size_t i = 0; i < set->nhops; i++)
+		order[i] = i;
+	qsort_r(order, set->nhops, sizeof(*order), cmp_hop_at, set->hops);
+	for (size_t i = 0; i < set->nhops; i++) {
+		struct report_hop first;
+		size_t j = i;
+
+		if (order[i] == i)
+			continue;
+		first = set->hops[i];
+		for (;;) { /* position j takes the hop at order[j] */
+			size_t k = order[j];
+
+			order[j] = j;
+			if (k == i) {
+				set->hops[j] = first;
+				break;
+			}
+			set->hops[j] = set->hops[k];
+			j = k;
+		}
+	}
+	free(order);
+	return 0;
+}
+
+/* The views are in the hops now: what they took goes back before the judgement's arrays. */
+static void drop_views(struct report_set *set)
+{
+	struct report_hop *fit = realloc(set->hops, (set->nhops + 1) * sizeof(*set->hops));
+
+	if (fit)
+		set->hops = fit;
+	for (size_t f = 0; f < set->nfiles; f++) {
+		free(set->files[f].views);
+		set->files[f].views = NULL;
+		set->files[f].nviews = 0;
+	}
+}
+
 bool report_has_wire(const struct report_view *v)
 {
 	return v->present && v->wire_seconds > 0 && v->wire_gbs > 0;
@@ -457,9 +515,11 @@ int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 	if (!err)
 		report_name_ranks(set);
 	err = err ? err : join_views(set);
+	if (!err)
+		drop_views(set);
+	err = err ? err : sort_hops(set);
 	if (err)
 		return err;
-	qsort(set->hops, set->nhops, sizeof(*set->hops), cmp_hop);
 	set->figures = calloc(set->nhops + 1, sizeof(*set->figures));
 	if (!set->figures)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory");
