@@ -289,7 +289,7 @@ static int grow_views(const struct report_reader *r, struct report_file *f, size
 
 	if (f->nviews < *cap)
 		return 0;
-	*cap = *cap ? 2 * *cap : 16;
+	*cap = *cap ? 2 * *cap : 2; /* most reports hold a few hops: 131 072 of them add up */
 	more = realloc(f->views, (*cap + 1) * sizeof(*more));
 	if (!more)
 		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", r->path);
@@ -342,6 +342,11 @@ static int read_hops(const struct report_reader *r, json_t *root, struct report_
 		json_decref(hop);
 		if (!err)
 			f->views[f->nviews++].v.rdma_port_active = rdma;
+	}
+	if (!err && cap > f->nviews) { /* what doubling left unused goes back */
+		struct report_file_view *fit = realloc(f->views, (f->nviews + 1) * sizeof(*fit));
+
+		f->views = fit ? fit : f->views;
 	}
 	free(devs.caps);
 	return err;
