@@ -63,6 +63,11 @@ done
 echo
 echo "== fabriclab report: merging 1024 nodes x 8 devices of synthetic reports"
 "$build/bench/report_merge"
+echo "== the tools at fleet scale (generated inputs; goals on process CPU time)"
+"$build/bench/report_scale" fleet    # 16384 nodes x 8 NICs = 131072 reports: < 10 s, < 1 GiB
+"$build/bench/report_scale" hops     # one report of 10^6 distinct hops: < 30 s
+"$build/bench/report_scale" repeat   # 500000 identical hops: refused as repeated, < 30 s
+"$build/bench/nccllog_scale"         # nccl-log, 10^6 lines of distinct ranks: < 10 s
 echo
 echo "== counting on vs compiled out: all_reduce, 4 ranks, 64 MiB in 512 KiB steps, alternating"
 busbw() { NCCL_NET_PLUGIN="$1" "$build/fabriclab" bench --ranks 4 -b 64M -e 64M -n 10 -w 2 |

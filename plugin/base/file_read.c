@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,7 +25,8 @@ static const char *kind_of(mode_t mode)
 	return "not a regular file";
 }
 
-int fl_open_regular(const char *path, const char **why)
+/* fl_open_regular, with what fstat said of the opened file. */
+static int open_regular(const char *path, const char **why, struct stat *st_out)
 {
 	struct stat st;
 	int fd;
@@ -49,13 +51,24 @@ int fl_open_regular(const char *path, const char **why)
 		*why = kind_of(st.st_mode);
 		return -1;
 	}
+	*st_out = st;
 	return fd;
 }
 
-/* Reads fd to its end into a growing buffer; NULL when it passes max or a read fails. */
-static char *read_all(int fd, size_t max, size_t *len, int *too_large)
+int fl_open_regular(const char *path, const char **why)
 {
-	size_t used = 0, cap = 4096;
+	struct stat st;
+
+	return open_regular(path, why, &st);
+}
+
+/*
+ * Reads fd to its end into a buffer of the size fstat gave (sysfs files say
+ * 4096), growing it if the file grew; NULL when it passes max or a read fails.
+ */
+static char *read_all(int fd, size_t size, size_t max, size_t *len, int *too_large)
+{
+	size_t used = 0, cap = size ? size + 1 : 4096; /* + 1: the read that sees the end fits */
 	char *buf = malloc(cap + 1);
 
 	*too_large = 0;
@@ -93,14 +106,21 @@ static char *read_all(int fd, size_t max, size_t *len, int *too_large)
 int fl_read_regular(const char *path, size_t max, char **text, size_t *len)
 {
 	const char *why = NULL;
-	int fd = fl_open_regular(path, &why), too_large, err;
+	struct stat st;
+	int fd = open_regular(path, &why, &st), too_large, err;
 
 	*text = NULL;
 	*len = 0;
 	if (fd < 0)
 		return fl_fail(FL_ERR_USAGE, "%s: %s", path, why);
+	/* refused by its size, before a byte is read: a huge file would cost its size in memory */
+	if (st.st_size < 0 || (uint64_t)st.st_size > max) {
+		close(fd);
+		return fl_fail(FL_ERR_USAGE, "%s: %lld bytes, larger than %zu bytes", path,
+			       (long long)st.st_size, max);
+	}
 	errno = 0;
-	*text = read_all(fd, max, len, &too_large);
+	*text = read_all(fd, (size_t)st.st_size, max, len, &too_large);
 	err = errno;
 	close(fd);
 	if (*text)

@@ -247,7 +247,7 @@ static void test_rail_against_its_baseline(void **state)
 
 static void test_baseline(void **state)
 {
-	struct sweep_base_pair pairs[] = { { "n0", "n1", 20 }, { "n1", "n0", 10 } };
+	struct sweep_base_pair pairs[] = { { "n0", "n1", 20, 0 }, { "n1", "n0", 10, 1 } };
 	struct sweep_baseline base = { .bytes = BYTES, .pairs = pairs, .npairs = 2,
 				       .median_gbs = 15 };
 	struct sweep_result res = matrix(4, 10);

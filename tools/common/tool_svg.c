@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include "tool_text.h"
+
 #define SCALE_STEPS 4
 
 void tool_svg_begin(FILE *out, int width, int height)
@@ -14,16 +16,26 @@ void tool_svg_begin(FILE *out, int width, int height)
 		width, height, width, height);
 }
 
+/*
+ * Markup escaped as entities; what XML 1.0 cannot hold at all (controls, bytes
+ * that are not UTF-8) as the text \xNN (tool_text.h), so any name gives a
+ * well-formed document.
+ */
 void tool_svg_text(FILE *out, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
+	while (*s) {
+		size_t n = tool_text_char_len(s);
+
+		switch (n ? *s : 0) {
 		case '&': fputs("&amp;", out); break;
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
 		case '"': fputs("&quot;", out); break;
-		default: fputc(*s, out);
+		case '\'': fputs("&apos;", out); break;
+		case 0: fprintf(out, "\\x%02x", (unsigned char)*s); break;
+		default: fwrite(s, 1, n, out);
 		}
+		s += n ? n : 1;
 	}
 }
 

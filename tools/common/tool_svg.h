@@ -11,7 +11,10 @@
 
 /* The XML declaration, the <svg> element of that size and a white background. */
 void tool_svg_begin(FILE *out, int width, int height);
-/* s as SVG text content or attribute value (&, <, >, " escaped). */
+/*
+ * s as SVG text content or attribute value: &, <, >, ", ' as entities, control
+ * characters and bytes that are not UTF-8 as the text \xNN.
+ */
 void tool_svg_text(FILE *out, const char *s);
 /*
  * Viridis-like, t in [0, 1] (clamped): dark purple for slow, yellow for fast;

@@ -12,9 +12,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
-#define NL_NAME_LEN 64
+#define NL_NAME_LEN 64 /* the longest key or host name kept */
 #define NL_MAX_DEVS 16
 #define NL_WHY_LEN 512
 
@@ -24,32 +25,52 @@ struct nl_dev {
 	char link[8]; /* IB or RoCE */
 };
 
+/*
+ * What a rank's lines said. Strings live in the log's arena (NULL: never
+ * seen), so a rank costs about its text: a 16 k-GPU job's logs hold up to a
+ * million processes, most of them with only a few fields.
+ */
 struct nl_rank {
-	char key[NL_NAME_LEN];  /* "[3]" prefix or host:pid */
-	char host[NL_NAME_LEN];
+	const char *key;        /* "[3]" prefix or host:pid */
+	const char *host;
+	const char *version;
+	const char *network;    /* "IB", "Socket" or the plugin's name */
+	const char *plugin;     /* a net plugin NCCL loaded */
+	const char *socket_if;
+	const char *first_warn;
+	const char *why;        /* what the judgement found; NULL fine */
+	const struct nl_dev *ib; /* nib of them */
 	long pid;
 	long rank;              /* from the comm line; -1 unknown */
 	long nranks;
-	char version[48];
-	char network[32];       /* "IB", "Socket" or the plugin's name; "" none seen */
-	char plugin[48];        /* a net plugin NCCL loaded */
-	struct nl_dev ib[NL_MAX_DEVS];
 	int nib;
-	char socket_if[96];
 	int net_conns;          /* "via NET/..." channel lines */
 	int gdr_conns;          /* ... of which /GDRDMA */
 	int gdr_disabled;       /* "GPU Direct RDMA Disabled" lines */
-	char first_warn[160];
-	char why[NL_WHY_LEN];   /* what the judgement found; "" fine */
+};
+
+/* Where the ranks' strings live: blocks freed all at once with the log. */
+struct nl_arena {
+	struct nl_block *blocks;
+	size_t used, cap; /* in the first block */
 };
 
 struct nl_log {
 	struct nl_rank *ranks;
 	size_t n;
 	size_t cap;
+	uint32_t *slots; /* hash of the keys: rank index + 1, 0 empty */
+	size_t nslots;
+	struct nl_arena arena;
 	size_t lines;
 	size_t nccl_lines;
 };
+
+/* A rank's string field, "" when it was never seen. */
+static inline const char *nl_str(const char *s)
+{
+	return s ? s : "";
+}
 
 int nccllog_main(int argc, char **argv);
 void nccllog_usage(FILE *out);
@@ -57,9 +78,13 @@ void nccllog_usage(FILE *out);
 /* nccllog_parse.c: one line of a file; `last` carries the process across prefix-less lines. */
 int nl_parse_line(struct nl_log *log, const char *line, struct nl_rank **last);
 void nl_log_free(struct nl_log *log);
+/* nccllog_store.c: the rank of this key, added when new; NULL when out of memory. */
+struct nl_rank *nl_find_or_add(struct nl_log *log, const char *key);
+/* A copy of n bytes of s, NUL-terminated, in the log's arena; NULL when out of memory. */
+const char *nl_keep(struct nl_log *log, const char *s, size_t n);
 
-/* nccllog_judge.c: fills each rank's `why`; the number of ranks flagged. */
-size_t nl_judge(struct nl_log *log);
+/* nccllog_judge.c: fills each rank's `why` and the number of ranks flagged; FL_OK or an error. */
+int nl_judge(struct nl_log *log, size_t *flagged);
 
 /* nccllog_out.c */
 void nl_print_text(const struct nl_log *log, size_t flagged, FILE *out);

@@ -4,8 +4,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "plugin/base/file_read.h"
 #include "shim/shim.h"
+#include "tools/common/tool_text.h"
 
 #define EXIT_FLAGGED 1
 #define EXIT_USAGE 2
@@ -28,7 +31,9 @@ void nccllog_usage(FILE *out)
 		"  --json      print JSON instead of text\n"
 		"  -h, --help  this text\n"
 		"\n"
-		"NCCL prints its version on rank 0 only; other ranks show \"-\" there.\n"
+		"NCCL prints its version on rank 0 only; other ranks show \"-\" there. Bytes\n"
+		"that are not printable UTF-8 (terminal controls, other encodings) are shown\n"
+		"as \\xNN. FILE must be a regular file (pipe a stream into stdin).\n"
 		"Exit status: 0 nothing flagged; 1 a rank flagged; 2 bad usage, a file that\n"
 		"cannot be read, or no NCCL line at all.\n");
 }
@@ -48,6 +53,29 @@ static int read_stream(struct nl_log *log, FILE *in, const char *name)
 	return rc;
 }
 
+/*
+ * A log file, or NULL with the error set: only a regular file, refused before
+ * any read that could block (a FIFO named like a log would wait for ever).
+ * Pipes come through stdin ("-").
+ */
+static FILE *open_log(const char *path)
+{
+	const char *why = NULL;
+	int fd = fl_open_regular(path, &why);
+	FILE *in;
+
+	if (fd < 0) {
+		shim_fail(FL_ERR_USAGE, "%s: %s", path, why);
+		return NULL;
+	}
+	in = fdopen(fd, "r");
+	if (!in) {
+		shim_fail(FL_ERR_SYSTEM, "%s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return in;
+}
+
 static int read_inputs(struct nl_log *log, int nfiles, char **files)
 {
 	int rc = FL_OK;
@@ -55,15 +83,23 @@ static int read_inputs(struct nl_log *log, int nfiles, char **files)
 	if (!nfiles)
 		return read_stream(log, stdin, "stdin");
 	for (int i = 0; !rc && i < nfiles; i++) {
-		FILE *in = strcmp(files[i], "-") ? fopen(files[i], "r") : stdin;
+		FILE *in = strcmp(files[i], "-") ? open_log(files[i]) : stdin;
 
 		if (!in)
-			return shim_fail(FL_ERR_USAGE, "%s: %s", files[i], strerror(errno));
+			return FL_ERR_USAGE;
 		rc = read_stream(log, in, files[i]);
 		if (in != stdin)
 			fclose(in);
 	}
 	return rc;
+}
+
+/* The error names a file or quotes a line: escaped, like the output. */
+static void print_error(void)
+{
+	fputs("fabriclab nccl-log: ", stderr);
+	tool_text_put(stderr, shim_error_text());
+	fputc('\n', stderr);
 }
 
 int nccllog_main(int argc, char **argv)
@@ -90,18 +126,18 @@ int nccllog_main(int argc, char **argv)
 		rc = shim_fail(FL_ERR_USAGE, "no NCCL line in %zu lines: was NCCL_DEBUG=INFO "
 			       "set?", log.lines);
 	if (rc) {
-		fprintf(stderr, "fabriclab nccl-log: %s\n", shim_error_text());
+		print_error();
 		nl_log_free(&log);
 		return EXIT_USAGE;
 	}
-	flagged = nl_judge(&log);
-	if (json)
+	rc = nl_judge(&log, &flagged);
+	if (!rc && json)
 		rc = nl_print_json(&log, flagged, stdout);
-	else
+	else if (!rc)
 		nl_print_text(&log, flagged, stdout);
 	nl_log_free(&log);
 	if (rc) {
-		fprintf(stderr, "fabriclab nccl-log: %s\n", shim_error_text());
+		print_error();
 		return EXIT_USAGE;
 	}
 	return flagged ? EXIT_FLAGGED : 0;

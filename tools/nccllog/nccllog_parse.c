@@ -56,26 +56,6 @@ static const char *launcher_prefix(const char *line, char *key, size_t len)
 	return p;
 }
 
-static struct nl_rank *find_or_add(struct nl_log *log, const char *key)
-{
-	for (size_t i = 0; i < log->n; i++) {
-		if (!strcmp(log->ranks[i].key, key))
-			return &log->ranks[i];
-	}
-	if (log->n == log->cap) {
-		size_t cap = log->cap ? 2 * log->cap : 16;
-		struct nl_rank *more = realloc(log->ranks, cap * sizeof(*more));
-
-		if (!more)
-			return NULL;
-		log->ranks = more;
-		log->cap = cap;
-	}
-	log->ranks[log->n] = (struct nl_rank){ .rank = -1, .nranks = -1 };
-	snprintf(log->ranks[log->n].key, sizeof(log->ranks[0].key), "%s", key);
-	return &log->ranks[log->n++];
-}
-
 /* "host:pid:tid [dev] " in front of "NCCL INFO": host and pid, 0 when it is not there. */
 static int nccl_header(const char *start, const char *marker, char *host, size_t len,
 		       long *pid)
@@ -92,6 +72,37 @@ static int nccl_header(const char *start, const char *marker, char *host, size_t
 	return 0;
 }
 
+/*
+ * Sets *field to n bytes of src (at most max - 1), unless it already holds
+ * them: a flood of the same line from one rank costs nothing more.
+ */
+static int keep(struct nl_log *log, const char **field, const char *src, size_t n, size_t max)
+{
+	const char *kept;
+
+	if (n >= max)
+		n = max - 1;
+	if (*field && !strncmp(*field, src, n) && !(*field)[n])
+		return 0;
+	kept = nl_keep(log, src, n);
+	if (!kept)
+		return -1;
+	*field = kept;
+	return 0;
+}
+
+/* The word at src, up to a blank or ';'. */
+static int keep_word(struct nl_log *log, const char **field, const char *src, size_t max)
+{
+	return keep(log, field, src, strcspn(src, " \t\r\n;"), max);
+}
+
+/* The rest of the line at src. */
+static int keep_line(struct nl_log *log, const char **field, const char *src, size_t max)
+{
+	return keep(log, field, src, strcspn(src, "\r\n"), max);
+}
+
 static void copy_word(char *dst, size_t len, const char *src)
 {
 	size_t n = strcspn(src, " \t\r\n;");
@@ -100,13 +111,15 @@ static void copy_word(char *dst, size_t len, const char *src)
 }
 
 /* "[0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB eth0:..." */
-static void ib_devices(struct nl_rank *r, const char *list)
+static int ib_devices(struct nl_log *log, struct nl_rank *r, const char *list)
 {
-	const char *p = list;
+	struct nl_dev devs[NL_MAX_DEVS];
+	const char *p = list, *kept;
+	int nib = 0;
 
-	r->nib = 0;
-	while ((p = strchr(p, '[')) && r->nib < NL_MAX_DEVS) {
-		struct nl_dev *d = &r->ib[r->nib];
+	memset(devs, 0, sizeof(devs));
+	while ((p = strchr(p, '[')) && nib < NL_MAX_DEVS) {
+		struct nl_dev *d = &devs[nib];
 		const char *name = strchr(p, ']'), *semi = strchr(list, ';');
 		size_t n;
 
@@ -123,9 +136,17 @@ static void ib_devices(struct nl_rank *r, const char *list)
 		name = strchr(name + n, '/');
 		if (name)
 			copy_word(d->link, sizeof(d->link), name + 1);
-		r->nib++;
+		nib++;
 		p = name ? name : p + 1;
 	}
+	if (nib == r->nib && (!nib || !memcmp(devs, r->ib, (size_t)nib * sizeof(*devs))))
+		return 0;
+	kept = nib ? nl_keep(log, (const char *)devs, (size_t)nib * sizeof(*devs)) : NULL;
+	if (nib && !kept)
+		return -1;
+	r->ib = (const struct nl_dev *)kept;
+	r->nib = nib;
+	return 0;
 }
 
 /* "[ncclCommInitRank] comm 0x... rank 3 nranks 8 ..." or "... rank 3 nRanks 8 nNodes ...". */
@@ -145,34 +166,38 @@ static void comm_line(struct nl_rank *r, const char *msg)
 		r->nranks = strtol(end + 8, NULL, 10);
 }
 
-static void message(struct nl_rank *r, const char *msg, bool warn)
+/* The old field sizes bound what one rank keeps of a line. */
+#define VERSION_MAX 48
+#define NETWORK_MAX 32
+#define PLUGIN_MAX 48
+#define SOCKET_MAX 96
+#define WARN_MAX 160
+
+static int message(struct nl_log *log, struct nl_rank *r, const char *msg, bool warn)
 {
 	const char *p;
 
-	if (warn) {
-		if (!r->first_warn[0])
-			snprintf(r->first_warn, sizeof(r->first_warn), "%.*s",
-				 (int)strcspn(msg, "\r\n"), msg);
-		return;
-	}
+	if (warn)
+		return r->first_warn ? 0 : keep_line(log, &r->first_warn, msg, WARN_MAX);
 	if ((p = strstr(msg, "NCCL version ")))
-		copy_word(r->version, sizeof(r->version), p + 13);
-	else if (!strncmp(msg, "NET/IB : Using ", 15))
-		ib_devices(r, msg + 15);
-	else if (!strncmp(msg, "NET/Socket : Using ", 19))
-		snprintf(r->socket_if, sizeof(r->socket_if), "%.*s",
-			 (int)strcspn(msg + 19, "\r\n"), msg + 19);
-	else if (!strncmp(msg, "Using network ", 14))
-		copy_word(r->network, sizeof(r->network), msg + 14);
-	else if ((p = strstr(msg, "Loaded net plugin ")))
-		copy_word(r->plugin, sizeof(r->plugin), p + 18);
-	else if (!strncmp(msg, "Channel ", 8) && (p = strstr(msg, " via NET/"))) {
+		return keep_word(log, &r->version, p + 13, VERSION_MAX);
+	if (!strncmp(msg, "NET/IB : Using ", 15))
+		return ib_devices(log, r, msg + 15);
+	if (!strncmp(msg, "NET/Socket : Using ", 19))
+		return keep_line(log, &r->socket_if, msg + 19, SOCKET_MAX);
+	if (!strncmp(msg, "Using network ", 14))
+		return keep_word(log, &r->network, msg + 14, NETWORK_MAX);
+	if ((p = strstr(msg, "Loaded net plugin ")))
+		return keep_word(log, &r->plugin, p + 18, PLUGIN_MAX);
+	if (!strncmp(msg, "Channel ", 8) && (p = strstr(msg, " via NET/"))) {
 		r->net_conns++;
 		r->gdr_conns += strstr(p, "/GDRDMA") != NULL;
-	} else if (strstr(msg, "GPU Direct RDMA Disabled"))
+	} else if (strstr(msg, "GPU Direct RDMA Disabled")) {
 		r->gdr_disabled++;
-	else
+	} else {
 		comm_line(r, msg);
+	}
+	return 0;
 }
 
 int nl_parse_line(struct nl_log *log, const char *line, struct nl_rank **last)
@@ -192,23 +217,19 @@ int nl_parse_line(struct nl_log *log, const char *line, struct nl_rank **last)
 	if (!key[0] && host[0])
 		snprintf(key, sizeof(key), "%.40s:%ld", host, pid); /* room for any pid */
 	if (key[0])
-		r = find_or_add(log, key);
+		r = nl_find_or_add(log, key);
 	else if (!r)
-		r = find_or_add(log, "?");
+		r = nl_find_or_add(log, "?");
 	if (!r)
 		return shim_fail(FL_ERR_SYSTEM, "out of memory");
-	if (host[0] && !r->host[0]) {
-		snprintf(r->host, sizeof(r->host), "%s", host);
+	if (host[0] && !r->host) {
+		if (keep(log, &r->host, host, strlen(host), NL_NAME_LEN))
+			return shim_fail(FL_ERR_SYSTEM, "out of memory");
 		r->pid = pid;
 	}
 	log->nccl_lines++;
-	message(r, marker ? marker + 10 : rest, warn && marker == warn);
+	if (message(log, r, marker ? marker + 10 : rest, warn && marker == warn))
+		return shim_fail(FL_ERR_SYSTEM, "out of memory");
 	*last = r;
 	return FL_OK;
-}
-
-void nl_log_free(struct nl_log *log)
-{
-	free(log->ranks);
-	*log = (struct nl_log){ 0 };
 }

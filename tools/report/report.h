@@ -21,6 +21,9 @@
 #define REPORT_MERGED_SCHEMA "fabriclab-merged-report"
 #define REPORT_SCHEMA_VERSION 1
 #define REPORT_MAX_BYTES (256UL << 20) /* a report larger than this is not one of ours */
+/* More ranks than any job of today: the merge keeps a flag per rank of the world size. */
+#define REPORT_MAX_WORLD (1L << 24)
+#define REPORT_MAX_WORLD_TEXT "16777216"
 #define REPORT_SIZE_BUCKETS 48 /* power-of-two message size buckets, 1 B .. 128 TiB */
 #define REPORT_COMMANDS_LEN 4096
 
@@ -29,6 +32,8 @@ struct report_view {
 	bool present;
 	int processes; /* processes that wrote this view: more than one share a device */
 	int input;     /* the file it came from (the first, when several) */
+	int last_input;      /* the last file that added to it, and at which hops[] entry: */
+	size_t last_index;   /* one file holding the same view twice is refused (duplicated) */
 	long src_rank, dst_rank;
 	long connections;
 	uint64_t bytes, messages;

@@ -16,42 +16,91 @@ static bool file_used(const struct report_file *f)
 	return f->superseded_by < 0;
 }
 
-static bool rank_reported(const struct report_set *set, long rank)
+static int cmp_str(const void *a, const void *b)
 {
-	for (size_t f = 0; f < set->nfiles; f++) {
-		if (file_used(&set->files[f]) && set->files[f].rank == rank)
-			return true;
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A name and where the hops first named it. */
+struct named {
+	const char *node;
+	size_t first;
+};
+
+static int cmp_named(const void *pa, const void *pb)
+{
+	const struct named *a = pa, *b = pb;
+	int c = strcmp(a->node, b->node);
+
+	return c ? c : (a->first > b->first) - (a->first < b->first);
+}
+
+static int cmp_first(const void *pa, const void *pb)
+{
+	const struct named *a = pa, *b = pb;
+
+	return (a->first > b->first) - (a->first < b->first);
+}
+
+/* The nodes of the files in use, sorted: each lookup a binary search. */
+static const char **reported_nodes(const struct report_set *set, size_t *n)
+{
+	const char **nodes = malloc((set->nfiles + 1) * sizeof(*nodes));
+
+	*n = 0;
+	for (size_t f = 0; nodes && f < set->nfiles; f++) {
+		if (file_used(&set->files[f]))
+			nodes[(*n)++] = set->files[f].node;
 	}
-	return false;
+	if (nodes)
+		qsort(nodes, *n, sizeof(*nodes), cmp_str);
+	return nodes;
 }
 
-static bool node_reported(const struct report_set *set, const char *node)
+/*
+ * The hop ends whose node wrote no report, in the order the hops first name
+ * them: sorting and binary searches, as a 16 k-node job has 10^5 hops and
+ * 10^5 files (a scan of the files per hop took minutes).
+ */
+static int find_missing_nodes(struct report_set *set)
 {
-	for (size_t f = 0; f < set->nfiles; f++) {
-		if (file_used(&set->files[f]) && !strcmp(set->files[f].node, node))
-			return true;
+	size_t nreported, n = 0, kept = 0;
+	const char **reported = reported_nodes(set, &nreported);
+	struct named *named = malloc((2 * set->nhops + 1) * sizeof(*named));
+
+	if (!reported || !named) {
+		free(reported);
+		free(named);
+		return fl_fail(FL_ERR_SYSTEM, "out of memory");
 	}
-	return false;
-}
-
-static bool node_listed(const struct report_set *set, const char *node)
-{
-	for (size_t k = 0; k < set->nmissing_nodes; k++) {
-		if (!strcmp(set->missing_nodes[k], node))
-			return true;
+	for (size_t i = 0; i < set->nhops; i++) {
+		named[n++] = (struct named){ set->hops[i].key.src_node, 2 * i };
+		named[n++] = (struct named){ set->hops[i].key.dst_node, 2 * i + 1 };
 	}
-	return false;
+	qsort(named, n, sizeof(*named), cmp_named);
+	for (size_t i = 0; i < n; i++) {
+		const char *node = named[i].node;
+
+		if ((i && !strcmp(node, named[i - 1].node)) || !strcmp(node, "*") ||
+		    bsearch(&node, reported, nreported, sizeof(*reported), cmp_str))
+			continue;
+		named[kept++] = named[i]; /* the first of its run: the hops' first mention */
+	}
+	qsort(named, kept, sizeof(*named), cmp_first);
+	set->missing_nodes = calloc(kept + 1, sizeof(*set->missing_nodes));
+	for (size_t k = 0; set->missing_nodes && k < kept; k++)
+		snprintf(set->missing_nodes[k], FL_NODE_NAME_LEN, "%s", named[k].node);
+	set->nmissing_nodes = set->missing_nodes ? kept : 0;
+	free(reported);
+	free(named);
+	return set->missing_nodes ? 0 : fl_fail(FL_ERR_SYSTEM, "out of memory");
 }
 
-static void note_node(struct report_set *set, const char *node)
-{
-	if (node_reported(set, node) || node_listed(set, node) || !strcmp(node, "*"))
-		return;
-	snprintf(set->missing_nodes[set->nmissing_nodes++], FL_NODE_NAME_LEN, "%s", node);
-}
-
+/* world_size is bounded by the loader (REPORT_MAX_WORLD): a flag per rank. */
 static int find_missing_ranks(struct report_set *set)
 {
+	bool *seen;
+
 	set->world_size = -1;
 	for (size_t f = 0; f < set->nfiles; f++) {
 		if (file_used(&set->files[f]) && set->files[f].world_size > set->world_size)
@@ -59,13 +108,23 @@ static int find_missing_ranks(struct report_set *set)
 	}
 	if (set->world_size <= 0)
 		return 0;
+	seen = calloc((size_t)set->world_size, sizeof(*seen));
 	set->missing_ranks = malloc((size_t)set->world_size * sizeof(*set->missing_ranks));
-	if (!set->missing_ranks)
+	if (!seen || !set->missing_ranks) {
+		free(seen);
 		return fl_fail(FL_ERR_SYSTEM, "out of memory");
+	}
+	for (size_t f = 0; f < set->nfiles; f++) {
+		long long r = set->files[f].rank;
+
+		if (file_used(&set->files[f]) && r >= 0 && r < set->world_size)
+			seen[r] = true;
+	}
 	for (long r = 0; r < set->world_size; r++) {
-		if (!rank_reported(set, r))
+		if (!seen[r])
 			set->missing_ranks[set->nmissing_ranks++] = r;
 	}
+	free(seen);
 	return 0;
 }
 
@@ -79,15 +138,11 @@ int report_find_missing(struct report_set *set)
 {
 	int err = find_missing_ranks(set);
 
+	err = err ? err : find_missing_nodes(set);
 	if (err)
 		return err;
-	set->missing_nodes = calloc(2 * set->nhops + 1, sizeof(*set->missing_nodes));
-	if (!set->missing_nodes)
-		return fl_fail(FL_ERR_SYSTEM, "out of memory");
 	set->ranked_names = false;
 	for (size_t i = 0; i < set->nhops; i++) {
-		note_node(set, set->hops[i].key.src_node);
-		note_node(set, set->hops[i].key.dst_node);
 		/* The hops are sorted by name: a shared name sits next to its twin. */
 		if (i && same_names(&set->hops[i].key, &set->hops[i - 1].key))
 			set->ranked_names = true;

@@ -10,6 +10,7 @@
 #include "plugin/base/error.h"
 #include "plugin/base/fl_types.h"
 #include "report_fields.h"
+#include "tools/common/tool_text.h"
 
 struct report_reader report_reader_at(const struct report_reader *r, const char *list, size_t i)
 {
@@ -53,13 +54,17 @@ int report_get_string(const struct report_reader *r, json_t *obj, const char *ke
 		return err;
 	if (!json_is_string(v))
 		return report_bad(r, key, "expected a string");
-	if (json_string_length(v) >= len) {
-		char what[64];
+	/*
+	 * Control characters (\u001b...) are kept escaped as \xNN: every output shows
+	 * the names, and a terminal or an SVG must not take them for its own.
+	 */
+	if (json_string_length(v) >= len || tool_text_escape(dst, len, json_string_value(v)) >= len) {
+		char what[96];
 
-		snprintf(what, sizeof(what), "longer than %zu characters", len - 1);
+		snprintf(what, sizeof(what), "longer than %zu characters%s", len - 1,
+			 json_string_length(v) < len ? " with its control characters escaped" : "");
 		return report_bad(r, key, what);
 	}
-	memcpy(dst, json_string_value(v), json_string_length(v) + 1);
 	return 0;
 }
 

@@ -19,6 +19,8 @@
 #include "plugin/base/version.h"
 #include "report.h"
 #include "report_fields.h"
+#include "report_hops_text.h"
+#include "tools/common/tool_text.h"
 
 /* One device of the writer's node: can NCCL hand it GPU memory? */
 struct device_cap {
@@ -280,12 +282,49 @@ static int read_rdma(const struct report_reader *r, json_t *root, bool *active)
 	return err;
 }
 
-static int read_hops(const struct report_reader *r, json_t *root, struct report_file *f)
+/* Room for one more view: the streamed hops are not counted ahead. */
+static int grow_views(const struct report_reader *r, struct report_file *f, size_t *cap)
+{
+	struct report_file_view *more;
+
+	if (f->nviews < *cap)
+		return 0;
+	*cap = *cap ? 2 * *cap : 2; /* most reports hold a few hops: 131 072 of them add up */
+	more = realloc(f->views, (*cap + 1) * sizeof(*more));
+	if (!more)
+		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", r->path);
+	f->views = more;
+	return 0;
+}
+
+/* The next hop: from the array in the tree, or parsed from the text (stream). */
+static json_t *next_hop(const struct report_reader *r, json_t *hops,
+			struct report_hops_text *stream, size_t i, int *err)
+{
+	json_error_t jerr;
+	size_t at;
+	json_t *hop;
+	int line, column;
+
+	*err = 0;
+	if (!stream)
+		return json_incref(json_array_get(hops, i));
+	hop = report_hops_next(stream, &jerr, &at);
+	if (!hop && at) {
+		report_hops_where(stream->text, at, &line, &column);
+		*err = fl_fail(FL_ERR_USAGE, "%s: truncated or not JSON (line %d, column %d: %s)",
+			       r->path, line, column, jerr.text);
+	}
+	return hop;
+}
+
+static int read_hops(const struct report_reader *r, json_t *root, struct report_file *f,
+		     struct report_hops_text *stream)
 {
 	char transport[16] = "";
 	struct devices devs = { NULL, 0 };
 	bool rdma = false;
-	size_t i;
+	size_t cap = 0;
 	json_t *hop;
 	json_t *hops;
 	int err = report_get_array(r, root, "hops", true, &hops);
@@ -295,21 +334,19 @@ static int read_hops(const struct report_reader *r, json_t *root, struct report_
 	err = report_get_string(r, root, "transport", false, transport, sizeof(transport));
 	err = err ? err : read_rdma(r, root, &rdma);
 	err = err ? err : read_devices(r, root, &devs);
-	if (err) {
-		free(devs.caps);
-		return err;
-	}
-	f->views = calloc(json_array_size(hops) + 1, sizeof(*f->views));
-	if (!f->views)
-		err = fl_fail(FL_ERR_SYSTEM, "%s: out of memory", r->path);
-	json_array_foreach (hops, i, hop) {
+	for (size_t i = 0; !err && (hop = next_hop(r, hops, stream, i, &err)); i++) {
 		struct report_reader sub = report_reader_at(r, "hops", i);
 
-		if (err)
-			break;
-		err = read_view(&sub, hop, transport, &devs, &f->views[i]);
-		f->views[i].v.rdma_port_active = rdma;
-		f->nviews += !err;
+		err = grow_views(r, f, &cap);
+		err = err ? err : read_view(&sub, hop, transport, &devs, &f->views[i]);
+		json_decref(hop);
+		if (!err)
+			f->views[f->nviews++].v.rdma_port_active = rdma;
+	}
+	if (!err && cap > f->nviews) { /* what doubling left unused goes back */
+		struct report_file_view *fit = realloc(f->views, (f->nviews + 1) * sizeof(*fit));
+
+		f->views = fit ? fit : f->views;
 	}
 	free(devs.caps);
 	return err;
@@ -356,6 +393,8 @@ static int read_header(const struct report_reader *r, json_t *root, struct repor
 	err = err ? err : report_get_int(r, root, "pid", true, 0, &f->pid);
 	err = err ? err : report_get_int(r, root, "rank", false, -1, &f->rank);
 	err = err ? err : report_get_int(r, root, "world_size", false, -1, &f->world_size);
+	if (!err && f->world_size > REPORT_MAX_WORLD)
+		err = report_bad(r, "world_size", "expected at most " REPORT_MAX_WORLD_TEXT " ranks");
 	err = err ? err : report_get_bool(r, root, "final", &f->final);
 	return err ? err : report_get_number(r, root, "written_unix", false, &f->written_unix);
 }
@@ -366,12 +405,27 @@ static bool foreign_text(const char *text)
 	return !strstr(text, "\"" REPORT_SCHEMA "\"");
 }
 
+/*
+ * The whole text as one tree, or (most reports) the tree without the hops'
+ * elements, which read_hops then parses one at a time from the text.
+ */
+static json_t *load_json(const char *text, size_t len, struct report_hops_text *stream,
+			 bool *streamed, json_error_t *jerr)
+{
+	*streamed = report_hops_find(text, len, stream);
+	if (*streamed)
+		return report_hops_load_rest(stream, jerr);
+	return json_loadb(text, len, JSON_REJECT_DUPLICATES, jerr);
+}
+
 /* *foreign: the failure is that the file is no fabriclab report at all. */
 static int parse(const char *path, struct report_file *f, bool *foreign)
 {
 	struct report_reader r = { path, "" };
+	struct report_hops_text stream;
 	json_error_t jerr;
 	json_t *root;
+	bool streamed;
 	size_t len;
 	char *text;
 	int err = fl_read_regular(path, REPORT_MAX_BYTES, &text, &len);
@@ -379,17 +433,17 @@ static int parse(const char *path, struct report_file *f, bool *foreign)
 	*foreign = true;
 	if (err)
 		return err;
-	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	root = load_json(text, len, &stream, &streamed, &jerr);
 	if (!root) {
 		*foreign = foreign_text(text);
 		free(text);
 		return fl_fail(FL_ERR_USAGE, "%s: truncated or not JSON (line %d, column %d: %s)",
 			       path, jerr.line, jerr.column, jerr.text);
 	}
-	free(text);
 	err = check_schema(&r, root, foreign);
 	err = err ? err : read_header(&r, root, f);
-	err = err ? err : read_hops(&r, root, f);
+	err = err ? err : read_hops(&r, root, f, streamed ? &stream : NULL);
+	free(text);
 	err = err ? err : report_read_ports(path, root, f);
 	err = err ? err : report_read_injected(path, root, f);
 	err = err ? err : report_read_ranks(path, root, f);
@@ -429,6 +483,15 @@ static int load_file(struct report_set *set, const char *path, bool *foreign)
 		free(f->injected);
 		free(f->ranks);
 		return err;
+	}
+	/* from here on the path is only shown: escaped, like the names */
+	if (tool_text_needs_escape(f->path)) {
+		char *shown = tool_text_dup(f->path);
+
+		if (!shown)
+			return fl_fail(FL_ERR_SYSTEM, "out of memory");
+		free(f->path);
+		f->path = shown;
 	}
 	set->nfiles++;
 	return 0;
@@ -490,7 +553,9 @@ static int skip_foreign(struct report_set *set, int err, bool foreign, char *las
 {
 	if (!err || !foreign)
 		return err;
-	fprintf(stderr, "fabriclab report: warning: skipping %s\n", fl_error_text());
+	fputs("fabriclab report: warning: skipping ", stderr);
+	tool_text_put(stderr, fl_error_text());
+	fputc('\n', stderr);
 	snprintf(last, len, "%s", fl_error_text());
 	set->skipped++;
 	return 0;

@@ -4,6 +4,7 @@
 
 #include "plugin/base/error.h"
 #include "report.h"
+#include "tools/common/tool_text.h"
 
 #define EXIT_OUTPUT 1
 #define EXIT_USAGE 2
@@ -79,6 +80,14 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 	return -1;
 }
 
+/* Errors name files and fields from the reports: escaped, a terminal reads them. */
+static void print_error(void)
+{
+	fputs("fabriclab report: ", stderr);
+	tool_text_put(stderr, fl_error_text());
+	fputc('\n', stderr);
+}
+
 static void note_duplicates(const struct report_set *set)
 {
 	for (size_t i = 0; i < set->nfiles; i++) {
@@ -102,7 +111,7 @@ static int load(struct report_set *set, int npaths, char **paths)
 		err = report_add_path(set, paths[i]);
 	err = err ? err : report_merge(set, &params);
 	if (err) {
-		fprintf(stderr, "fabriclab report: %s\n", fl_error_text());
+		print_error();
 		return EXIT_USAGE;
 	}
 	note_duplicates(set);
@@ -116,11 +125,11 @@ static int write_outputs(const struct report_set *set, const struct report_opts 
 	if (err)
 		fprintf(stderr, "fabriclab report: cannot write to stdout\n");
 	if (!err && o->svg && (err = report_write_svg(set, o->svg)))
-		fprintf(stderr, "fabriclab report: %s\n", fl_error_text());
+		print_error();
 	if (!err && o->prom && (err = report_write_prom(set, o->prom)))
-		fprintf(stderr, "fabriclab report: %s\n", fl_error_text());
+		print_error();
 	if (!err && o->html && (err = report_write_html(set, o->html)))
-		fprintf(stderr, "fabriclab report: %s\n", fl_error_text());
+		print_error();
 	return err ? EXIT_OUTPUT : 0;
 }
 

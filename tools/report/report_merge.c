@@ -134,16 +134,31 @@ static void combine(struct report_view *into, const struct report_view *v)
 	into->rdma_port_active |= v->rdma_port_active;
 }
 
-static void add_view(struct report_hop *h, const struct report_file_view *fv, int input)
+/*
+ * A process holds each view of a hop once (the plugin keys its hops by names,
+ * view, mode, communicator and ranks): the same view twice in one file is a
+ * duplicated entry, refused by name rather than silently added up.
+ */
+static int add_view(const struct report_set *set, struct report_hop *h,
+		    const struct report_file_view *fv, int input, size_t index)
 {
 	struct report_view *slot = fv->is_send ? &h->send : &h->recv;
 
+	if (slot->present && slot->last_input == input)
+		return fl_fail(FL_ERR_USAGE, "%s: hops[%zu] repeats hops[%zu] (%s/%s -> %s/%s, %s "
+			       "view, ranks %ld -> %ld): a report holds each view of a hop once",
+			       set->files[input].path, index, slot->last_index, fv->key.src_node,
+			       fv->key.src_dev, fv->key.dst_node, fv->key.dst_dev,
+			       fv->is_send ? "send" : "recv", fv->v.src_rank, fv->v.dst_rank);
 	if (slot->present) {
 		combine(slot, &fv->v);
-		return;
+	} else {
+		*slot = fv->v;
+		slot->input = input;
 	}
-	*slot = fv->v;
-	slot->input = input;
+	slot->last_input = input;
+	slot->last_index = index;
+	return 0;
 }
 
 /* A better file of the same process: the final one, else the newer snapshot. */
@@ -195,6 +210,7 @@ static int join_views(struct report_set *set)
 {
 	size_t views = 0;
 	struct hop_index ix = { NULL, 16 };
+	int err = 0;
 
 	for (size_t f = 0; f < set->nfiles; f++)
 		views += set->files[f].nviews;
@@ -206,14 +222,15 @@ static int join_views(struct report_set *set)
 		free(ix.slots);
 		return fl_fail(FL_ERR_SYSTEM, "out of memory joining %zu hop views", views);
 	}
-	for (size_t f = 0; f < set->nfiles; f++) {
+	for (size_t f = 0; !err && f < set->nfiles; f++) {
 		const struct report_file *file = &set->files[f];
 
-		for (size_t i = 0; file->superseded_by < 0 && i < file->nviews; i++)
-			add_view(find_or_add(set, &ix, &file->views[i]), &file->views[i], (int)f);
+		for (size_t i = 0; !err && file->superseded_by < 0 && i < file->nviews; i++)
+			err = add_view(set, find_or_add(set, &ix, &file->views[i]), &file->views[i],
+				       (int)f, i);
 	}
 	free(ix.slots);
-	return 0;
+	return err;
 }
 
 static int cmp_hop(const void *pa, const void *pb)
@@ -232,6 +249,64 @@ static int cmp_hop(const void *pa, const void *pb)
 	c = (x->src_rank > y->src_rank) - (x->src_rank < y->src_rank);
 	c = c ? c : (x->dst_rank > y->dst_rank) - (x->dst_rank < y->dst_rank);
 	return c ? c : (a->comm_hash > b->comm_hash) - (a->comm_hash < b->comm_hash);
+}
+
+static int cmp_hop_at(const void *pa, const void *pb, void *hops)
+{
+	const struct report_hop *h = hops;
+
+	return cmp_hop(&h[*(const size_t *)pa], &h[*(const size_t *)pb]);
+}
+
+/*
+ * The hops in cmp_hop's order, sorted through their indices and moved in
+ * place along the permutation's cycles: qsort on the 1.4 KB hops themselves
+ * takes a copy of them all (1.4 GB for 10^6 hops).
+ */
+static int sort_hops(struct report_set *set)
+{
+	size_t *order = malloc((set->nhops + 1) * sizeof(*order));
+
+	if (!order)
+		return fl_fail(FL_ERR_SYSTEM, "out of memory sorting %zu hops", set->nhops);
+	for (size_t i = 0; i < set->nhops; i++)
+		order[i] = i;
+	qsort_r(order, set->nhops, sizeof(*order), cmp_hop_at, set->hops);
+	for (size_t i = 0; i < set->nhops; i++) {
+		struct report_hop first;
+		size_t j = i;
+
+		if (order[i] == i)
+			continue;
+		first = set->hops[i];
+		for (;;) { /* position j takes the hop at order[j] */
+			size_t k = order[j];
+
+			order[j] = j;
+			if (k == i) {
+				set->hops[j] = first;
+				break;
+			}
+			set->hops[j] = set->hops[k];
+			j = k;
+		}
+	}
+	free(order);
+	return 0;
+}
+
+/* The views are in the hops now: what they took goes back before the judgement's arrays. */
+static void drop_views(struct report_set *set)
+{
+	struct report_hop *fit = realloc(set->hops, (set->nhops + 1) * sizeof(*set->hops));
+
+	if (fit)
+		set->hops = fit;
+	for (size_t f = 0; f < set->nfiles; f++) {
+		free(set->files[f].views);
+		set->files[f].views = NULL;
+		set->files[f].nviews = 0;
+	}
 }
 
 bool report_has_wire(const struct report_view *v)
@@ -440,9 +515,11 @@ int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 	if (!err)
 		report_name_ranks(set);
 	err = err ? err : join_views(set);
+	if (!err)
+		drop_views(set);
+	err = err ? err : sort_hops(set);
 	if (err)
 		return err;
-	qsort(set->hops, set->nhops, sizeof(*set->hops), cmp_hop);
 	set->figures = calloc(set->nhops + 1, sizeof(*set->figures));
 	if (!set->figures)
 		return fl_fail(FL_ERR_SYSTEM, "out of memory");

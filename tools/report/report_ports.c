@@ -10,6 +10,7 @@
 
 #include "plugin/base/error.h"
 #include "report.h"
+#include "tools/common/tool_text.h"
 #include "report_fields.h"
 
 /* "symbol_error +60, rx_pause_ctrl_phy +5" from [{counter, delta, severity}]. */
@@ -25,6 +26,7 @@ static int get_rising(const struct report_reader *r, json_t *p, struct report_po
 		json_t *name = json_object_get(e, "counter"), *delta = json_object_get(e, "delta");
 		json_t *sev = json_object_get(e, "severity");
 		const char *n, *slash;
+		char shown[64];
 		int w;
 
 		if (!json_is_string(name) || !json_is_integer(delta))
@@ -32,8 +34,9 @@ static int get_rising(const struct report_reader *r, json_t *p, struct report_po
 					  "expected {counter, delta, severity} objects");
 		n = json_string_value(name);
 		slash = strchr(n, '/');
+		tool_text_escape(shown, sizeof(shown), slash ? slash + 1 : n); /* it is shown */
 		w = snprintf(out->rising + used, sizeof(out->rising) - used, "%s%s +%lld",
-			     used ? ", " : "", slash ? slash + 1 : n,
+			     used ? ", " : "", shown,
 			     (long long)json_integer_value(delta));
 		used = w > 0 && used + (size_t)w < sizeof(out->rising) ? used + (size_t)w : used;
 		out->errors_rising |= json_is_string(sev) &&

@@ -84,6 +84,7 @@ struct sweep_base_pair {
 	char src[SWEEP_NAME_LEN];
 	char dst[SWEEP_NAME_LEN];
 	double gbs;
+	size_t index; /* in the file's pairs[] */
 };
 
 struct sweep_baseline {
@@ -148,9 +149,11 @@ double sweep_median(double *values, size_t n);
 
 /* sweep_baseline.c */
 int sweep_baseline_save(const struct sweep_result *res, const char *path);
+/* --save's path can take the baseline (not a directory, its folder writable): checked first. */
+int sweep_baseline_check_save(const char *path);
 int sweep_baseline_load(const char *path, struct sweep_baseline *base);
 void sweep_baseline_free(struct sweep_baseline *base);
-/* The pair's stored GB/s, 0 when the baseline has none. */
+/* The pair's stored GB/s, 0 when the baseline has none (pairs sorted as the loader leaves them). */
 double sweep_baseline_find(const struct sweep_baseline *base, const char *src, const char *dst);
 
 /* sweep_commands.c: what to run on the machines to confirm the finding. */

@@ -7,18 +7,29 @@
  */
 #include "sweep.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "plugin/base/error.h"
+#include "plugin/base/file_read.h"
 #include "plugin/base/version.h"
 #include "plugin/report/report.h"
 #include "shim/shim.h"
+#include "tools/common/tool_text.h"
 
 #define FORMAT "fabriclab-sweep-baseline"
 #define FORMAT_VERSION 1
+#define BASELINE_MAX_BYTES (256UL << 20) /* as a report: larger is not one of ours */
+#define BASELINE_MAX_GBS 10000.0          /* 80 Tbit/s: no link of today is near */
+#define BASELINE_MAX_US 3.6e9             /* an hour for one message */
 
 static json_t *nodes_json(const struct sweep_result *res)
 {
@@ -27,10 +38,14 @@ static json_t *nodes_json(const struct sweep_result *res)
 	for (int i = 0; i < res->n; i++) {
 		const struct sweep_node *n = &res->nodes[i];
 
-		json_array_append_new(a, json_pack("{s:s, s:s, s:i, s:i, s:i}", "name", n->name,
-						   "device", n->dev, "dev_index", n->dev_index,
-						   "speed_mbps", n->speed_mbps, "net_abi",
-						   n->net_version));
+		if (json_array_append_new(a, json_pack("{s:o, s:o, s:i, s:i, s:i}", "name",
+							tool_text_json(n->name), "device",
+							tool_text_json(n->dev), "dev_index",
+							n->dev_index, "speed_mbps", n->speed_mbps,
+							"net_abi", n->net_version))) {
+			json_decref(a);
+			return NULL;
+		}
 	}
 	return a;
 }
@@ -47,12 +62,16 @@ static json_t *pairs_json(const struct sweep_result *res)
 
 			if (i == j || t < 0)
 				continue;
-			json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:f, s:f, s:f}",
-							   "src", res->nodes[i].name, "dst",
-							   res->nodes[j].name, "src_dev",
-							   res->nodes[i].dev, "dst_dev",
-							   res->nodes[j].dev, "time_us", t,
-							   "algbw_gbs", gbs, "busbw_gbs", gbs));
+			if (json_array_append_new(a, json_pack(
+				    "{s:o, s:o, s:o, s:o, s:f, s:f, s:f}", "src",
+				    tool_text_json(res->nodes[i].name), "dst",
+				    tool_text_json(res->nodes[j].name), "src_dev",
+				    tool_text_json(res->nodes[i].dev), "dst_dev",
+				    tool_text_json(res->nodes[j].dev), "time_us", t, "algbw_gbs", gbs,
+				    "busbw_gbs", gbs))) {
+				json_decref(a);
+				return NULL;
+			}
 		}
 	}
 	return a;
@@ -67,6 +86,35 @@ static void utc_now(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+int sweep_baseline_check_save(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!*path)
+		return shim_fail(FL_ERR_USAGE, "--save: an empty path");
+	if (!stat(path, &st) && !S_ISREG(st.st_mode))
+		return shim_fail(FL_ERR_USAGE, "--save %s: %s, not a regular file", path,
+				 S_ISDIR(st.st_mode) ? "a directory" : "exists");
+	/* the baseline is written beside it and renamed over it: its folder takes new files */
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (stat(dir, &st))
+		return shim_fail(FL_ERR_USAGE, "--save %s: folder %s: %s", path, dir,
+				 strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return shim_fail(FL_ERR_USAGE, "--save %s: %s is not a directory", path, dir);
+	if (access(dir, W_OK | X_OK))
+		return shim_fail(FL_ERR_USAGE, "--save %s: cannot create files in %s: %s", path,
+				 dir, strerror(errno));
+	return FL_OK;
+}
+
 int sweep_baseline_save(const struct sweep_result *res, const char *path)
 {
 	char created[32], tmp[4096];
@@ -74,6 +122,7 @@ int sweep_baseline_save(const struct sweep_result *res, const char *path)
 	int rc;
 
 	utc_now(created, sizeof(created));
+	errno = 0;
 	root = json_pack("{s:s, s:i, s:s, s:s, s:s, s:I, s:o, s:o}", "format", FORMAT,
 			 "format_version", FORMAT_VERSION, "fabriclab", fl_version(),
 			 "nccl", "none (fabriclab shim)", "created", created, "bytes",
@@ -86,8 +135,91 @@ int sweep_baseline_save(const struct sweep_result *res, const char *path)
 	rc = json_dump_file(root, tmp, JSON_INDENT(1) | JSON_SORT_KEYS);
 	json_decref(root);
 	if (rc || rename(tmp, path)) {
+		int err = errno;
+
 		remove(tmp);
-		return shim_fail(FL_ERR_SYSTEM, "cannot write the baseline %s", path);
+		return shim_fail(FL_ERR_SYSTEM, "cannot write the baseline %s: %s", path,
+				 strerror(err ? err : EIO));
+	}
+	return FL_OK;
+}
+
+/* A pair's names: their order, without case (host names are), the lookups' order too. */
+static int cmp_names(const char *src_a, const char *dst_a, const char *src_b, const char *dst_b)
+{
+	int c = strcasecmp(src_a, src_b);
+
+	return c ? c : strcasecmp(dst_a, dst_b);
+}
+
+static int cmp_pairs(const void *pa, const void *pb)
+{
+	const struct sweep_base_pair *a = pa, *b = pb;
+	int c = cmp_names(a->src, a->dst, b->src, b->dst);
+
+	return c ? c : (a->index > b->index) - (a->index < b->index);
+}
+
+/* A name of a pair: a non-empty string that fits, control bytes refused. */
+static int pair_name(json_t *p, const char *key, const char *path, size_t i, char *dst)
+{
+	json_t *v = json_object_get(p, key);
+
+	if (!json_is_string(v) || !json_string_length(v) ||
+	    json_string_length(v) >= SWEEP_NAME_LEN || tool_text_needs_escape(json_string_value(v)))
+		return shim_fail(FL_ERR_USAGE, "%s: pairs[%zu].%s: expected a node name (1 to %d "
+				 "printable characters)", path, i, key, SWEEP_NAME_LEN - 1);
+	memcpy(dst, json_string_value(v), json_string_length(v) + 1);
+	return FL_OK;
+}
+
+/* An optional figure of a pair: when there, a number in (0, max]. */
+static int pair_figure(json_t *p, const char *key, bool required, double max, const char *path,
+		       size_t i, double *out)
+{
+	json_t *v = json_object_get(p, key);
+
+	if (!v && !required)
+		return FL_OK;
+	if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) <= 0 ||
+	    json_number_value(v) > max)
+		return shim_fail(FL_ERR_USAGE, "%s: pairs[%zu].%s: expected a number above 0 and "
+				 "at most %g", path, i, key, max);
+	*out = json_number_value(v);
+	return FL_OK;
+}
+
+static int read_pair(json_t *p, const char *path, size_t i, struct sweep_base_pair *b)
+{
+	double ignored;
+	int rc;
+
+	if (!json_is_object(p))
+		return shim_fail(FL_ERR_USAGE, "%s: pairs[%zu]: expected an object {src, dst, "
+				 "busbw_gbs, ...}", path, i);
+	rc = pair_name(p, "src", path, i, b->src);
+	rc = rc ? rc : pair_name(p, "dst", path, i, b->dst);
+	rc = rc ? rc : pair_figure(p, "busbw_gbs", true, BASELINE_MAX_GBS, path, i, &b->gbs);
+	rc = rc ? rc : pair_figure(p, "algbw_gbs", false, BASELINE_MAX_GBS, path, i, &ignored);
+	rc = rc ? rc : pair_figure(p, "time_us", false, BASELINE_MAX_US, path, i, &ignored);
+	if (!rc && !strcasecmp(b->src, b->dst))
+		rc = shim_fail(FL_ERR_USAGE, "%s: pairs[%zu]: src and dst are the same node (%s)",
+			       path, i, b->src);
+	b->index = i;
+	return rc;
+}
+
+/* Sorted, each directed pair once: NODE1 beside node1 would hold one pair to two figures. */
+static int check_repeats(const struct sweep_baseline *base, const char *path)
+{
+	for (size_t i = 1; i < base->npairs; i++) {
+		const struct sweep_base_pair *a = &base->pairs[i - 1], *b = &base->pairs[i];
+
+		if (!cmp_names(a->src, a->dst, b->src, b->dst))
+			return shim_fail(FL_ERR_USAGE, "%s: pairs[%zu] (%s -> %s) repeats pairs[%zu] "
+					 "(%s -> %s): each directed pair once (node names compare "
+					 "without case)", path, b->index, b->src, b->dst,
+					 a->index, a->src, a->dst);
 	}
 	return FL_OK;
 }
@@ -97,6 +229,7 @@ static int load_pairs(json_t *pairs, const char *path, struct sweep_baseline *ba
 	size_t n = json_array_size(pairs), i;
 	double *values;
 	json_t *p;
+	int rc = FL_OK;
 
 	base->pairs = calloc(n + 1, sizeof(*base->pairs));
 	values = calloc(n + 1, sizeof(*values));
@@ -105,49 +238,85 @@ static int load_pairs(json_t *pairs, const char *path, struct sweep_baseline *ba
 		return shim_fail(FL_ERR_SYSTEM, "out of memory");
 	}
 	json_array_foreach(pairs, i, p) {
-		struct sweep_base_pair *b = &base->pairs[i];
-		const char *src, *dst;
-
-		if (json_unpack(p, "{s:s, s:s, s:F}", "src", &src, "dst", &dst, "busbw_gbs",
-				&b->gbs) || b->gbs <= 0) {
-			free(values);
-			return shim_fail(FL_ERR_USAGE, "%s: pair %zu: expected src, dst and a "
-					 "positive busbw_gbs", path, i);
-		}
-		snprintf(b->src, sizeof(b->src), "%s", src);
-		snprintf(b->dst, sizeof(b->dst), "%s", dst);
-		values[i] = b->gbs;
+		rc = read_pair(p, path, i, &base->pairs[i]);
+		if (rc)
+			break;
+		values[i] = base->pairs[i].gbs;
 	}
-	base->npairs = n;
-	base->median_gbs = sweep_median(values, n);
+	base->npairs = rc ? 0 : n;
+	qsort(base->pairs, base->npairs, sizeof(*base->pairs), cmp_pairs);
+	rc = rc ? rc : check_repeats(base, path);
+	base->median_gbs = rc ? 0 : sweep_median(values, n);
 	free(values);
+	return rc;
+}
+
+/* An optional string of the header, kept escaped (it is shown). */
+static int header_text(json_t *root, const char *key, const char *path, char *dst, size_t len)
+{
+	json_t *v = json_object_get(root, key);
+
+	if (!v)
+		return FL_OK;
+	if (!json_is_string(v))
+		return shim_fail(FL_ERR_USAGE, "%s: %s: expected a string", path, key);
+	tool_text_escape(dst, len, json_string_value(v));
 	return FL_OK;
+}
+
+static int read_header(json_t *root, const char *path, struct sweep_baseline *base)
+{
+	json_t *format = json_object_get(root, "format"), *version, *bytes;
+	int rc;
+
+	if (!json_is_object(root) || !json_is_string(format) ||
+	    strcmp(json_string_value(format), FORMAT))
+		return shim_fail(FL_ERR_USAGE, "%s: not a sweep baseline (expected \"format\": \""
+				 FORMAT "\"; written by `fabriclab sweep --save`)", path);
+	version = json_object_get(root, "format_version");
+	if (!json_is_integer(version))
+		return shim_fail(FL_ERR_USAGE, "%s: format_version: %s, expected %d", path,
+				 version ? "not an integer" : "missing", FORMAT_VERSION);
+	if (json_integer_value(version) != FORMAT_VERSION)
+		return shim_fail(FL_ERR_USAGE, "%s: format_version %lld: this fabriclab reads "
+				 "format_version %d only (save the baseline again with `fabriclab "
+				 "sweep --save`)", path, (long long)json_integer_value(version),
+				 FORMAT_VERSION);
+	bytes = json_object_get(root, "bytes");
+	if (!json_is_integer(bytes) || json_integer_value(bytes) <= 0 ||
+	    (uint64_t)json_integer_value(bytes) > SIZE_MAX)
+		return shim_fail(FL_ERR_USAGE, "%s: bytes: expected a positive integer (the "
+				 "largest message size measured)", path);
+	base->bytes = (size_t)json_integer_value(bytes);
+	snprintf(base->created, sizeof(base->created), "?");
+	snprintf(base->version, sizeof(base->version), "?");
+	rc = header_text(root, "created", path, base->created, sizeof(base->created));
+	rc = rc ? rc : header_text(root, "fabriclab", path, base->version, sizeof(base->version));
+	if (!rc && !json_is_array(json_object_get(root, "pairs")))
+		rc = shim_fail(FL_ERR_USAGE, "%s: pairs: expected an array of {src, dst, "
+			       "busbw_gbs}", path);
+	return rc;
 }
 
 int sweep_baseline_load(const char *path, struct sweep_baseline *base)
 {
-	const char *format = "", *created = "?", *version = "?";
-	json_int_t bytes = 0;
-	json_t *root, *pairs = NULL;
 	json_error_t err;
+	json_t *root;
+	size_t len;
+	char *text;
 	int rc;
 
 	*base = (struct sweep_baseline){ 0 };
-	root = json_load_file(path, 0, &err);
+	/* a regular file only, its size checked before it is read: a FIFO would block */
+	if (fl_read_regular(path, BASELINE_MAX_BYTES, &text, &len))
+		return shim_fail(FL_ERR_USAGE, "%s", fl_error_text());
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+	free(text);
 	if (!root)
-		return shim_fail(FL_ERR_USAGE, "%s: line %d: %s", path, err.line, err.text);
-	if (json_unpack(root, "{s:s, s:I, s:o, s?:s, s?:s}", "format", &format, "bytes", &bytes,
-			"pairs", &pairs, "created", &created, "fabriclab", &version) ||
-	    strcmp(format, FORMAT) || bytes <= 0 || !json_is_array(pairs)) {
-		json_decref(root);
-		return shim_fail(FL_ERR_USAGE, "%s: not a sweep baseline (expected \"format\": \""
-				 FORMAT "\", \"bytes\" and \"pairs\"; written by `fabriclab "
-				 "sweep --save`)", path);
-	}
-	base->bytes = (size_t)bytes;
-	snprintf(base->created, sizeof(base->created), "%s", created);
-	snprintf(base->version, sizeof(base->version), "%s", version);
-	rc = load_pairs(pairs, path, base);
+		return shim_fail(FL_ERR_USAGE, "%s: line %d, column %d: %s", path, err.line,
+				 err.column, err.text);
+	rc = read_header(root, path, base);
+	rc = rc ? rc : load_pairs(json_object_get(root, "pairs"), path, base);
 	json_decref(root);
 	if (rc)
 		sweep_baseline_free(base);
@@ -162,9 +331,27 @@ void sweep_baseline_free(struct sweep_baseline *base)
 
 double sweep_baseline_find(const struct sweep_baseline *base, const char *src, const char *dst)
 {
-	for (size_t i = 0; i < base->npairs; i++) {
-		if (!strcasecmp(base->pairs[i].src, src) && !strcasecmp(base->pairs[i].dst, dst))
-			return base->pairs[i].gbs;
+	char src_kept[TOOL_TEXT_ESCAPE_LEN * SWEEP_NAME_LEN], dst_kept[sizeof(src_kept)];
+	size_t lo = 0, hi = base->npairs;
+
+	/* a name that is not printable UTF-8 was saved escaped */
+	if (tool_text_needs_escape(src) || tool_text_needs_escape(dst)) {
+		tool_text_escape(src_kept, sizeof(src_kept), src);
+		tool_text_escape(dst_kept, sizeof(dst_kept), dst);
+		src = src_kept;
+		dst = dst_kept;
+	}
+	while (lo < hi) { /* the pairs are sorted by cmp_names, without repeats */
+		size_t mid = lo + (hi - lo) / 2;
+		const struct sweep_base_pair *p = &base->pairs[mid];
+		int c = cmp_names(p->src, p->dst, src, dst);
+
+		if (!c)
+			return p->gbs;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
 	return 0;
 }

@@ -22,6 +22,11 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+double sweep_gbs(size_t bytes, double time_us)
+{
+	return time_us > 0 ? (double)bytes / time_us / 1e3 : 0;
+}
+
 double sweep_median(double *values, size_t n)
 {
 	if (!n)

@@ -13,6 +13,7 @@
 #include "shim/shim_env.h"
 #include "tools/common/tool_opts.h"
 #include "tools/common/tool_path.h"
+#include "tools/common/tool_text.h"
 
 #define MAX_BYTES_LIMIT (16ULL << 30)
 
@@ -216,16 +217,33 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 	return check_args(o);
 }
 
-/* Rank 0 reads the baseline before anyone measures, so a bad file costs no sweep. */
+/* The error names files and nodes: escaped, a terminal reads it. */
+static void print_error(const char *what)
+{
+	fprintf(stderr, "fabriclab sweep: %s", what);
+	tool_text_put(stderr, shim_error_text());
+	fputc('\n', stderr);
+}
+
+/*
+ * Rank 0 reads the baseline and checks where --save writes before anyone
+ * measures, so a bad file or path costs no sweep.
+ */
 static int check_baseline(const struct sweep_opts *o)
 {
 	const char *rank = shim_env("RANK");
 	struct sweep_baseline base;
 
-	if (!o->baseline || (!o->ranks && rank && strcmp(rank, "0")))
+	if (!o->ranks && rank && strcmp(rank, "0"))
+		return 0;
+	if (o->save && sweep_baseline_check_save(o->save)) {
+		print_error("");
+		return SWEEP_EXIT_USAGE;
+	}
+	if (!o->baseline)
 		return 0;
 	if (sweep_baseline_load(o->baseline, &base)) {
-		fprintf(stderr, "fabriclab sweep: --baseline %s\n", shim_error_text());
+		print_error("--baseline ");
 		return SWEEP_EXIT_USAGE;
 	}
 	if (base.bytes != o->max_bytes) {

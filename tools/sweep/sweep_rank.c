@@ -17,6 +17,7 @@
 
 #include "shim/shim.h"
 #include "shim/shim_env.h"
+#include "tools/common/tool_text.h"
 
 #define PERIOD 251
 #define MAX_ITERS 100000
@@ -38,11 +39,6 @@ static double now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-double sweep_gbs(size_t bytes, double time_us)
-{
-	return time_us > 0 ? (double)bytes / time_us / 1e3 : 0;
 }
 
 static uint8_t byte_from(int src, size_t i)
@@ -221,11 +217,13 @@ static int who_am_i(struct sweep_run *r)
 				   .net_version = r->w.net.version };
 	const char *node = shim_env("FABRICLAB_NODE_NAME");
 
-	if (node)
-		snprintf(mine.name, sizeof(mine.name), "%s", node);
-	else if (gethostname(mine.name, sizeof(mine.name) - 1))
-		strcpy(mine.name, "?");
-	snprintf(mine.dev, sizeof(mine.dev), "%s", r->w.props.name ? r->w.props.name : "?");
+	char host[SWEEP_NAME_LEN] = "?";
+
+	/* kept escaped (\xNN): every output, the terminal's and the SVG's, shows the names */
+	if (!node && !gethostname(host, sizeof(host) - 1))
+		host[sizeof(host) - 1] = '\0';
+	tool_text_escape(mine.name, sizeof(mine.name), node ? node : host);
+	tool_text_escape(mine.dev, sizeof(mine.dev), r->w.props.name ? r->w.props.name : "?");
 	r->res.n = r->w.nranks;
 	r->res.nodes = calloc((size_t)r->w.nranks, sizeof(*r->res.nodes));
 	if (!r->res.nodes)

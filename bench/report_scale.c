@@ -1,0 +1,203 @@
+/*
+ * `fabriclab report` at fleet scale, on generated reports in a temporary folder:
+ *   report_scale fleet [NODES]  NODES (16384) x 8 devices, one report per device on its rail's
+ *                               ring: 131 072 reports read, joined and judged in < 10 s and
+ *                               < 1 GiB; one slow rail of one node must be named.
+ *   report_scale hops [N]       one report of N (10^6) distinct hops, < 30 s.
+ *   report_scale repeat [N]     one report of N (500 000) identical hops: refused as repeated
+ *                               views, not summed into one (< 30 s).
+ * Prints wall and process CPU time and the peak RSS (getrusage): on a shared machine the CPU
+ * time is what the goal is held to, the wall clock shown beside it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "plugin/base/error.h"
+#include "tools/report/report.h"
+
+#define DEVS 8
+#define SLOW_DEV 5
+#define FLEET_GOAL_S 10.0
+#define FLEET_GOAL_MIB 1024.0
+#define HOPS_GOAL_S 30.0
+
+static double clock_s(clockid_t id)
+{
+	struct timespec t;
+
+	clock_gettime(id, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* User and system CPU seconds of this process so far. */
+static void cpu_split(double *user, double *sys)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	*user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
+	*sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+static double peak_mib(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_maxrss / 1024.0;
+}
+
+static void hop(FILE *f, const char *view, int src, int dst, int dev, double gbs)
+{
+	const double bytes = 8.0 * (1 << 30);
+
+	fprintf(f,
+		"{\"src_node\":\"node%05d\",\"src_dev\":\"mlx5_%d\",\"dst_node\":\"node%05d\","
+		"\"dst_dev\":\"mlx5_%d\",\"src_rank\":%d,\"dst_rank\":%d,\"view\":\"%s\","
+		"\"transport\":\"ib\",\"line_rate_gbs\":50.0,\"connections\":4,\"bytes\":%.0f,"
+		"\"messages\":16384,\"wire_seconds\":%.9f,\"wire_gbs\":%.6f,\"active_seconds\":%.9f,"
+		"\"peer_wait_seconds\":%.9f,\"wire_time_us\":{\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f},"
+		"\"size_histogram\":[[524288,16384]],\"memory\":[\"cuda\"],\"gdr\":true}",
+		src, dev, dst, dev, src * DEVS + dev, dst * DEVS + dev, view, bytes,
+		bytes / (gbs * 1e9), gbs, 1.3 * bytes / (gbs * 1e9), 0.35 * bytes / (gbs * 1e9),
+		524288.0 / (gbs * 1e3), 1.2 * 524288.0 / (gbs * 1e3), 2.6 * 524288.0 / (gbs * 1e3));
+}
+
+/* The hop src -> src+1 on rail dev: slow when it touches the slow node's bad device. */
+static double rate(int src, int dev, int nodes, int slow)
+{
+	bool bad = dev == SLOW_DEV && (src == slow || (src + 1) % nodes == slow);
+
+	return bad ? 18.0 : 44.0 + (double)((src * 7 + dev * 3) % 9) * 0.5;
+}
+
+static int write_fleet(const char *dir, int nodes, int slow)
+{
+	for (int n = 0; n < nodes; n++) {
+		for (int d = 0; d < DEVS; d++) {
+			int next = (n + 1) % nodes, prev = (n + nodes - 1) % nodes;
+			char path[512];
+			FILE *f;
+
+			snprintf(path, sizeof(path), "%s/node%05d-%d.json", dir, n, 10000 + d);
+			if (!(f = fopen(path, "w")))
+				return -1;
+			fprintf(f,
+				"{\"schema\":\"fabriclab-report\",\"schema_version\":1,\"node\":"
+				"\"node%05d\",\"pid\":%d,\"rank\":%d,\"world_size\":%d,\"final\":true,"
+				"\"written_unix\":1700000600.0,\"transport\":\"ib\",\"devices\":"
+				"[{\"name\":\"mlx5_%d\",\"ptr_support\":[\"host\",\"cuda\"]}],\"hops\":[",
+				n, 10000 + d, n * DEVS + d, nodes * DEVS, d);
+			hop(f, "send", n, next, d, rate(n, d, nodes, slow) * 1.02);
+			fputc(',', f);
+			hop(f, "recv", prev, n, d, rate(prev, d, nodes, slow));
+			fputs("]}\n", f);
+			if (fclose(f))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* One report of n hops: node0's rail 0 to n distinct peers, or the same peer n times. */
+static int write_hops(const char *path, long n, bool same)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs("{\"schema\":\"fabriclab-report\",\"schema_version\":1,\"node\":\"node00000\","
+	      "\"pid\":1,\"final\":true,\"transport\":\"ib\",\"hops\":[", f);
+	for (long i = 0; i < n; i++) {
+		long k = same ? 1 : i + 1;
+
+		fprintf(f,
+			"%s{\"src_node\":\"node00000\",\"src_dev\":\"mlx5_%ld\",\"dst_node\":"
+			"\"node%05ld\",\"dst_dev\":\"mlx5_0\",\"view\":\"send\",\"bytes\":1000000000,"
+			"\"messages\":1000,\"wire_seconds\":0.1,\"wire_gbs\":10.0,"
+			"\"line_rate_gbs\":50.0,\"active_seconds\":0.2,\"peer_wait_seconds\":0.0,"
+			"\"gdr\":true}",
+			i ? "," : "", k % DEVS, k / DEVS);
+	}
+	fputs("]}\n", f);
+	return fclose(f);
+}
+
+static int run(const char *what, const char *path, double goal_s, double goal_mib,
+	       const char *expect_error, int slow)
+{
+	struct fl_verdict_params params;
+	struct report_set set;
+	double w0, c0, w1, c1, u0, s0, u1, s1, read_s;
+	char node[32];
+	int err, bad = 0;
+
+	memset(&set, 0, sizeof(set));
+	fl_verdict_default_params(&params);
+	w0 = clock_s(CLOCK_MONOTONIC);
+	c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+	cpu_split(&u0, &s0);
+	err = report_add_path(&set, path);
+	read_s = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	err = err ? err : report_merge(&set, &params);
+	w1 = clock_s(CLOCK_MONOTONIC) - w0;
+	c1 = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	cpu_split(&u1, &s1);
+	printf("%s: %zu files, %zu hops: %.2f s CPU (read %.2f + join and verdict %.2f; user "
+	       "%.2f, system %.2f; %.2f s wall), peak RSS %.0f MiB (goal < %.0f s CPU%s)\n", what,
+	       set.nfiles, set.nhops, c1, read_s, c1 - read_s, u1 - u0, s1 - s0, w1, peak_mib(),
+	       goal_s, goal_mib > 0 ? ", < 1024 MiB" : "");
+	snprintf(node, sizeof(node), "node%05d", slow);
+	if (expect_error) {
+		bad = !err || !strstr(fl_error_text(), expect_error);
+		printf("  %s: %s\n", bad ? "WRONG, expected an error" : "refused as expected",
+		       err ? fl_error_text() : "no error");
+	} else if (err) {
+		printf("  WRONG: %s\n", fl_error_text());
+		bad = 1;
+	} else if (slow >= 0) {
+		bad = set.verdict.kind != FL_VERDICT_DEVICE || strcmp(set.verdict.node, node) ||
+		      strcmp(set.verdict.dev, "mlx5_5");
+		printf("  verdict %s %s/%s%s\n", fl_verdict_kind_name(set.verdict.kind),
+		       set.verdict.node, set.verdict.dev, bad ? " WRONG" : "");
+	}
+	bad |= c1 >= goal_s || (goal_mib > 0 && peak_mib() >= goal_mib);
+	report_free(&set);
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	char dir[] = "/tmp/fabriclab-bench-scale.XXXXXX", path[600], cmd[700];
+	const char *mode = argc > 1 ? argv[1] : "fleet";
+	long n = argc > 2 ? atol(argv[2]) : 0;
+	int rc = 1;
+
+	if (!mkdtemp(dir)) {
+		perror("report_scale: mkdtemp");
+		return 1;
+	}
+	if (!strcmp(mode, "fleet")) {
+		int nodes = n > 1 ? (int)n : 16384, slow = nodes / 2 + 1;
+
+		if (!write_fleet(dir, nodes, slow))
+			rc = run("fleet", dir, FLEET_GOAL_S, FLEET_GOAL_MIB, NULL, slow);
+	} else if (!strcmp(mode, "hops") || !strcmp(mode, "repeat")) {
+		bool same = !strcmp(mode, "repeat");
+
+		n = n > 0 ? n : same ? 500000 : 1000000;
+		snprintf(path, sizeof(path), "%s/one.json", dir);
+		if (!write_hops(path, n, same))
+			rc = run(same ? "identical hops" : "distinct hops", path, HOPS_GOAL_S, 0,
+				 same ? "repeats hops[0]" : NULL, -1);
+	} else {
+		fprintf(stderr, "usage: report_scale fleet|hops|repeat [N]\n");
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		fprintf(stderr, "report_scale: could not remove %s\n", dir);
+	return rc;
+}
