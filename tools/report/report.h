@@ -135,6 +135,8 @@ struct report_file {
 	size_t ninjected;
 	struct report_rank *ranks; /* the ranks it held (`ranks`), profiler mode */
 	size_t nranks;
+	uint64_t relayed_ops, dropped_ops; /* its ranks' profiler ops relayed (PXN) and dropped */
+	char incomplete[256]; /* why its figures are bounds (`incomplete`), "" when complete */
 };
 
 /*
@@ -197,6 +199,11 @@ json_t *report_injected_json(const struct report_set *set);
 
 /* The `ranks` list and the hops' `mode`/`comm_hash` of one report (report_ranks.c). */
 int report_read_ranks(const char *path, json_t *root, struct report_file *f);
+/* Reports that say their data is incomplete, and the profiler's relayed and dropped ops
+ * (report_gaps.c): said beside the verdict, so no figure is taken for more than it is. */
+int report_read_gaps(const char *path, json_t *root, struct report_file *f);
+void report_print_gaps(const struct report_set *set, FILE *out);
+json_t *report_gaps_json(const struct report_set *set);
 struct report_reader;
 int report_read_hop_mode(const struct report_reader *r, json_t *hop,
 			 struct report_file_view *fv);

@@ -228,6 +228,7 @@ int report_print_json(const struct report_set *set, FILE *out)
 	json_object_set_new(root, "world_size", json_integer(set->world_size));
 	json_object_set_new(root, "missing_ranks", missing_ranks_json(set));
 	json_object_set_new(root, "missing_nodes", missing_nodes_json(set));
+	json_object_set_new(root, "data_gaps", report_gaps_json(set));
 	err = json_dumpf(root, out, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
 	json_decref(root);
 	if (err || fputc('\n', out) == EOF || ferror(out))

@@ -447,6 +447,7 @@ static int parse(const char *path, struct report_file *f, bool *foreign)
 	err = err ? err : report_read_ports(path, root, f);
 	err = err ? err : report_read_injected(path, root, f);
 	err = err ? err : report_read_ranks(path, root, f);
+	err = err ? err : report_read_gaps(path, root, f);
 	json_decref(root);
 	return err;
 }

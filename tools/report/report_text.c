@@ -178,6 +178,7 @@ static void print_hops(const struct report_set *set, FILE *out)
 		"their sender, or with s (verbs) the sends' time waiting on their receiver)\n",
 		set->nhops, used, set->nodes, set->verdict.judged_hops);
 	print_missing(set, out);
+	report_print_gaps(set, out);
 	fprintf(out, "  %-*s %9s %9s %7s %10s %9s %11s %4s %8s %8s  %s\n", width,
 		"src -> dst", "recv GB/s", "send GB/s", "%line", "bytes", "messages",
 		"peer wait", "GDR", "p50 us", "p99 us", "measured by");
