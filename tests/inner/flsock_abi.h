@@ -79,6 +79,7 @@ static int init(void **ctx, uint64_t comm_id, struct fl_abi_comm_config *config,
 	flsock_record.inits++;
 #endif
 #ifdef FLSOCK_READS_CONFIG
+	fl_log_set_logger(logger); /* its WARN must reach the caller's log */
 	if (read_config("init", comm_id, config))
 		return FL_ERR_INTERNAL;
 #else

@@ -70,18 +70,23 @@ static int try_one(const char *spec, fl_logger_fn logger, fl_prof_fn prof, struc
 	return rc;
 }
 
-/* The reason without the variable's name, which the whole list's message carries once. */
-static const char *reason(void)
+/* The reason without "FABRICLAB_TRANSPORT=ext:NAME: ", which the list's message says once. */
+static const char *reason(const char *name)
 {
 	const char *text = fl_error_text();
+	size_t len = strlen(EXT_ENV), nlen = strlen(name);
 
-	return strncmp(text, EXT_ENV, strlen(EXT_ENV)) ? text : text + strlen(EXT_ENV);
+	if (strncmp(text, EXT_ENV, len))
+		return text;
+	text += len;
+	return !strncmp(text, name, nlen) && !strncmp(text + nlen, ": ", 2) ? text + nlen + 2 :
+									       text;
 }
 
 int ext_inner_choose(const char *list, fl_logger_fn logger, fl_prof_fn prof,
 		     struct ext_inner *in, struct ext_ctx *ctx)
 {
-	char names[EXT_PATH_LEN], why[FL_ERROR_LEN * 2] = "";
+	char names[EXT_PATH_LEN], why[FL_ERROR_LEN] = "";
 	char *save = NULL, *name;
 	int rc = FL_ERR_USAGE, tried = 0;
 
@@ -97,12 +102,12 @@ int ext_inner_choose(const char *list, fl_logger_fn logger, fl_prof_fn prof,
 		if (!rc)
 			return FL_OK;
 		tried++;
-		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s", tried > 1 ? "; " : "",
-			 reason());
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s[%s] %s",
+			 tried > 1 ? "; " : "", name, reason(name));
 	}
 	if (!tried)
 		return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: no plugin named", list);
 	if (tried == 1)
-		return fl_fail(rc, EXT_ENV "%s", why);
+		return rc; /* its own message names it */
 	return fl_fail(rc, EXT_ENV "%s: none of the %d plugins initialised: %s", list, tried, why);
 }
