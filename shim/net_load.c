@@ -17,6 +17,7 @@
 #include "plugin/base/log.h"
 #include "plugin/base/plugin_open.h"
 #include "plugin/abi/nccl_abi.h"
+#include "plugin/abi/net_slots.h"
 
 #define PRE_V9_MAX_P2P_BYTES (1ULL << 30) /* what NCCL assumes for plugins before v9 */
 
@@ -270,15 +271,19 @@ static int init_v10(struct shim_net *net, uint64_t comm_id)
 	return TABLE(net, 10)->init(shim_net_logger, NULL);
 }
 
-static int init_v11(struct shim_net *net, uint64_t comm_id)
-{
-	return TABLE(net, 11)->init(&net->ctx, comm_id, NULL, shim_net_logger, NULL);
-}
-
-static int init_v12(struct shim_net *net, uint64_t comm_id)
-{
-	return TABLE(net, 12)->init(&net->ctx, comm_id, NULL, shim_net_logger, NULL);
-}
+/*
+ * What NCCL passes (2.28.9 src/plugin/net.cc:176-178, 2.30.7 :170-173): a
+ * zeroed config with the communicator's traffic class or UNDEF, never NULL;
+ * plugins read it inside init (aws-ofi-nccl), and it lives on NCCL's stack.
+ */
+#define INIT_WITH_CONFIG(v)                                                               \
+	static int init_v##v(struct shim_net *net, uint64_t comm_id)                      \
+	{                                                                                 \
+		struct fl_abi_comm_config config = { .traffic_class = net->traffic_class }; \
+		return TABLE(net, v)->init(&net->ctx, comm_id, &config, shim_net_logger, NULL); \
+	}
+INIT_WITH_CONFIG(11)
+INIT_WITH_CONFIG(12)
 
 static int finalize_v11(struct shim_net *net)
 {
@@ -326,10 +331,10 @@ CONNECT_WITH_DEV_HANDLE(7)
 CONNECT_WITH_DEV_HANDLE(8)
 CONNECT_WITH_DEV_HANDLE(9)
 
-/* NCCL passes the communicator's config; the shim's communicator leaves it undefined. */
+/* NCCL passes the communicator's config with each connect (2.28.9 src/plugin/net/net_v10.cc:53-54). */
 static int connect_v10(struct shim_net *net, int dev, void *handle, void **send_comm)
 {
-	struct fl_abi_comm_config config = { .traffic_class = FL_ABI_TRAFFIC_CLASS_UNDEF };
+	struct fl_abi_comm_config config = { .traffic_class = net->traffic_class };
 	struct fl_abi_dev_handle *dev_comm = NULL;
 
 	return TABLE(net, 10)->connect(dev, &config, handle, send_comm, &dev_comm);
@@ -568,85 +573,48 @@ static void *open_plugin(const char *plugin, char *err, size_t errlen)
 	return lib;
 }
 
-/* The slots the shim calls, at offsets shared by every version (nccl_abi.h asserts them). */
-#define SLOT(field, label) { label, offsetof(struct fl_abi_net_v6, field) }
-static const struct {
-	const char *label;
-	size_t offset;
-} mandatory_slots[] = {
-	SLOT(init, "init"),
-	SLOT(devices, "devices"),
-	SLOT(get_properties, "getProperties"),
-	SLOT(listen, "listen"),
-	SLOT(connect, "connect"),
-	SLOT(accept, "accept"),
-	SLOT(reg_mr, "regMr"),
-	SLOT(dereg_mr, "deregMr"),
-	SLOT(isend, "isend"),
-	SLOT(irecv, "irecv"),
-	SLOT(test, "test"),
-	SLOT(close_send, "closeSend"),
-	SLOT(close_recv, "closeRecv"),
-	SLOT(close_listen, "closeListen"),
-};
-#undef SLOT
-
-static const char *missing_slot(const void *table)
-{
-	for (size_t i = 0; i < sizeof(mandatory_slots) / sizeof(mandatory_slots[0]); i++) {
-		void (*fn)(void);
-
-		memcpy(&fn, (const char *)table + mandatory_slots[i].offset, sizeof(fn));
-		if (!fn)
-			return mandatory_slots[i].label;
-	}
-	return NULL;
-}
-
+/* Like NCCL, only the name and init are read before init (plugin/abi/net_slots.h). */
 static int bind_version(struct shim_net *net, int index, char *err, size_t errlen)
 {
-	const struct shim_net_ops *ops = known_versions[index].ops;
 	const char *symbol = known_versions[index].symbol;
-	const void *table = dlsym(net->lib, symbol);
-	const char *missing;
+	const struct fl_abi_net_v6 *table = dlsym(net->lib, symbol);
 
 	if (!table)
 		return set_error(err, errlen, "net plugin has no %s", symbol);
-	missing = missing_slot(table);
-	if (missing)
-		return set_error(err, errlen, "%s has no %s function", symbol, missing);
+	if (!table->init) /* name and init sit at the same place in every version */
+		return set_error(err, errlen, "%s has no init function", symbol);
 	net->table = table;
 	net->version = known_versions[index].version;
-	/* The name is the first member of every version's table. */
-	memcpy(&net->name, table, sizeof(net->name));
-	net->ops = ops;
-	if (!net->name)
-		return set_error(err, errlen, "%s has a NULL name", symbol);
+	net->name = table->name ? table->name : "(unnamed)";
+	net->ops = known_versions[index].ops;
 	return 0;
 }
 
-static int bind_table(struct shim_net *net, int version, char *err, size_t errlen)
+/* version: exactly that one; else (0) the highest not above max, as an NCCL that knows up to max. */
+static int bind_table(struct shim_net *net, int version, int max, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < N_KNOWN_VERSIONS; i++) {
 		if (version == known_versions[i].version)
 			return bind_version(net, (int)i, err, errlen);
-		if (version == 0 && dlsym(net->lib, known_versions[i].symbol))
+		if (version == 0 && known_versions[i].version <= max &&
+		    dlsym(net->lib, known_versions[i].symbol))
 			return bind_version(net, (int)i, err, errlen);
 	}
 	if (version == 0)
-		return set_error(err, errlen, "net plugin exports no ncclNetPlugin_v6..v12");
+		return set_error(err, errlen, "net plugin exports no ncclNetPlugin_v6..v%d", max);
 	return set_error(err, errlen, "net ABI version %d is not one of 6..12", version);
 }
 
-int shim_net_load(const char *plugin, int version, struct shim_net *net, char *err, size_t errlen)
+static int load(const char *plugin, int version, int max, struct shim_net *net, char *err,
+		size_t errlen)
 {
-	*net = (struct shim_net){ 0 };
+	*net = (struct shim_net){ .traffic_class = FL_ABI_TRAFFIC_CLASS_UNDEF };
 	if (!plugin || !*plugin)
 		plugin = "libnccl-net.so"; /* NCCL's choice when NCCL_NET_PLUGIN is unset */
 	net->lib = open_plugin(plugin, err, errlen);
 	if (!net->lib)
 		return -1;
-	if (bind_table(net, version, err, errlen) != 0) {
+	if (bind_table(net, version, max, err, errlen) != 0) {
 		dlclose(net->lib);
 		*net = (struct shim_net){ 0 };
 		return -1;
@@ -654,10 +622,35 @@ int shim_net_load(const char *plugin, int version, struct shim_net *net, char *e
 	return 0;
 }
 
+int shim_net_load(const char *plugin, int version, struct shim_net *net, char *err, size_t errlen)
+{
+	return load(plugin, version, 12, net, err, errlen);
+}
+
+int shim_net_load_upto(const char *plugin, int max_version, struct shim_net *net, char *err,
+		       size_t errlen)
+{
+	return load(plugin, 0, max_version, net, err, errlen);
+}
+
 int shim_net_init(struct shim_net *net, uint64_t comm_id)
 {
+	const char *missing;
+	int rc;
+
 	net->ctx = NULL;
-	return net->ops->init(net, comm_id);
+	rc = net->ops->init(net, comm_id);
+	if (rc)
+		return rc;
+	missing = fl_abi_missing_slot(net->table, net->version);
+	if (!missing)
+		return FL_OK;
+	NET_WARN("net plugin %s: ncclNetPlugin_v%d has no %s after its init returned (NCCL "
+		 "would call it)", net->name, net->version, missing);
+	if (net->ops->finalize && net->ctx && net->version >= 11 && strcmp(missing, "finalize"))
+		net->ops->finalize(net);
+	net->ctx = NULL;
+	return FL_ERR_USAGE;
 }
 
 /* Only an initialised v11+ plugin has a ctx to finalize. */

@@ -76,6 +76,8 @@ struct shim_buf {
  * the plugin's plain name does not load, fallback_dir (if not NULL) is tried.
  */
 int shim_world_open(struct shim_world *w, const char *fallback_dir);
+/* net_choose.c: loads and inits the first plugin of NCCL_NET_PLUGIN that inits with a device. */
+int shim_net_choose(struct shim_world *w, const char *fallback_dir);
 void shim_world_close(struct shim_world *w);
 
 /*

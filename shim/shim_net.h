@@ -19,6 +19,7 @@ struct shim_net {
 	int version;          /* N */
 	const char *name;     /* table's name field */
 	void *ctx;            /* v11+: per-communicator context */
+	int traffic_class;    /* what its init (v11+) or connect (v10) config says: UNDEF (-1) */
 	const struct shim_net_ops *ops;
 };
 
@@ -36,7 +37,18 @@ extern void (*shim_net_logger)(int level, unsigned long flags, const char *file,
  * message in err.
  */
 int shim_net_load(const char *plugin, int version, struct shim_net *net, char *err, size_t errlen);
-/* Calls the plugin's init with the shim logger; comm_id feeds v11+ init. */
+/*
+ * The highest ncclNetPlugin_vN with N <= max_version, as an NCCL that knows up
+ * to that version binds (2.27: v10, 2.28/2.29: v11, 2.30: v12; their
+ * src/plugin/net.cc ncclNetVersion[]).
+ */
+int shim_net_load_upto(const char *plugin, int max_version, struct shim_net *net, char *err,
+		       size_t errlen);
+/*
+ * Calls the plugin's init with the shim logger; comm_id feeds v11+ init. Then,
+ * as NCCL reads them only now, checks the slots NCCL calls: one left NULL is a
+ * WARN naming the plugin, the version and the slot, and FL_ERR_USAGE.
+ */
 int shim_net_init(struct shim_net *net, uint64_t comm_id);
 /* v11+ finalize, then dlclose. */
 void shim_net_close(struct shim_net *net);

@@ -11,8 +11,6 @@
 
 #include "shim_env.h"
 
-#define DEFAULT_PLUGIN "fabriclab"
-
 static int read_settings(struct shim_world *w)
 {
 	long dev, timeout_s, idle_us;
@@ -37,37 +35,6 @@ static int read_settings(struct shim_world *w)
 	w->idle_ns = idle_us * 1000;
 	w->step_bytes = step;
 	return FL_OK;
-}
-
-/* Like NCCL: the name as given, else libnccl-net-<name>.so; the tool adds its own folder. */
-static int load_plugin(struct shim_world *w, const char *fallback_dir)
-{
-	const char *name = shim_env("NCCL_NET_PLUGIN");
-	char err[256], err2[256], path[PATH_MAX];
-	long version;
-	int rc;
-
-	if (!name)
-		name = DEFAULT_PLUGIN;
-	if (!strcasecmp(name, "none"))
-		return shim_fail(FL_ERR_USAGE, "NCCL_NET_PLUGIN=none: the shim needs a net plugin");
-	rc = shim_env_long("FABRICLAB_SHIM_NET_VERSION", 0, 0, 12, &version);
-	if (rc)
-		return rc;
-	if (version && version < 6)
-		return shim_fail(FL_ERR_USAGE, "FABRICLAB_SHIM_NET_VERSION=%ld: expected 0 "
-				 "(highest) or 6 to 12", version);
-	if (!shim_net_load(name, (int)version, &w->net, err, sizeof(err)))
-		return FL_OK;
-	if (!fallback_dir || strchr(name, '/'))
-		return shim_fail(FL_ERR_USAGE, "%s", err);
-	if (!strncmp(name, "lib", 3) && strstr(name, ".so"))
-		snprintf(path, sizeof(path), "%s/%s", fallback_dir, name);
-	else
-		snprintf(path, sizeof(path), "%s/libnccl-net-%s.so", fallback_dir, name);
-	if (!shim_net_load(path, (int)version, &w->net, err2, sizeof(err2)))
-		return FL_OK;
-	return shim_fail(FL_ERR_USAGE, "%s; %s", err, err2);
 }
 
 /* Rank 0 draws the communicator id; everyone takes its value, as NCCL's commHash. */
@@ -109,22 +76,15 @@ static int pick_device(struct shim_world *w)
 	return FL_OK;
 }
 
+/* The id first: NCCL inits each plugin of NCCL_NET_PLUGIN for a communicator it already has. */
 static int open_net(struct shim_world *w, const char *fallback_dir)
 {
-	int rc = load_plugin(w, fallback_dir);
+	int rc = agree_comm_id(w);
 
-	if (rc)
-		return rc;
-	w->net_loaded = 1;
-	rc = agree_comm_id(w);
-	if (rc)
-		return rc;
-	shim_net_logger = shim_log;
-	rc = shim_net_init(&w->net, w->comm_id);
-	if (rc)
-		return shim_fail(rc, "net plugin %s: init failed: %s (%d)", w->net.name,
-				 shim_result_name(rc), rc);
-	rc = pick_device(w);
+	if (!rc)
+		rc = shim_net_choose(w, fallback_dir);
+	if (!rc)
+		rc = pick_device(w);
 	if (!rc)
 		rc = shim_mem_plan(w);
 	if (rc)

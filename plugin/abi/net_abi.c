@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 
+#include "base/call_config.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "wrap/wrap.h"
@@ -87,15 +88,13 @@ static int finalize_v11(void *ctx)
 }
 
 /*
- * The hints (peers and flows per op) would tune a transport that spreads
- * traffic over several sockets or QPs; ours use a fixed layout, so accepting
- * and ignoring them is correct, while returning an error would fail NCCL's op.
+ * The hints (peers and flows per op) tune a transport that spreads traffic
+ * over several sockets or QPs: a wrapped plugin (ext) gets them unchanged;
+ * our own transports use a fixed layout and accept and ignore them.
  */
 static int set_net_attr_v11(void *ctx, struct fl_abi_net_attr *attr)
 {
-	(void)ctx;
-	(void)attr;
-	return FL_OK;
+	return fl_wrap_set_net_attr(ctx, attr);
 }
 
 /* ---- properties: narrow the v12-shaped fl_props into each version ---- */
@@ -270,12 +269,19 @@ static int connect_v7(int dev, void *handle, void **send_comm,
 	return give_dev_comm(rc, *send_comm, send_dev_comm);
 }
 
-/* The traffic class is per communicator; our transports do not set one per connection. */
+/*
+ * Our own transports set no traffic class per connection; a plugin wrapped by
+ * ext gets NCCL's config pointer itself with its connect (base/call_config.h).
+ */
 static int connect_v10(int dev, struct fl_abi_comm_config *config, void *handle, void **send_comm,
 		       struct fl_abi_dev_handle **send_dev_comm)
 {
-	(void)config;
-	return connect_v7(dev, handle, send_comm, send_dev_comm);
+	int rc;
+
+	fl_call_set_connect_config(config);
+	rc = connect_v7(dev, handle, send_comm, send_dev_comm);
+	fl_call_set_connect_config(NULL);
+	return rc;
 }
 
 static int connect_v11(void *ctx, int dev, void *handle, void **send_comm,

@@ -4,7 +4,7 @@
 
 #include <stdarg.h>
 
-#define FL_ERROR_LEN 256
+#define FL_ERROR_LEN 1024 /* room for a list of plugins, each with its path and reason */
 
 /* Records why; returns err so call sites can `return fl_fail(FL_ERR_SYSTEM, ...)`. */
 int fl_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

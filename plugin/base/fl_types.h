@@ -21,6 +21,13 @@ enum fl_result {
 #define FL_MAX_REQUESTS 32 /* NCCL_NET_MAX_REQUESTS since 2.19 */
 #define FL_MAX_RECVS 8     /* most buffers one irecv may post */
 #define FL_MAX_VDEVS 8
+/*
+ * NCCL_NET_OPTIONAL_RECV_COMPLETION: what NCCL (v9+ plugins) leaves in *request
+ * before an LL/LL128 irecv whose completion the plugin may skip reporting
+ * (2.30.7 src/transport/net.cc:1585-1589; its v6-v8 adapters clear it,
+ * src/plugin/net/net_v6.cc:82). A transport that forwards (ext) passes it on.
+ */
+#define FL_OPTIONAL_RECV_COMPLETION ((void *)0x1)
 #define FL_PTR_HOST 0x1
 #define FL_PTR_CUDA 0x2
 #define FL_PTR_DMABUF 0x4

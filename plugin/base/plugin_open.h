@@ -13,7 +13,9 @@
 /*
  * kind: "net" (libnccl-net-NAME.so). Returns the RTLD_NOW | RTLD_LOCAL handle,
  * or NULL with why = "cannot load NAME: <dlerror>" or "cannot load NAME
- * (<dlerror>) nor libnccl-KIND-NAME.so (<dlerror>)".
+ * (<dlerror>) nor libnccl-KIND-NAME.so (<dlerror>)", or, for a path naming a
+ * FIFO, a directory or a device, "cannot load NAME: it is a FIFO, not a shared
+ * object file" without opening it (dlopen would block on a FIFO).
  */
 void *fl_plugin_open(const char *name, const char *kind, char *why, size_t why_len);
 

@@ -79,6 +79,8 @@ struct fl_transport {
 	int (*get_device_mr)(void *comm, void *mhandle, void **dptr_mhandle);
 	int (*irecv_consumed)(void *recv_comm, int n, void *request);
 	void *(*dev_handle)(void *comm);
+	/* Optional: NCCL's setNetAttr hints (an ncclNetAttr_t) for tctx, passed on unchanged. */
+	int (*set_net_attr)(void *tctx, void *attr);
 };
 
 #define FL_OFFLOAD_VDEVICE 0x1       /* makeVDevice */

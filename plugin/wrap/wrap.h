@@ -50,6 +50,8 @@ int fl_wrap_make_vdevice(int *dev, int ndevs, const int *devs);
 int fl_wrap_get_device_mr(void *comm, void *mhandle, void **dptr_mhandle);
 int fl_wrap_irecv_consumed(void *recv_comm, int n, void *request);
 void *fl_wrap_dev_handle(void *comm);
+/* setNetAttr (v11+): handed to the transport when it forwards hints (ext), else accepted. */
+int fl_wrap_set_net_attr(void *ctx, void *attr);
 
 /* Tests and benchmarks: route the next init to this transport instead of the configured one. */
 void fl_wrap_use_transport(const struct fl_transport *transport);

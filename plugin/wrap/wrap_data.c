@@ -159,7 +159,8 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 {
 	struct fl_wcomm *c = recv_comm;
 	struct fl_wreq *r;
-	void *treq = NULL;
+	/* NCCL's hint reaches the transport as NCCL left it; our own transports clear it */
+	void *treq = *request == FL_OPTIONAL_RECV_COMPLETION ? FL_OPTIONAL_RECV_COMPLETION : NULL;
 	int rc;
 
 	*request = NULL;
@@ -200,10 +201,18 @@ int fl_wrap_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhand
 	*request = NULL;
 	if (!c)
 		return FL_ERR_INTERNAL;
-	/* A flush moves no payload: n = 0 keeps it out of the counts. */
+	/*
+	 * A flush moves no payload: n = 0 keeps it out of the counts. NULL would tell
+	 * NCCL "nothing to flush" (2.30.7 src/transport/net.cc:1684-1700: it tests only
+	 * a non-NULL request and never posts the flush again), so an exhausted pool is an
+	 * error, never a silent skip; NCCL keeps far fewer requests per comm than the pool.
+	 */
 	r = stamp(c, 0);
 	if (!r)
-		return FL_OK;
+		return fl_wrap_report_error(c, "iflush",
+					    fl_fail(FL_ERR_INTERNAL, "iflush with all %d requests "
+						    "of this comm in flight (NCCL keeps at most %d)",
+						    FL_WRAP_POOL, FL_MAX_REQUESTS));
 	rc = c->tp->iflush(c->tcomm, n, data, sizes, mhandles, &treq);
 	return post(c, r, request, rc, treq, "iflush");
 }

@@ -1,8 +1,9 @@
 /*
  * The optional device-offload entries, for a transport that forwards to a
  * plugin which has them (ext): the wrap only finds its own objects' transport
- * comm and request and hands the call on. Nothing here is counted: the data
- * calls (isend/irecv/test) stay measured as always.
+ * comm and request and hands the call on; and setNetAttr's hints, for a
+ * transport that forwards them. Nothing here is counted: the data calls
+ * (isend/irecv/test) stay measured as always.
  */
 #include "base/error.h"
 #include "wrap.h"
@@ -65,4 +66,17 @@ void *fl_wrap_dev_handle(void *comm)
 	const struct fl_wcomm *c = comm;
 
 	return c && c->tp->dev_handle ? c->tp->dev_handle(c->tcomm) : NULL;
+}
+
+/* v11+ tuning hints, for a transport that forwards them (ext); the others ignore them. */
+int fl_wrap_set_net_attr(void *ctx, void *attr)
+{
+	const struct fl_wrap_ctx *c = ctx;
+	const struct fl_transport *tp = fl_wrap_transport();
+	int rc;
+
+	if (!tp || !tp->set_net_attr)
+		return FL_OK;
+	rc = tp->set_net_attr(c ? c->tctx : NULL, attr);
+	return rc ? fl_wrap_report_error(NULL, "setNetAttr", rc) : FL_OK;
 }

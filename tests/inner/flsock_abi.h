@@ -69,10 +69,23 @@ static char ctx_token; /* a ctx that is not NULL, so a test can tell it was pass
 static int init(void **ctx, uint64_t comm_id, struct fl_abi_comm_config *config,
 		fl_abi_logger_fn logger, fl_abi_prof_callback_fn prof)
 {
-	(void)comm_id;
 	(void)prof;
-	(void)config; /* NCCL passes one; the shim passes NULL */
 	*ctx = &ctx_token;
+#ifdef FLSOCK_RECORDS
+	if (flsock_record.inits < FLSOCK_RECORD_INITS) {
+		flsock_record.init_comm[flsock_record.inits] = comm_id;
+		flsock_record.init_tc[flsock_record.inits] = config->traffic_class;
+	}
+	flsock_record.inits++;
+#endif
+#ifdef FLSOCK_READS_CONFIG
+	fl_log_set_logger(logger); /* its WARN must reach the caller's log */
+	if (read_config("init", comm_id, config))
+		return FL_ERR_INTERNAL;
+#else
+	(void)comm_id;
+	(void)config; /* NCCL always passes one */
+#endif
 	return flsock_init(logger);
 }
 
@@ -80,6 +93,19 @@ static int finalize(void *ctx)
 {
 	return ctx == &ctx_token ? FL_OK : FL_ERR_INTERNAL;
 }
+
+#ifdef FLSOCK_RECORDS
+static int set_net_attr(void *ctx, struct fl_abi_net_attr *attr)
+{
+	flsock_record.attr_calls++;
+	flsock_record.attr_ctx_ok = ctx == &ctx_token;
+	flsock_record.attr = *attr;
+	return FL_OK;
+}
+#define ATTR_SLOT , .set_net_attr = set_net_attr
+#else
+#define ATTR_SLOT
+#endif
 
 static int listen_ctx(void *ctx, int dev, void *handle, void **listen_comm)
 {
@@ -103,6 +129,13 @@ static int connect_cfg(int dev, struct fl_abi_comm_config *config, void *handle,
 		       struct fl_abi_dev_handle **dev_comm)
 {
 	(void)dev_comm;
+	RECORD(flsock_record.connects++);
+	RECORD(flsock_record.connect_config = config);
+	RECORD(flsock_record.connect_tc = config ? config->traffic_class : -2);
+#ifdef FLSOCK_READS_CONFIG
+	if (read_config("connect", 1, config))
+		return FL_ERR_INTERNAL;
+#endif
 	return config ? flsock_connect(dev, handle, send_comm) : FL_ERR_INTERNAL;
 }
 #else
@@ -189,7 +222,12 @@ static int iflush(void *comm, int n, void **data, int *sizes, void **mhs, void *
 
 static int tp_devices(int *ndev)
 {
+#ifdef FLSOCK_NO_DEVICES
+	*ndev = 0;
+	return FL_OK;
+#else
 	return tp->devices(ndev);
+#endif
 }
 
 static int tp_dereg_mr(void *comm, void *mh)
@@ -213,35 +251,83 @@ static int tp_close_listen(void *c)
 }
 
 #if V == 5 /* no regMrDmaBuf slot at all: every later slot sits 8 bytes earlier */
-EXPORT const struct fl_abi_net_v5 ncclNetPlugin_v5 = {
-	COMMON_SLOTS, .init = init, .listen = flsock_listen, .connect = flsock_connect,
-	.accept = flsock_accept, .reg_mr = reg_mr_int, .isend = isend_int, .irecv = irecv_int,
-};
+#define NET_T struct fl_abi_net_v5
+#define TABLE ncclNetPlugin_v5
+#define SLOTS COMMON_SLOTS, .init = init, .listen = flsock_listen, .connect = flsock_connect, \
+	.accept = flsock_accept, .reg_mr = reg_mr_int, .isend = isend_int, .irecv = irecv_int
 #elif V == 6
-EXPORT const struct fl_abi_net_v6 ncclNetPlugin_v6 = {
-	COMMON_SLOTS, .init = init, .listen = flsock_listen, .connect = flsock_connect,
-	.accept = flsock_accept, .reg_mr = reg_mr_int, .isend = isend_int, .irecv = irecv_int,
-};
+#define NET_T struct fl_abi_net_v6
+#define TABLE ncclNetPlugin_v6
+#define SLOTS COMMON_SLOTS, .init = init, .listen = flsock_listen, .connect = flsock_connect, \
+	.accept = flsock_accept, .reg_mr = reg_mr_int, .isend = isend_int, .irecv = irecv_int
 #elif V == 8
-EXPORT const struct fl_abi_net_v8 ncclNetPlugin_v8 = {
-	COMMON_SLOTS, .init = init, .listen = flsock_listen, .connect = connect_dev,
-	.accept = accept_dev, .reg_mr = flsock_reg_mr, .isend = isend_int, .irecv = irecv_int,
-};
+#define NET_T struct fl_abi_net_v8
+#define TABLE ncclNetPlugin_v8
+#define SLOTS COMMON_SLOTS, .init = init, .listen = flsock_listen, .connect = connect_dev, \
+	.accept = accept_dev, .reg_mr = flsock_reg_mr, .isend = isend_int, .irecv = irecv_int
 #elif V == 10
-EXPORT const struct fl_abi_net_v10 ncclNetPlugin_v10 = {
-	COMMON_SLOTS, .init = init, .listen = flsock_listen, .connect = connect_cfg,
-	.accept = accept_dev, .reg_mr = flsock_reg_mr, .isend = isend_ph, .irecv = irecv_ph,
-};
+#define NET_T struct fl_abi_net_v10
+#define TABLE ncclNetPlugin_v10
+#define SLOTS COMMON_SLOTS, .init = init, .listen = flsock_listen, .connect = connect_cfg, \
+	.accept = accept_dev, .reg_mr = flsock_reg_mr, .isend = isend_ph, .irecv = irecv_ph
 #elif V == 11
-EXPORT const struct fl_abi_net_v11 ncclNetPlugin_v11 = {
-	COMMON_SLOTS, .init = init, .listen = listen_ctx, .connect = connect_ctx,
-	.accept = accept_dev, .reg_mr = flsock_reg_mr, .isend = isend_ph, .irecv = irecv_ph,
-	.finalize = finalize,
-};
+#define NET_T struct fl_abi_net_v11
+#define TABLE ncclNetPlugin_v11
+#define SLOTS COMMON_SLOTS, .init = init, .listen = listen_ctx, .connect = connect_ctx, \
+	.accept = accept_dev, .reg_mr = flsock_reg_mr, .isend = isend_ph, .irecv = irecv_ph, \
+	.finalize = finalize ATTR_SLOT
 #else
-EXPORT const struct fl_abi_net_v12 ncclNetPlugin_v12 = {
-	COMMON_SLOTS, .init = init, .listen = listen_ctx, .connect = connect_ctx,
-	.accept = accept_dev, .reg_mr = flsock_reg_mr, .isend = isend_ph, .irecv = irecv_ph,
-	.finalize = finalize,
-};
+#define NET_T struct fl_abi_net_v12
+#define TABLE ncclNetPlugin_v12
+#define SLOTS COMMON_SLOTS, .init = init, .listen = listen_ctx, .connect = connect_ctx, \
+	.accept = accept_dev, .reg_mr = flsock_reg_mr, .isend = isend_ph, .irecv = irecv_ph, \
+	.finalize = finalize ATTR_SLOT
+#endif
+
+#ifndef FLSOCK_FILLS_IN_INIT
+EXPORT const NET_T TABLE = { SLOTS };
+#else
+/*
+ * Only name and init are exported; init fills the other slots before it
+ * initialises, as IBext does (Mellanox/nccl-rdma-sharp-plugins v2.7, src/p2p_plugin.c:
+ * ncclNetPlugin_v* hold name and init; its init copies the IB or UCX table in).
+ * NCCL reads the slots only once init returned (2.28.9 src/plugin/net.cc:176-182;
+ * the v6-v10 adapters copy them after init, src/plugin/net/net_v10.cc:81-101).
+ * FLSOCK_FILL_MISSES_TEST: init leaves test NULL, a broken plugin NCCL would crash on.
+ */
+static const NET_T full = { SLOTS };
+EXPORT NET_T TABLE;
+
+static void fill_slots(void)
+{
+	__typeof__(TABLE.init) self = TABLE.init;
+
+	TABLE = full;
+	TABLE.init = (void *)self;
+#ifdef FLSOCK_FILL_MISSES_TEST
+	TABLE.test = NULL;
+#endif
+}
+
+#if V >= 11
+static int init_fill(void **ctx, uint64_t comm_id, struct fl_abi_comm_config *config,
+		     fl_abi_logger_fn logger, fl_abi_prof_callback_fn prof)
+{
+	fill_slots();
+	return init(ctx, comm_id, config, logger, prof);
+}
+#elif V == 10
+static int init_fill(fl_abi_logger_fn logger, fl_abi_prof_callback_fn prof)
+{
+	fill_slots();
+	return init(logger, prof);
+}
+#else
+static int init_fill(fl_abi_logger_fn logger)
+{
+	fill_slots();
+	return init(logger);
+}
+#endif
+EXPORT NET_T TABLE = { .name = "flsock", .init = init_fill };
 #endif

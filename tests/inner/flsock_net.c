@@ -7,7 +7,18 @@
  *   FLSOCK_NO_SIZES      test never writes sizes (NCCL zero-fills them)
  *   FLSOCK_NULL_REQUESTS isend/irecv say "not now" (NULL request) two calls in three,
  *                        connect/accept need several calls
- *   FLSOCK_INIT_FAILS    init fails
+ *   FLSOCK_INIT_FAILS    init fails (FL_ERR_SYSTEM, ncclSystemError: 2)
+ *   FLSOCK_NO_DEVICES    init succeeds, devices says 0 (NCCL 2.28.9 net.cc:181 then skips it)
+ *   FLSOCK_FILLS_IN_INIT exports only name and init; init fills the rest (IBext, flsock_abi.h)
+ *   FLSOCK_FILL_MISSES_TEST  ... and leaves test NULL
+ *   FLSOCK_READS_CONFIG  init (v11+) and connect (v10) dereference the config with no
+ *                        NULL check, as NCCL's own IB plugin does in init (2.28.9
+ *                        src/transport/net_ib.cc:854, 2.30.7 net_ib/init.cc:529) and as
+ *                        aws-ofi-nccl's init_v12 did when the shim passed NULL (issue 28).
+ *                        With FLSOCK_WANT_TRAFFIC_CLASS=N, a config whose traffic class
+ *                        is not N fails the call with a WARN saying what came.
+ *   FLSOCK_RECORDS       records what init, connect, irecv and setNetAttr were given
+ *                        (flsock_record.h), for tests that check what ext forwards
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -25,6 +36,14 @@
 
 static const struct fl_transport *const tp = &fl_socket_transport;
 
+#ifdef FLSOCK_RECORDS
+#include "flsock_record.h"
+EXPORT struct flsock_record flsock_record;
+#define RECORD(stmt) stmt
+#else
+#define RECORD(stmt)
+#endif
+
 #ifdef FLSOCK_NULL_REQUESTS
 static _Atomic unsigned calls;
 /* true two calls in three: the caller must come back */
@@ -36,6 +55,26 @@ static int not_now(void)
 static int not_now(void)
 {
 	return 0;
+}
+#endif
+
+#ifdef FLSOCK_READS_CONFIG
+#include <stdlib.h>
+
+/*
+ * Reads the traffic class with no NULL check, as the plugin it stands for.
+ * comm_id 0 is the ext transport's own process-wide init (no communicator,
+ * no config of NCCL's to pass on), where UNDEF is the right value.
+ */
+static int read_config(const char *call, uint64_t comm_id, const struct fl_abi_comm_config *cfg)
+{
+	const char *want = getenv("FLSOCK_WANT_TRAFFIC_CLASS");
+	int tc = ((const volatile struct fl_abi_comm_config *)cfg)->traffic_class;
+
+	if (!want || !comm_id || tc == atoi(want))
+		return 0;
+	FL_WARN("flsock: %s got traffic class %d, FLSOCK_WANT_TRAFFIC_CLASS=%s", call, tc, want);
+	return 1;
 }
 #endif
 
@@ -102,6 +141,8 @@ static int flsock_isend(void *comm, void *data, size_t size, int tag, void *mh, 
 static int flsock_irecv(void *comm, int n, void **data, size_t *sizes, int *tags, void **mhs,
 			void **request)
 {
+	RECORD(flsock_record.irecvs++);
+	RECORD(flsock_record.irecv_request_in = *request);
 	*request = NULL;
 	return not_now() ? FL_OK : tp->irecv(comm, n, data, sizes, tags, mhs, request);
 }

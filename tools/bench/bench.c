@@ -47,8 +47,10 @@ void bench_usage(FILE *out)
 		"all_reduce moves floats: a size that is not a multiple of 4 rounds down.\n"
 		"\n"
 		"environment: NCCL_NET_PLUGIN (default fabriclab, also looked for next to this\n"
-		"binary or in ../lib beside it), NCCL_DEBUG, NCCL_DEBUG_SUBSYS,\n"
-		"FABRICLAB_SHIM_NET_VERSION, FABRICLAB_SHIM_DEV, FABRICLAB_SHIM_STEP (512K),\n"
+		"binary or in ../lib beside it; a comma list: the first to init wins), NCCL_DEBUG,\n"
+		"NCCL_DEBUG_SUBSYS, FABRICLAB_SHIM_NET_VERSION, FABRICLAB_SHIM_NET_MAX_VERSION (12;\n"
+		"11 binds as NCCL 2.28/2.29), FABRICLAB_SHIM_TRAFFIC_CLASS (-1: undefined),\n"
+		"FABRICLAB_SHIM_DEV, FABRICLAB_SHIM_STEP (512K),\n"
 		"FABRICLAB_SHIM_TIMEOUT (120 s), FABRICLAB_SHIM_PIDFILE (with --ranks:\n"
 		"\"rank pid\" lines)\n");
 }

@@ -61,13 +61,21 @@ void doctor_check_ext(struct doctor *d)
 			   "ncclNetPlugin", "%s", fl_error_text());
 		return;
 	}
-	ext_describe_plugin(&in, what, sizeof(what));
 	rc = ext_inner_init(&in, NULL, NULL, &ctx);
 	if (rc) {
+		ext_describe_plugin(&in, what, sizeof(what));
 		doctor_add(d, DOCTOR_FAIL, EXT_CHECK, in.name, "NCCL_DEBUG=INFO fabriclab bench",
 			   "%s: init failed (error %d)", what, rc);
 		return;
 	}
+	/* its slots are read once init returned, as NCCL reads them (some fill them in init) */
+	if (ext_inner_bind(&in)) {
+		doctor_add(d, DOCTOR_FAIL, EXT_CHECK, in.name, "NCCL_DEBUG=INFO fabriclab bench",
+			   "%s", fl_error_text());
+		ext_inner_close_ctx(&in, &ctx);
+		return;
+	}
+	ext_describe_plugin(&in, what, sizeof(what));
 	doctor_add(d, DOCTOR_PASS, EXT_CHECK, in.name, "", "wrapping %s", what);
 	check_devices(d, &in);
 	ext_inner_close_ctx(&in, &ctx);

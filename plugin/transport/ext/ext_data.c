@@ -161,6 +161,7 @@ int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, 
 {
 	struct ext_comm *c = recv_comm;
 	uint64_t now = FL_PACING && c->pacer ? fl_clock_ns() : 0;
+	void *hint = *request == FL_OPTIONAL_RECV_COMPLETION ? FL_OPTIONAL_RECV_COMPLETION : NULL;
 	struct ext_req *r;
 	int rc;
 
@@ -170,6 +171,8 @@ int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, 
 	r = fresh_req(c, n);
 	if (!r)
 		return FL_OK;
+	/* the inner sees NCCL's hint where NCCL leaves it; before v9 NCCL clears it too */
+	r->inner = ext_plugin.version >= 9 ? hint : NULL;
 	rc = ext_inner_irecv(&ext_plugin, c->inner, n, data, sizes, tags, mhandles,
 			     phandles, &r->inner);
 	if (!rc && r->inner && FL_PACING && c->pacer)
@@ -195,8 +198,9 @@ int ext_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
 	if (!ext_plugin.iflush)
 		return fl_fail(FL_ERR_INTERNAL, "ext: %s has no iflush", ext_plugin.name);
 	r = fresh_req(c, 0);
-	if (!r)
-		return FL_OK;
+	if (!r) /* NULL would mean "nothing to flush" to NCCL (fl_wrap_iflush says why) */
+		return fl_fail(FL_ERR_INTERNAL, "ext: iflush with all %d requests of ext "
+			       "connection %u in flight", EXT_POOL, c->id);
 	rc = ext_plugin.iflush(c->inner, n, data, sizes, mhandles, &r->inner);
 	return accepted(c, r, rc, request, "iflush");
 }

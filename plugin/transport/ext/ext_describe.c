@@ -17,12 +17,14 @@ static const char *device_type(int type)
 
 void ext_describe_plugin(const struct ext_inner *in, char *out, size_t len)
 {
-	snprintf(out, len, "%s (ncclNetPlugin_v%d) from %s; optional entries:%s%s%s%s%s",
+	int any = in->reg_mr_dmabuf || in->make_vdevice || in->get_device_mr ||
+		  in->irecv_consumed || in->set_net_attr;
+
+	snprintf(out, len, "%s (ncclNetPlugin_v%d) from %s; optional entries:%s%s%s%s%s%s",
 		 in->name ? in->name : "?", in->version, in->path, in->reg_mr_dmabuf ?
 		 " regMrDmaBuf" : "", in->make_vdevice ? " makeVDevice" : "",
 		 in->get_device_mr ? " getDeviceMr" : "", in->irecv_consumed ? " irecvConsumed" :
-		 "", in->reg_mr_dmabuf || in->make_vdevice || in->get_device_mr ||
-		 in->irecv_consumed ? "" : " none");
+		 "", in->set_net_attr ? " setNetAttr" : "", any ? "" : " none");
 }
 
 static void ptr_support(int bits, char *out, size_t len)

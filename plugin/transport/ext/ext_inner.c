@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "base/call_config.h"
 #include "base/error.h"
 
 #define T(in, v) ((const struct fl_abi_net_v##v *)(in)->table)
@@ -38,6 +39,13 @@ int ext_inner_open_ctx(const struct ext_inner *in, uint64_t comm_id, fl_logger_f
 	if (in->version < 11)
 		return FL_OK;
 	return T(in, 11)->init(&ctx->inner_ctx, comm_id, &ctx->config, logger, prof);
+}
+
+int ext_inner_set_net_attr(const struct ext_inner *in, struct ext_ctx *ctx, void *attr)
+{
+	if (!in->set_net_attr)
+		return FL_OK; /* NCCL skips the call for a plugin without the slot */
+	return in->set_net_attr(ctx->inner_ctx, attr);
 }
 
 int ext_inner_close_ctx(const struct ext_inner *in, struct ext_ctx *ctx)
@@ -174,8 +182,9 @@ int ext_inner_connect(const struct ext_inner *in, struct ext_ctx *ctx, int dev, 
 		return T(in, 6)->connect(dev, handle, send_comm);
 	case 7: case 8: case 9:
 		return T(in, 7)->connect(dev, handle, send_comm, dev_comm);
-	case 10:
-		return T(in, 10)->connect(dev, &ctx->config, handle, send_comm, dev_comm);
+	case 10: /* NCCL v10's own config pointer when it gave one with this connect */
+		return T(in, 10)->connect(dev, fl_call_connect_config() ? fl_call_connect_config() :
+					  &ctx->config, handle, send_comm, dev_comm);
 	default:
 		return T(in, 11)->connect(ctx->inner_ctx, dev, handle, send_comm, dev_comm);
 	}

@@ -40,6 +40,8 @@ struct ext_inner {
 	int (*get_device_mr)(void *comm, void *mhandle, void **dptr_mhandle);
 	int (*irecv_consumed)(void *recv_comm, int n, void *request);
 	void (*make_vdevice)(void); /* its props type depends on the version: ext_inner_make_vdevice */
+	/* v11+ tuning hints; NULL when the inner has none (NCCL then sends none either). */
+	int (*set_net_attr)(void *ctx, struct fl_abi_net_attr *attr);
 };
 
 /*
@@ -52,8 +54,21 @@ struct ext_ctx {
 	struct fl_abi_comm_config config;
 };
 
-/* Errors name FABRICLAB_TRANSPORT and the path; never crashes on a bad .so. */
+/*
+ * Opens one plugin and finds its highest table, reading only its name and init
+ * as NCCL does before init. Errors name FABRICLAB_TRANSPORT and the path; never
+ * crashes on a bad .so.
+ */
 int ext_inner_load(const char *spec, struct ext_inner *in);
+/*
+ * LIST: one plugin, or several separated by commas as NCCL_NET_PLUGIN takes
+ * them; the first that loads, inits and has a device is bound in *in, its
+ * process-wide init done in *ctx. Else the error of the last, all named.
+ */
+int ext_inner_choose(const char *list, fl_logger_fn logger, fl_prof_fn prof,
+		     struct ext_inner *in, struct ext_ctx *ctx);
+/* After a successful init: binds the slots, FL_ERR_USAGE naming one NCCL needs and lacks. */
+int ext_inner_bind(struct ext_inner *in);
 /* init for the process: v6-v10 once; v11+ a process-wide ctx (comm id 0) in *ctx. */
 int ext_inner_init(const struct ext_inner *in, fl_logger_fn logger, fl_prof_fn prof,
 		   struct ext_ctx *ctx);
@@ -61,6 +76,8 @@ int ext_inner_init(const struct ext_inner *in, fl_logger_fn logger, fl_prof_fn p
 int ext_inner_open_ctx(const struct ext_inner *in, uint64_t comm_id, fl_logger_fn logger,
 		       fl_prof_fn prof, struct ext_ctx *ctx);
 int ext_inner_close_ctx(const struct ext_inner *in, struct ext_ctx *ctx);
+/* setNetAttr's ncclNetAttr_t, unchanged, with the inner's ctx (v11+ inners that have it). */
+int ext_inner_set_net_attr(const struct ext_inner *in, struct ext_ctx *ctx, void *attr);
 
 int ext_inner_props(const struct ext_inner *in, int dev, struct fl_props *props);
 int ext_inner_listen(const struct ext_inner *in, struct ext_ctx *ctx, int dev, void *handle,

@@ -2,7 +2,9 @@
  * Finding and binding the inner plugin. The name is looked up as NCCL looks up
  * NCCL_NET_PLUGIN (base/plugin_open.h, shared with the shim). The highest ncclNetPlugin_vN wins,
  * as in NCCL's loader; v5 (NCCL 2.12..2.25, fastsocket) is accepted as the
- * oldest, although fabriclab itself no longer exports it.
+ * oldest, although fabriclab itself no longer exports it. Like NCCL, only the
+ * name and init are read at load; the other slots once init returned
+ * (ext_inner_bind), since some plugins fill them inside init.
  */
 #include "ext_inner.h"
 
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "abi/net_slots.h"
 #include "base/plugin_open.h"
 
 #define EXT_ENV "FABRICLAB_TRANSPORT=ext:"
@@ -25,21 +28,9 @@ static int open_lib(struct ext_inner *in)
 	return in->lib ? FL_OK : fl_fail(FL_ERR_USAGE, EXT_ENV "%s: %s", in->spec, why);
 }
 
-/* The slots NCCL cannot do without; NULL in any of them is a broken plugin. */
-#define MISSING_SLOT(t)                                                   \
-	(!(t)->name ? "name" :                                            \
-	 !(t)->init || !(t)->devices || !(t)->get_properties ?            \
-		 "init/devices/getProperties" :                           \
-	 !(t)->listen || !(t)->connect || !(t)->accept ? "listen/connect/accept" : \
-	 !(t)->reg_mr || !(t)->dereg_mr ? "regMr/deregMr" :               \
-	 !(t)->isend || !(t)->irecv || !(t)->test ? "isend/irecv/test" :  \
-	 !(t)->close_send || !(t)->close_recv || !(t)->close_listen ?     \
-		 "closeSend/closeRecv/closeListen" : NULL)
-
 /* Slots at the same place in one group of versions: v5, or v6 and every later one. */
 #define BIND_COMMON(in, t)                              \
 	do {                                            \
-		(in)->name = (t)->name;                 \
 		(in)->devices = (t)->devices;           \
 		(in)->dereg_mr = (t)->dereg_mr;         \
 		(in)->iflush = (t)->iflush;             \
@@ -49,7 +40,7 @@ static int open_lib(struct ext_inner *in)
 		(in)->close_listen = (t)->close_listen; \
 	} while (0)
 
-static const char *bind_slots(struct ext_inner *in)
+static void bind_slots(struct ext_inner *in)
 {
 	const struct fl_abi_net_v6 *t = in->table;
 	const struct fl_abi_net_v9 *t9 = in->table;
@@ -59,7 +50,7 @@ static const char *bind_slots(struct ext_inner *in)
 		const struct fl_abi_net_v5 *t5 = in->table;
 
 		BIND_COMMON(in, t5);
-		return MISSING_SLOT(t5);
+		return;
 	}
 	BIND_COMMON(in, t);
 	in->reg_mr_dmabuf = t->reg_mr_dmabuf;
@@ -69,13 +60,15 @@ static const char *bind_slots(struct ext_inner *in)
 	}
 	if (in->version >= 9)
 		in->make_vdevice = (void (*)(void))t9->make_vdevice;
-	return MISSING_SLOT(t);
+	if (in->version >= 11) /* v11 and v12 keep it at the same place */
+		in->set_net_attr = ((const struct fl_abi_net_v11 *)in->table)->set_net_attr;
 }
 
-static int bind_table(struct ext_inner *in)
+/* The highest ncclNetPlugin_vN, its name and init: all NCCL reads before init (net_slots.h). */
+static int find_table(struct ext_inner *in)
 {
+	const struct fl_abi_net_v6 *t;
 	char symbol[32];
-	const char *missing;
 	Dl_info info;
 
 	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]) && !in->table; i++) {
@@ -89,10 +82,23 @@ static int bind_table(struct ext_inner *in)
 		return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: %s exports no ncclNetPlugin_v5..v12 "
 			       "(not an NCCL net plugin)", in->spec, in->path[0] ? in->path :
 			       in->spec);
-	missing = bind_slots(in);
+	t = in->table; /* name and init sit at the same place in v5 too */
+	in->name = t->name ? t->name : in->spec;
+	if (!t->init)
+		return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: ncclNetPlugin_v%d of %s in %s has no "
+			       "init", in->spec, in->version, in->name, in->path);
+	return FL_OK;
+}
+
+int ext_inner_bind(struct ext_inner *in)
+{
+	const char *missing = fl_abi_missing_slot(in->table, in->version);
+
 	if (missing)
-		return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: ncclNetPlugin_v%d in %s has no %s",
-			       in->spec, in->version, in->path, missing);
+		return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: ncclNetPlugin_v%d of %s in %s has no %s "
+			       "after its init returned (NCCL would call it)", in->spec,
+			       in->version, in->name, in->path, missing);
+	bind_slots(in);
 	return FL_OK;
 }
 
@@ -111,7 +117,7 @@ int ext_inner_load(const char *spec, struct ext_inner *in)
 	dlerror();
 	rc = open_lib(in);
 	if (!rc)
-		rc = bind_table(in);
+		rc = find_table(in);
 	if (rc && in->lib) {
 		dlclose(in->lib);
 		in->lib = NULL;

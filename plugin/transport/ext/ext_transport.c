@@ -72,14 +72,10 @@ static int ext_init(void)
 	if (rc)
 		return rc;
 	ext_hello_on = (int)hello;
-	rc = ext_inner_load(env && !strncmp(env, "ext:", 4) ? env + 4 : NULL, &ext_plugin);
+	rc = ext_inner_choose(env && !strncmp(env, "ext:", 4) ? env + 4 : NULL,
+			      fl_log_logger(), fl_log_profiler(), &ext_plugin, &ext_process_ctx);
 	if (rc)
 		return rc;
-	rc = ext_inner_init(&ext_plugin, fl_log_logger(), fl_log_profiler(), &ext_process_ctx);
-	if (rc)
-		return fl_fail(FL_ERR_USAGE, "FABRICLAB_TRANSPORT=ext:%s: init of %s "
-			       "(ncclNetPlugin_v%d) from %s failed (error %d)", ext_plugin.spec,
-			       ext_plugin.name, ext_plugin.version, ext_plugin.path, rc);
 	log_loaded();
 	return FL_OK;
 }
@@ -109,6 +105,16 @@ static int ext_close_ctx(void *tctx)
 
 	free(tctx);
 	return rc ? fl_fail(rc, "ext: %s finalize failed (error %d)", ext_plugin.name, rc) : FL_OK;
+}
+
+/* tctx: the communicator's, or NULL when NCCL gave the process-wide ctx. */
+static int ext_set_net_attr(void *tctx, void *attr)
+{
+	struct ext_ctx *c = tctx ? tctx : &ext_process_ctx;
+	int rc = ext_inner_set_net_attr(&ext_plugin, c, attr);
+
+	return rc ? fl_fail(rc, "ext: %s setNetAttr failed (error %d)", ext_plugin.name, rc) :
+		    FL_OK;
 }
 
 static int ext_listen(int dev, const struct fl_endpoint *self, void *handle, void **listen_comm)
@@ -152,4 +158,5 @@ const struct fl_transport fl_ext_transport = {
 	.get_device_mr = ext_get_device_mr,
 	.irecv_consumed = ext_irecv_consumed,
 	.dev_handle = ext_dev_handle,
+	.set_net_attr = ext_set_net_attr,
 };

@@ -1,0 +1,113 @@
+/*
+ * FABRICLAB_TRANSPORT=ext:LIST: the plugin fabriclab wraps, chosen the way NCCL
+ * chooses among NCCL_NET_PLUGIN=a,b,c (2.28.9 src/plugin/net.cc:269-290 splits
+ * the list at commas; ncclNetPluginInit, :172-186, calls each one's init and
+ * then devices, and the first whose init succeeds with at least one device
+ * wins). The same list given to NCCL_NET_PLUGIN without fabriclab therefore
+ * gives the same plugin here. A plugin that fails is closed and named, with
+ * its own error code, in the message of the whole list's failure.
+ */
+#include "ext_inner.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/error.h"
+
+#define EXT_ENV "FABRICLAB_TRANSPORT=ext:"
+
+/* The inner's ncclResult_t in words: what failed is its code, never ours. */
+static const char *result_name(int rc)
+{
+	static const char *const names[] = { "success", "unhandled cuda error", "system error",
+					     "internal error", "invalid argument",
+					     "invalid usage", "remote error", "in progress" };
+
+	return rc >= 0 && rc < (int)(sizeof(names) / sizeof(names[0])) ? names[rc] : "unknown";
+}
+
+/* After a successful init: the slots, then at least one device, as NCCL requires. */
+static int check_inited(struct ext_inner *in)
+{
+	int ndev = 0, rc = ext_inner_bind(in);
+
+	if (rc)
+		return rc;
+	rc = in->devices(&ndev);
+	if (rc)
+		return fl_fail(rc, EXT_ENV "%s: devices() of %s (ncclNetPlugin_v%d) from %s "
+			       "failed: its error %d (%s)", in->spec, in->name, in->version,
+			       in->path, rc, result_name(rc));
+	if (ndev <= 0)
+		return fl_fail(FL_ERR_SYSTEM, EXT_ENV "%s: %s (ncclNetPlugin_v%d) from %s has %d "
+			       "devices (NCCL would not use it either)", in->spec, in->name,
+			       in->version, in->path, ndev);
+	return FL_OK;
+}
+
+static int try_one(const char *spec, fl_logger_fn logger, fl_prof_fn prof, struct ext_inner *in,
+		   struct ext_ctx *ctx)
+{
+	int rc = ext_inner_load(spec, in);
+
+	if (rc)
+		return rc;
+	rc = ext_inner_init(in, logger, prof, ctx);
+	if (rc) {
+		rc = fl_fail(rc, EXT_ENV "%s: init of %s (ncclNetPlugin_v%d) from %s failed: its "
+			     "error %d (%s)", in->spec, in->name, in->version, in->path, rc,
+			     result_name(rc));
+	} else {
+		rc = check_inited(in);
+		if (rc)
+			ext_inner_close_ctx(in, ctx); /* as NCCL finalizes a plugin whose devices fail */
+	}
+	if (rc) {
+		dlclose(in->lib);
+		in->lib = NULL;
+	}
+	return rc;
+}
+
+/* The reason without "FABRICLAB_TRANSPORT=ext:NAME: ", which the list's message says once. */
+static const char *reason(const char *name)
+{
+	const char *text = fl_error_text();
+	size_t len = strlen(EXT_ENV), nlen = strlen(name);
+
+	if (strncmp(text, EXT_ENV, len))
+		return text;
+	text += len;
+	return !strncmp(text, name, nlen) && !strncmp(text + nlen, ": ", 2) ? text + nlen + 2 :
+									       text;
+}
+
+int ext_inner_choose(const char *list, fl_logger_fn logger, fl_prof_fn prof,
+		     struct ext_inner *in, struct ext_ctx *ctx)
+{
+	char names[EXT_PATH_LEN], why[FL_ERROR_LEN] = "";
+	char *save = NULL, *name;
+	int rc = FL_ERR_USAGE, tried = 0;
+
+	if (!list || !*list)
+		return fl_fail(FL_ERR_USAGE, EXT_ENV ": no plugin named (a path, or NAME for "
+			       "libnccl-net-NAME.so; a comma-separated list tries each in turn)");
+	if (strlen(list) >= sizeof(names))
+		return fl_fail(FL_ERR_USAGE, EXT_ENV "...: plugin list longer than %zu bytes",
+			       sizeof(names) - 1);
+	snprintf(names, sizeof(names), "%s", list);
+	for (name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		rc = try_one(name, logger, prof, in, ctx);
+		if (!rc)
+			return FL_OK;
+		tried++;
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s[%s] %s",
+			 tried > 1 ? "; " : "", name, reason(name));
+	}
+	if (!tried)
+		return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: no plugin named", list);
+	if (tried == 1)
+		return rc; /* its own message names it */
+	return fl_fail(rc, EXT_ENV "%s: none of the %d plugins initialised: %s", list, tried, why);
+}
