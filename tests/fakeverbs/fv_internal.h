@@ -149,6 +149,7 @@ struct fv_swr {
 	uint32_t rkey;
 	uint32_t len;
 	int nsge;
+	uint64_t due_ns;		/* physics: not completed before (0: at once) */
 	struct ibv_sge sge[FV_MAX_SGE];
 	uint8_t data[FV_MAX_INLINE];
 };
@@ -271,6 +272,8 @@ struct fv_msg {
 	uint32_t len, imm, rkey;
 	uint64_t raddr;
 	union ibv_gid src_gid;
+	uint64_t first_ns, last_ns;	/* physics: its first and last byte arrive (0: off) */
+	int32_t dst_pid;		/* the responder's process (physics: loopback or not) */
 	union {
 		struct { uint64_t addr; uint64_t len; } sge[FV_MAX_SGE];
 		uint8_t data[FV_MAX_INLINE];
@@ -399,6 +402,31 @@ void fv_gpu_wrote(const struct fv_mr *mr, uint64_t local, size_t len);
 void fv_gpu_read(const struct fv_mr *mr, uint64_t local, size_t len);
 int fv_dma_read(pid_t pid, const struct iovec *dst, int ndst, const struct iovec *src, int nsrc);
 int fv_dma_write(pid_t pid, const struct iovec *src, int nsrc, const struct iovec *dst, int ndst);
+
+/* ---- physics (fv_physics.c) ---- */
+
+struct fv_physics {
+	bool on;			/* FABRICLAB_FAKEVERBS_PHYSICS=1 */
+	uint64_t latency_ns, cost_ns;	/* one way; per message */
+	double rate_share;		/* hardware fault: the port trained down (1: not) */
+	uint64_t pause_every_ns, pause_for_ns; /* hardware fault: pause windows */
+	uint64_t add_ns;		/* hardware fault: added one-way latency */
+};
+
+const struct fv_physics *fv_physics(void);
+/* The port's line rate in bytes per ns from its width and speed codes; 0 unknown. */
+double fv_port_bytes_per_ns(const struct fv_port *p);
+/* Requester: schedules m (len bytes) on port's transmit side; stamps m and w->due_ns. */
+void fv_physics_send(const struct fv_port *port, uint64_t len, uint64_t now, struct fv_msg *m,
+		     struct fv_swr *w);
+/* Responder (NIC thread, once per message, in order): when m may execute; 0 at once. */
+uint64_t fv_physics_ready(const struct fv_msg *m, const struct fv_port *port);
+/* Responder: m executed at now, scheduled for ready_ns (counts late executions). */
+void fv_physics_executed(uint64_t ready_ns, uint64_t wire_ns, uint64_t now);
+/* The earliest time work held for the physics is due (UINT64_MAX: none); the NIC's wake-up. */
+void fv_physics_due_at(uint64_t t);
+uint64_t fv_physics_next_due(void);
+void fv_physics_due_reset(void);
 
 uint64_t fv_now_ns(void);
 void fv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

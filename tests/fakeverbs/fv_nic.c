@@ -89,6 +89,30 @@ void fv_nic_wake(void)
 		fv_ring_kick(r);
 }
 
+/*
+ * Physics: when the ring's head may execute (its bytes have come in through
+ * this process's port), computed once per message, in order, by whoever plays
+ * the NIC (work_lock).
+ */
+static uint64_t head_ready_index = UINT64_MAX, head_ready_ns;
+
+static uint64_t ready_at(const struct fv_msg *m, uint64_t index)
+{
+	struct fv_qp *qp;
+	const struct fv_port *port = NULL;
+
+	if (index == head_ready_index)
+		return head_ready_ns;
+	qp = fv_nic_find_qp(m->dst_qpn);
+	if (qp) {
+		port = fv_port_of(qp->qp.context, qp->port_num);
+		fv_qp_put(qp);
+	}
+	head_ready_index = index;
+	head_ready_ns = fv_physics_ready(m, port);
+	return head_ready_ns;
+}
+
 static int drain_ring(struct fv_ring *r, uint64_t now)
 {
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
@@ -96,9 +120,18 @@ static int drain_ring(struct fv_ring *r, uint64_t now)
 	int n = 0;
 
 	for (; head != tail; head++, n++) {
+		const struct fv_msg *m = &r->slot[head % FV_RING_SLOTS];
+		uint64_t ready = m->last_ns ? ready_at(m, head) : 0;
+
+		if (ready > now) {
+			fv_physics_due_at(ready);
+			break;
+		}
 		atomic_store(&r->executing, 1);
-		fv_respond(&r->slot[head % FV_RING_SLOTS], now);
+		fv_respond(m, now);
 		atomic_store(&r->executing, 0);
+		if (ready)
+			fv_physics_executed(ready, m->last_ns - m->first_ns, now);
 		atomic_fetch_add(&r->pulse, 1);
 		atomic_store_explicit(&r->head, head + 1, memory_order_release);
 	}
@@ -142,11 +175,20 @@ static long nic_pass(struct fv_ring *r)
 	uint32_t bell = atomic_load(&r->doorbell);
 	long sleep_ns;
 
+	uint64_t due, now;
+
 	atomic_fetch_add(&r->pulse, 1);
+	fv_physics_due_reset();
 	if (!atomic_load(&nic_paused))
 		drain_ring(r, fv_now_ns());
 	sleep_ns = service_qps(fv_now_ns());
 	atomic_store(&serviced_bell, bell);
+	/* physics: back when the next message or completion held for it is due */
+	due = fv_physics_next_due();
+	now = fv_now_ns();
+	if (due != UINT64_MAX)
+		sleep_ns = due <= now ? 0 : due - now < (uint64_t)sleep_ns ? (long)(due - now)
+									 : sleep_ns;
 	return sleep_ns;
 }
 
@@ -154,8 +196,11 @@ void fv_nic_poll_hook(void)
 {
 	struct fv_ring *r = fv_own_ring();
 
-	atomic_store_explicit(&last_poll_ns, fv_now_ns(), memory_order_relaxed);
-	if (!r || atomic_load(&r->doorbell) == atomic_load(&serviced_bell))
+	uint64_t now = fv_now_ns();
+
+	atomic_store_explicit(&last_poll_ns, now, memory_order_relaxed);
+	if (!r || (atomic_load(&r->doorbell) == atomic_load(&serviced_bell) &&
+		   fv_physics_next_due() > now))
 		return;
 	if (pthread_mutex_trylock(&work_lock))
 		return;
@@ -186,11 +231,13 @@ static void *nic_main(void *arg)
 		}
 		/* brief polling catches the next request without a futex round trip; then sleep so
 		 * that other ranks on few cores get the CPU */
-		spin_end = fv_now_ns() + SPIN_NS;
+		if (sleep_ns <= 0)
+			continue;
+		spin_end = fv_now_ns() + (sleep_ns < SPIN_NS ? (uint64_t)sleep_ns : SPIN_NS);
 		while (atomic_load(&r->doorbell) == seen && fv_now_ns() < spin_end)
 			sched_yield();
-		if (atomic_load(&r->doorbell) == seen)
-			fv_ring_wait(r, seen, sleep_ns);
+		if (atomic_load(&r->doorbell) == seen && sleep_ns > SPIN_NS)
+			fv_ring_wait(r, seen, sleep_ns - SPIN_NS);
 	}
 	return NULL;
 }
@@ -205,6 +252,7 @@ static void after_fork_child(void)
 	pthread_mutex_init(&work_lock, NULL);
 	memset(local_qp, 0, sizeof(local_qp));
 	qp_list = NULL;
+	head_ready_index = UINT64_MAX;
 	fv_fabric_forget();
 }
 

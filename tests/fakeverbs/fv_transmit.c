@@ -131,6 +131,9 @@ static enum ibv_wc_status transmit_one(struct fv_qp *qp, struct fv_swr *w, uint6
 	st = build_msg(qp, port, w, index, &m);
 	if (st != IBV_WC_SUCCESS)
 		return st;
+	w->due_ns = 0;
+	m.dst_pid = atomic_load(&e->pid);
+	fv_physics_send(port, w->len, fv_now_ns(), &m, w);
 	if (fv_ring_push(ring, &m) == EAGAIN) {
 		*full = true;
 		return IBV_WC_GENERAL_ERR;
@@ -176,7 +179,14 @@ static void complete_acked(struct fv_qp *qp, uint64_t acked, uint64_t now)
 		struct ibv_wc wc = { .wr_id = w->wr_id, .status = IBV_WC_SUCCESS,
 				     .opcode = wc_opcode_of(w->opcode), .byte_len = w->len,
 				     .qp_num = qp->qp.qp_num };
-		uint64_t index = qp->sq_acked++;
+		uint64_t index;
+
+		/* physics: acknowledged, but its round trip is not over yet */
+		if (w->due_ns > now) {
+			fv_physics_due_at(w->due_ns);
+			break;
+		}
+		index = qp->sq_acked++;
 
 		if (w->signaled && !fv_cq_push(fv_cq_of(qp->qp.send_cq), &wc, qp, index))
 			fv_qp_to_error(qp, IBV_EVENT_QP_FATAL);
