@@ -150,6 +150,7 @@ struct fv_swr {
 	uint32_t len;
 	int nsge;
 	uint64_t due_ns;		/* physics: not completed before (0: at once) */
+	uint64_t push_ns;		/* physics: handed to the responder then (0: not scheduled) */
 	struct ibv_sge sge[FV_MAX_SGE];
 	uint8_t data[FV_MAX_INLINE];
 };
@@ -272,8 +273,8 @@ struct fv_msg {
 	uint32_t len, imm, rkey;
 	uint64_t raddr;
 	union ibv_gid src_gid;
-	uint64_t first_ns, last_ns;	/* physics: its first and last byte arrive (0: off) */
-	int32_t dst_pid;		/* the responder's process (physics: loopback or not) */
+	uint64_t ready_ns, wire_ns;	/* physics: its bytes are all in then, after so long on
+					 * the wire (0: off) */
 	union {
 		struct { uint64_t addr; uint64_t len; } sge[FV_MAX_SGE];
 		uint8_t data[FV_MAX_INLINE];
@@ -292,6 +293,10 @@ struct fv_ring {
 	 * executing is set while one request is being carried out (a long copy) */
 	_Atomic uint64_t pulse;
 	_Atomic uint32_t executing;
+	/* physics: the owner's receiving port, which requesters schedule their bytes on */
+	_Atomic uint64_t rx_free_ns;
+	uint32_t hw_rate_pct;		/* its hardware faults, published by the owner */
+	uint64_t hw_pause_every_ns, hw_pause_for_ns, hw_add_ns;
 	struct fv_msg slot[FV_RING_SLOTS];
 };
 
@@ -416,11 +421,12 @@ struct fv_physics {
 const struct fv_physics *fv_physics(void);
 /* The port's line rate in bytes per ns from its width and speed codes; 0 unknown. */
 double fv_port_bytes_per_ns(const struct fv_port *p);
-/* Requester: schedules m (len bytes) on port's transmit side; stamps m and w->due_ns. */
-void fv_physics_send(const struct fv_port *port, uint64_t len, uint64_t now, struct fv_msg *m,
-		     struct fv_swr *w);
-/* Responder (NIC thread, once per message, in order): when m may execute; 0 at once. */
-uint64_t fv_physics_ready(const struct fv_msg *m, const struct fv_port *port);
+/* Owner: its port's hardware faults into its ring, for requesters to honour. */
+void fv_physics_publish(struct fv_ring *own);
+/* Requester: schedules w on port's transmit side and the responder's (peer) receiving side:
+ * w->push_ns (when the responder may execute it: its bytes are in) and w->due_ns. */
+void fv_physics_schedule(const struct fv_port *port, struct fv_ring *peer, bool loopback,
+			 struct fv_swr *w, uint64_t now);
 /* Responder: m executed at now, scheduled for ready_ns (counts late executions). */
 void fv_physics_executed(uint64_t ready_ns, uint64_t wire_ns, uint64_t now);
 /* The earliest time work held for the physics is due (UINT64_MAX: none); the NIC's wake-up. */

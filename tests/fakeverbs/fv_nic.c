@@ -89,30 +89,6 @@ void fv_nic_wake(void)
 		fv_ring_kick(r);
 }
 
-/*
- * Physics: when the ring's head may execute (its bytes have come in through
- * this process's port), computed once per message, in order, by whoever plays
- * the NIC (work_lock).
- */
-static uint64_t head_ready_index = UINT64_MAX, head_ready_ns;
-
-static uint64_t ready_at(const struct fv_msg *m, uint64_t index)
-{
-	struct fv_qp *qp;
-	const struct fv_port *port = NULL;
-
-	if (index == head_ready_index)
-		return head_ready_ns;
-	qp = fv_nic_find_qp(m->dst_qpn);
-	if (qp) {
-		port = fv_port_of(qp->qp.context, qp->port_num);
-		fv_qp_put(qp);
-	}
-	head_ready_index = index;
-	head_ready_ns = fv_physics_ready(m, port);
-	return head_ready_ns;
-}
-
 static int drain_ring(struct fv_ring *r, uint64_t now)
 {
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
@@ -121,17 +97,12 @@ static int drain_ring(struct fv_ring *r, uint64_t now)
 
 	for (; head != tail; head++, n++) {
 		const struct fv_msg *m = &r->slot[head % FV_RING_SLOTS];
-		uint64_t ready = m->last_ns ? ready_at(m, head) : 0;
 
-		if (ready > now) {
-			fv_physics_due_at(ready);
-			break;
-		}
 		atomic_store(&r->executing, 1);
 		fv_respond(m, now);
 		atomic_store(&r->executing, 0);
-		if (ready)
-			fv_physics_executed(ready, m->last_ns - m->first_ns, now);
+		if (m->ready_ns)
+			fv_physics_executed(m->ready_ns, m->wire_ns, now);
 		atomic_fetch_add(&r->pulse, 1);
 		atomic_store_explicit(&r->head, head + 1, memory_order_release);
 	}
@@ -252,7 +223,6 @@ static void after_fork_child(void)
 	pthread_mutex_init(&work_lock, NULL);
 	memset(local_qp, 0, sizeof(local_qp));
 	qp_list = NULL;
-	head_ready_index = UINT64_MAX;
 	fv_fabric_forget();
 }
 
@@ -267,6 +237,8 @@ int fv_nic_start(void)
 	}
 	if (nic_users == 0) {
 		err = fv_fabric_attach();
+		if (!err)
+			fv_physics_publish(fv_own_ring());
 		if (!err) {
 			/* lets peers' NIC threads copy into and out of this process (Yama) */
 			prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);

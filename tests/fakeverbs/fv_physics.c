@@ -36,7 +36,6 @@ static struct fv_physics phys;
 static pthread_once_t phys_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t tx_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t tx_free_ns;           /* this process's port: transmit side free from */
-static uint64_t rx_free_ns;           /* receive side (the NIC thread only) */
 static _Atomic uint64_t executed, late, worst_late_ns;
 
 /* Lane rate in Mbit/s per active_speed code, lanes per active_width code (IBTA names). */
@@ -150,59 +149,87 @@ const struct fv_physics *fv_physics(void)
 	return &phys;
 }
 
-/* The first time at or after t when the port is not paused. */
-static uint64_t unpaused(const struct fv_physics *p, uint64_t t)
+/* The first time at or after t when a port paused for_ns of every every_ns is not. */
+static uint64_t unpaused(uint64_t every, uint64_t dur, uint64_t t)
 {
 	uint64_t in;
 
-	if (!p->pause_every_ns)
+	if (!every)
 		return t;
-	in = t % p->pause_every_ns;
-	return in < p->pause_for_ns ? t - in + p->pause_for_ns : t;
+	in = t % every;
+	return in < dur ? t - in + dur : t;
 }
 
-/* Bytes at this port's (trained) rate, plus the message's fixed cost: ns on the port. */
-static uint64_t port_time(const struct fv_physics *p, const struct fv_port *port, uint64_t len)
+/* Bytes at a port's rate times share, plus the message's fixed cost: ns on the port. */
+static uint64_t port_time(const struct fv_physics *p, const struct fv_port *port, double share,
+			  uint64_t len)
 {
-	double rate = fv_port_bytes_per_ns(port) * p->rate_share;
+	double rate = fv_port_bytes_per_ns(port) * share;
 
 	return (rate > 0.0 ? (uint64_t)((double)len / rate) : 0) + p->cost_ns;
 }
 
-void fv_physics_send(const struct fv_port *port, uint64_t len, uint64_t now, struct fv_msg *m,
-		     struct fv_swr *w)
+void fv_physics_publish(struct fv_ring *own)
 {
 	const struct fv_physics *p = fv_physics();
-	uint64_t start, dur, one_way;
 
-	if (!p->on)
+	if (!own)
 		return;
-	dur = port_time(p, port, len);
-	/* a QP looped back to this process (a flush's read) crosses PCIe, not the fabric */
-	one_way = m->dst_pid == m->src_pid ? 0 : p->latency_ns + p->add_ns;
-	pthread_mutex_lock(&tx_lock);
-	start = unpaused(p, tx_free_ns > now ? tx_free_ns : now);
-	tx_free_ns = start + dur;
-	pthread_mutex_unlock(&tx_lock);
-	m->first_ns = start + one_way;
-	m->last_ns = start + dur + one_way;
-	/* the acknowledgement comes back the same way, then the completion is written */
-	w->due_ns = m->last_ns + one_way + p->cost_ns;
+	own->hw_rate_pct = (uint32_t)(p->rate_share * 100.0 + 0.5);
+	own->hw_pause_every_ns = p->pause_every_ns;
+	own->hw_pause_for_ns = p->pause_for_ns;
+	own->hw_add_ns = p->add_ns;
+	atomic_store(&own->rx_free_ns, 0);
 }
 
-uint64_t fv_physics_ready(const struct fv_msg *m, const struct fv_port *port)
+/*
+ * The receiving port takes the bytes as they arrive (cut-through), at its own
+ * (trained) rate and outside its pause windows: when the last byte is in.
+ * Requesters of many processes schedule on it at once (compare and swap).
+ */
+static uint64_t receive(const struct fv_physics *p, const struct fv_port *port,
+			struct fv_ring *peer, uint64_t len, uint64_t first, uint64_t last)
+{
+	double share = peer->hw_rate_pct ? peer->hw_rate_pct / 100.0 : 1.0;
+	uint64_t dur = port_time(p, port, share, len);
+	uint64_t cur = atomic_load(&peer->rx_free_ns), start, done;
+
+	do {
+		start = unpaused(peer->hw_pause_every_ns, peer->hw_pause_for_ns,
+				 cur > first ? cur : first);
+		done = start + dur > last ? start + dur : last;
+	} while (!atomic_compare_exchange_weak(&peer->rx_free_ns, &cur, done));
+	return done;
+}
+
+void fv_physics_schedule(const struct fv_port *port, struct fv_ring *peer, bool loopback,
+			 struct fv_swr *w, uint64_t now)
 {
 	const struct fv_physics *p = fv_physics();
-	uint64_t start, done, dur;
+	uint64_t start, dur, out, back, in;
 
-	if (!p->on || !m->last_ns)
-		return 0;
-	/* cut-through: the receiving port takes the bytes as they arrive, at its own pace */
-	dur = port ? port_time(p, port, m->len) : 0;
-	start = unpaused(p, rx_free_ns > m->first_ns ? rx_free_ns : m->first_ns);
-	done = start + dur > m->last_ns ? start + dur : m->last_ns;
-	rx_free_ns = done;
-	return done + p->add_ns;
+	if (!p->on || !port) {
+		w->push_ns = now;
+		w->due_ns = 0;
+		return;
+	}
+	dur = port_time(p, port, p->rate_share, w->len);
+	pthread_mutex_lock(&tx_lock);
+	start = unpaused(p->pause_every_ns, p->pause_for_ns, tx_free_ns > now ? tx_free_ns : now);
+	tx_free_ns = start + dur;
+	pthread_mutex_unlock(&tx_lock);
+	if (loopback || !peer) {
+		/* a QP looped back to this process (a flush's read) crosses PCIe, not the fabric */
+		w->push_ns = start + dur;
+		w->due_ns = w->push_ns + p->cost_ns;
+		return;
+	}
+	/* one way out: our added latency and theirs; the acknowledgement comes back the same way */
+	out = p->latency_ns + p->add_ns + peer->hw_add_ns;
+	back = out;
+	in = receive(p, port, peer, w->len, start + out, start + dur + out);
+	w->push_ns = in;
+	w->due_ns = in + back + p->cost_ns;
 }
 
 void fv_physics_executed(uint64_t ready_ns, uint64_t wire_ns, uint64_t now)

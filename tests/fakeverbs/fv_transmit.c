@@ -131,9 +131,8 @@ static enum ibv_wc_status transmit_one(struct fv_qp *qp, struct fv_swr *w, uint6
 	st = build_msg(qp, port, w, index, &m);
 	if (st != IBV_WC_SUCCESS)
 		return st;
-	w->due_ns = 0;
-	m.dst_pid = atomic_load(&e->pid);
-	fv_physics_send(port, w->len, fv_now_ns(), &m, w);
+	m.ready_ns = w->push_ns;
+	m.wire_ns = w->push_ns ? w->due_ns - w->push_ns : 0;
 	if (fv_ring_push(ring, &m) == EAGAIN) {
 		*full = true;
 		return IBV_WC_GENERAL_ERR;
@@ -141,6 +140,28 @@ static enum ibv_wc_status transmit_one(struct fv_qp *qp, struct fv_swr *w, uint6
 	qp->peer_pid = atomic_load(&e->pid);
 	fv_ring_kick(ring);
 	return IBV_WC_SUCCESS;
+}
+
+/*
+ * Physics: a WR goes to the responder when its bytes have come in there
+ * (scheduled once, on both ports); until then it and the WRs behind it wait.
+ * True when it may go now.
+ */
+static bool held_by_physics(struct fv_qp *qp, struct fv_swr *w, uint64_t now)
+{
+	struct fv_reg_entry *e;
+
+	if (!fv_physics()->on)
+		return true;
+	if (!w->push_ns) {
+		e = &fv_registry()->e[qp->dest_qpn % FV_REG_SLOTS];
+		fv_physics_schedule(fv_port_of(qp->qp.context, qp->port_num), fv_peer_ring(e),
+				    atomic_load(&e->pid) == getpid(), w, now);
+	}
+	if (w->push_ns <= now)
+		return true;
+	fv_physics_due_at(w->push_ns);
+	return false;
 }
 
 void fv_sq_transmit(struct fv_qp *qp)
@@ -153,6 +174,8 @@ void fv_sq_transmit(struct fv_qp *qp)
 		enum ibv_wc_status st;
 
 		if (w->local_err != IBV_WC_SUCCESS)
+			break;
+		if (!held_by_physics(qp, w, now))
 			break;
 		st = transmit_one(qp, w, qp->sq_sent, &full);
 		if (full)
