@@ -48,7 +48,8 @@ enum fl_result {
  * hop moving one request at a time reads t / (t + rtt) of its line rate: 0.6x
  * where t is 1.5 round trips, 7.5 us allowing 5 us (IB or RoCE with its
  * completion). A 512 KiB request (NCCL's step on IB) is 21 us at 200 Gb/s and
- * 10.5 us at 400 Gb/s, 5.2 us at 800 Gb/s, where such hops go unjudged.
+ * 10.5 us at 400 Gb/s, 5.2 us at 800 Gb/s: there a hop is judged for the
+ * requests it keeps in flight (fl_wire_bound, verdict.h).
  */
 #define FL_MIN_WIRE_BOUND_NS 7500.0
 

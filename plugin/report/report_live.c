@@ -145,20 +145,28 @@ static int transition(struct live_hop *s, double ratio, const struct fl_live_par
 }
 
 /*
- * The window's typical request (the size carrying its median byte) is large
- * enough for the wire, not latency, to pace it (FL_MIN_WIRE_BOUND_NS). Over ext
- * on NCCL's Socket (lo, 1.25 GB/s line rate, 4 ranks, 2026-12-03) healthy hops
- * read 0.12x with 1 KiB requests (0.8 us at line rate), 0.41-0.44x with 4 KiB
- * (3.3 us) and no finding with 16 KiB (13 us).
+ * The window's requests were paced by the wire, not latency (fl_wire_bound):
+ * its typical request (the size carrying its median byte) is long enough on
+ * the wire at line rate, or enough of them were in flight to cover a round
+ * trip. Over ext on NCCL's Socket (lo, 1.25 GB/s line rate, 4 ranks,
+ * 2026-12-03) healthy hops read 0.12x with 1 KiB requests (0.8 us at line
+ * rate), 0.41-0.44x with 4 KiB (3.3 us) and no finding with 16 KiB (13 us).
+ * Requests in flight: the view's outstanding time less its waits for the other
+ * end, over its busy time (the sender's wire intervals, the receiver's
+ * posted -> done).
  */
 static bool wire_bound(const struct live_hop *s, const struct fl_hop_snapshot *h, double line)
 {
 	uint64_t window[FL_SIZE_BUCKETS];
+	uint64_t busy = h->key.view == FL_HOP_SEND ? h->wire_ns - s->wire_ns
+						   : h->active_ns - s->active_ns;
+	double in_flight = fl_requests_in_flight(
+		(double)(h->t.outstanding_ns - s->outstanding_ns) / 1e9,
+		(double)(h->t.peer_wait_ns - s->wait_ns) / 1e9, (double)busy / 1e9);
 
 	for (unsigned i = 0; i < FL_SIZE_BUCKETS; i++)
 		window[i] = h->t.sizes[i] - s->sizes[i];
-	/* line in GB/s: bytes per ns */
-	return (double)fl_size_median_byte(window) / line >= FL_MIN_WIRE_BOUND_NS;
+	return fl_wire_bound(fl_size_median_byte(window), line, in_flight);
 }
 
 static int judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, double line,
@@ -174,6 +182,9 @@ static int judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, dou
 
 	s->wire_bytes = h->t.wire_bytes;
 	s->wire_ns = h->wire_ns;
+	s->outstanding_ns = h->t.outstanding_ns;
+	s->wait_ns = h->t.peer_wait_ns;
+	s->active_ns = h->active_ns;
 	memcpy(s->sizes, h->t.sizes, sizeof(s->sizes));
 	if (!judge)
 		return 0;

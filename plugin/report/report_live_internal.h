@@ -13,6 +13,7 @@
 struct live_hop {
 	struct fl_hop_key key;
 	uint64_t wire_bytes, wire_ns; /* totals at the last window */
+	uint64_t outstanding_ns, wait_ns, active_ns; /* likewise: requests in flight */
 	uint64_t sizes[FL_SIZE_BUCKETS]; /* its size histogram then */
 	/*
 	 * Judged from the transport's better end: its transitions are findings.

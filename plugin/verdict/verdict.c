@@ -109,17 +109,42 @@ double fl_verdict_rate(const struct fl_hop_figures *h)
 										 : h->wire_gbs;
 }
 
+/*
+ * Where one request alone is latency-bound (the hop is judged for the requests
+ * it keeps in flight), the round trip is part of every request's time and
+ * dilutes the stretch of a slower wire: the median request of a step of L
+ * requests takes (L+1)/2 wire times and a round trip, the step L wire times and
+ * one. A port at 90% under NCCL's LL at 400 Gb/s (16 requests of 32 KiB in
+ * flight, 2.6 us round trip) reads 0.92x in rate and 1.07x in its median
+ * request. There, the median must stretch by three quarters of the rate's
+ * shortfall (capped at VERDICT_MIN_P50_STRETCH).
+ */
+static double stretch_needed(const struct fl_hop_figures *h, double rate_ratio)
+{
+	uint64_t request = h->typical_request;
+	double need = VERDICT_MIN_P50_STRETCH;
+
+	if (!request && h->messages)
+		request = h->bytes / h->messages;
+	if (fl_wire_bound(request, h->line_rate_gbs, 1.0) || rate_ratio <= 0.0)
+		return need;
+	if (1.0 + 0.75 * (1.0 / rate_ratio - 1.0) < need)
+		need = 1.0 + 0.75 * (1.0 / rate_ratio - 1.0);
+	return need;
+}
+
 bool verdict_typical_slow(const struct verdict_input *in, size_t i, const char *node,
 			  const char *dev)
 {
-	double *v, median, p50 = in->hops[i].wire_p50_us;
+	double *v, *r, median, rate, p50 = in->hops[i].wire_p50_us;
 	size_t n = 0;
 
 	if (p50 <= 0.0)
 		return true; /* not measured: the rate alone decides */
-	v = malloc(in->nhops * sizeof(*v));
+	v = malloc(2 * in->nhops * sizeof(*v));
 	if (!v)
 		return true;
+	r = v + in->nhops;
 	for (size_t k = 0; k < in->nhops; k++) {
 		const struct fl_hop_figures *h = &in->hops[k];
 
@@ -132,11 +157,16 @@ bool verdict_typical_slow(const struct verdict_input *in, size_t i, const char *
 		    fl_verdict_rate(h) != h->wire_gbs || !verdict_comparable(h, &in->hops[i]) ||
 		    (node && fl_verdict_touches(h, node, dev)))
 			continue;
+		r[n] = h->wire_gbs;
 		v[n++] = h->wire_p50_us;
 	}
 	median = verdict_median(v, n);
+	rate = verdict_median(r, n);
 	free(v);
-	return median <= 0.0 || p50 >= VERDICT_MIN_P50_STRETCH * median;
+	return median <= 0.0 ||
+	       p50 >= stretch_needed(&in->hops[i],
+				     rate > 0.0 ? fl_verdict_rate(&in->hops[i]) / rate : 0.0) *
+			      median;
 }
 
 bool verdict_outside_spread(double gap, double mad)
@@ -202,14 +232,40 @@ bool verdict_judged(const struct verdict_input *in, size_t i)
 	       verdict_has_traffic(h);
 }
 
+bool fl_wire_bound(uint64_t request, double line_gbs, double in_flight)
+{
+	double on_wire;
+
+	if (line_gbs <= 0.0 || !request)
+		return true;
+	on_wire = (double)request / line_gbs; /* GB/s: bytes per ns */
+	return on_wire >= FL_MIN_WIRE_BOUND_NS ||
+	       (in_flight > 1.0 && (in_flight - 1.0) * on_wire >= FL_ROUND_TRIP_COVER_NS);
+}
+
+double fl_requests_in_flight(double outstanding_s, double wait_s, double busy_s)
+{
+	double moving = outstanding_s - (wait_s > 0.0 ? wait_s : 0.0);
+
+	return busy_s > 0.0 && moving > 0.0 ? moving / busy_s : 0.0;
+}
+
+double fl_hop_in_flight(const struct fl_hop_figures *h)
+{
+	if (h->send_outstanding_seconds > 0.0 && h->wire_seconds > 0.0)
+		return fl_requests_in_flight(h->send_outstanding_seconds, h->send_wait_seconds,
+					     h->wire_seconds);
+	return fl_requests_in_flight(h->outstanding_seconds, h->peer_wait_seconds,
+				     h->active_seconds);
+}
+
 bool verdict_wire_bound(const struct fl_hop_figures *h)
 {
 	uint64_t request = h->typical_request;
 
 	if (!request && h->messages)
 		request = h->bytes / h->messages;
-	return h->line_rate_gbs <= 0.0 || !request ||
-	       (double)request / h->line_rate_gbs >= FL_MIN_WIRE_BOUND_NS;
+	return fl_wire_bound(request, h->line_rate_gbs, fl_hop_in_flight(h));
 }
 
 bool verdict_has_rate(const struct verdict_input *in, size_t i)
@@ -333,8 +389,10 @@ static void explain_none(const struct verdict_input *in, struct fl_verdict *v)
 	else if (latency_bound == v->judged_hops)
 		verdict_say(out,
 			    "no wire rate to compare: the %d hops judged moved requests too small "
-			    "to spend %.1f us each on the wire at line rate, so latency paced them",
-			    v->judged_hops, FL_MIN_WIRE_BOUND_NS / 1e3);
+			    "to spend %.1f us each on the wire at line rate, with too few in flight "
+			    "to cover a %.0f us round trip, so latency paced them",
+			    v->judged_hops, FL_MIN_WIRE_BOUND_NS / 1e3,
+			    FL_ROUND_TRIP_COVER_NS / 1e3);
 	else
 		verdict_say(out,
 			    "no slow hop: %d hops judged, none both below %.2fx the median of "

@@ -60,6 +60,33 @@ struct fl_hop_figures {
  */
 #define FL_VERDICT_MAX_LINE_FRACTION 1.05
 
+/*
+ * Whether the wire, not latency, paced a hop's requests, so that bytes over
+ * busy time is its wire's rate. Two ways a hop gets there:
+ *  - its typical request spends FL_MIN_WIRE_BOUND_NS or more on the wire at
+ *    line rate (one at a time, a round trip of up to 5 us leaves 0.6x or more);
+ *  - or the other requests it kept in flight beside one ((in_flight - 1) x its
+ *    wire time at line rate) cover FL_ROUND_TRIP_COVER_NS: while one request's
+ *    round trip runs, the others keep the wire busy, and the rate is the
+ *    wire's whatever the latency. NCCL's 512 KiB steps at 800 Gb/s are 5.2 us
+ *    on the wire, but 4-8 of them go out per connection, 16 channels over 8
+ *    NICs: 16-80 us of wire time in flight against a 2-5 us round trip.
+ * The second holds from 10 Gb/s TCP to 800 Gb/s XDR: what it asks is in the
+ * fabric's own terms (bytes in flight against a bandwidth-delay product), not
+ * a request size. A request size or line rate unknown: judged, as before.
+ */
+#define FL_ROUND_TRIP_COVER_NS 5000.0
+bool fl_wire_bound(uint64_t request, double line_gbs, double in_flight);
+/*
+ * Requests in flight on average while the hop was busy: time they were
+ * outstanding (posted -> done) less the time they waited for the other end
+ * to be ready, over the busy time (union of the same intervals, or of the wire
+ * intervals). 0 when not measured.
+ */
+double fl_requests_in_flight(double outstanding_s, double wait_s, double busy_s);
+/* The same for a hop's figures: the sender's view where it reported, else the receiver's. */
+double fl_hop_in_flight(const struct fl_hop_figures *h);
+
 struct fl_verdict_params {
 	double min_ratio;      /* a hop is slow below min_ratio x median (default 0.95) */
 	uint64_t min_bytes;    /* hops with less traffic are not judged (default 16 MiB) */

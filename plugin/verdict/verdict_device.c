@@ -12,6 +12,15 @@
 #include "verdict_internal.h"
 
 /* Devices worth a closer look: more would mean the spread, not a device, is the story. */
+/*
+ * A port that stops now and then (a PFC pause storm, 40 ms of every 100 ms)
+ * stretches only the requests a pause catches: its hops' median request keeps
+ * its time while their rate falls to 0.6x, in both directions at once. A rank
+ * starved of CPU also keeps its median, but loses 0.57-0.8x on one hop at a
+ * time (docs/report-format.md). So where every hop of a device, both ways,
+ * runs below this share of the others, the median message is not asked.
+ */
+#define DEVICE_STALL_RATIO 0.75
 #define MAX_CANDIDATES 64
 
 struct device_ref {
@@ -66,7 +75,8 @@ static bool hop_low(const struct verdict_input *in, size_t i, const struct devic
 
 	return verdict_below_ratio(h, e->ref, in->params->min_ratio) &&
 	       verdict_outside_spread(e->ref - fl_verdict_rate(h), e->mad) &&
-	       verdict_typical_slow(in, i, d->node, d->dev);
+	       (fl_verdict_rate(h) < DEVICE_STALL_RATIO * e->ref ||
+		verdict_typical_slow(in, i, d->node, d->dev));
 }
 
 static bool device_slow(const struct verdict_input *in, const struct device_ref *d,

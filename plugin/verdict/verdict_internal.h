@@ -38,8 +38,8 @@ bool verdict_judged(const struct verdict_input *in, size_t i);
 /* Judged and with a wire sample its requests were large enough to pace: a rate to compare. */
 bool verdict_has_rate(const struct verdict_input *in, size_t i);
 /*
- * Its typical request (else its mean one) spends FL_MIN_WIRE_BOUND_NS or more on
- * the wire at line rate, or that cannot be known.
+ * fl_wire_bound for the hop: its typical request (else its mean one) and its
+ * requests in flight (fl_hop_in_flight).
  */
 bool verdict_wire_bound(const struct fl_hop_figures *h);
 /* Moved anything at all: enough to know how it was configured. */

@@ -34,6 +34,12 @@
  *     ibv_create_qp's attr->cap as drivers that round up do (default: exactly what was asked).
  * FABRICLAB_FAKEVERBS_SYSFS    where the devices' sysfs tree is published (default
  *     <FABRICLAB_FAKEVERBS_DIR>/sysfs-node<NODE>).
+ * FABRICLAB_FAKEVERBS_PHYSICS  1: every RDMA operation takes its time on the fabric
+ *     (fv_physics.c): the ports' line rate (their width x speed), a one-way latency
+ *     (FABRICLAB_FAKEVERBS_LATENCY_NS) and a per-message cost (FABRICLAB_FAKEVERBS_MSG_COST_NS).
+ *     Hardware faults of this process's port: FABRICLAB_FAKEVERBS_HW_RATE_PCT (trained down to
+ *     1-100% of its rate), FABRICLAB_FAKEVERBS_HW_PAUSE_NS=EVERY:FOR (paused FOR ns of every
+ *     EVERY), FABRICLAB_FAKEVERBS_HW_ADD_NS (added one-way latency).
  */
 #ifndef FABRICLAB_FAKEVERBS_H
 #define FABRICLAB_FAKEVERBS_H
@@ -60,6 +66,11 @@ uint64_t fakeverbs_sq_high_water(void);
  * that stalls while still acknowledging it is alive); 0: it resumes. Lets a test hold work
  * requests in flight deterministically. */
 void fakeverbs_pause_nic(int paused);
+
+/* The emulated fabric's schedule in this process (FABRICLAB_FAKEVERBS_PHYSICS): messages its
+ * NIC executed, how many of them later than their bytes arrived by more than one message's
+ * wire time (and 0.2 ms), and the worst lateness. All 0 with the physics off. */
+void fakeverbs_schedule(uint64_t *executed, uint64_t *late, uint64_t *worst_ns);
 
 /* The access flags a live MR of this process was registered with (optional flags such as
  * IBV_ACCESS_RELAXED_ORDERING included), or -1. */

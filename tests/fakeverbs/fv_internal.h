@@ -149,6 +149,8 @@ struct fv_swr {
 	uint32_t rkey;
 	uint32_t len;
 	int nsge;
+	uint64_t due_ns;		/* physics: not completed before (0: at once) */
+	uint64_t push_ns;		/* physics: handed to the responder then (0: not scheduled) */
 	struct ibv_sge sge[FV_MAX_SGE];
 	uint8_t data[FV_MAX_INLINE];
 };
@@ -271,6 +273,8 @@ struct fv_msg {
 	uint32_t len, imm, rkey;
 	uint64_t raddr;
 	union ibv_gid src_gid;
+	uint64_t ready_ns, wire_ns;	/* physics: its bytes are all in then, after so long on
+					 * the wire (0: off) */
 	union {
 		struct { uint64_t addr; uint64_t len; } sge[FV_MAX_SGE];
 		uint8_t data[FV_MAX_INLINE];
@@ -289,6 +293,10 @@ struct fv_ring {
 	 * executing is set while one request is being carried out (a long copy) */
 	_Atomic uint64_t pulse;
 	_Atomic uint32_t executing;
+	/* physics: the owner's receiving port, which requesters schedule their bytes on */
+	_Atomic uint64_t rx_free_ns;
+	uint32_t hw_rate_pct;		/* its hardware faults, published by the owner */
+	uint64_t hw_pause_every_ns, hw_pause_for_ns, hw_add_ns;
 	struct fv_msg slot[FV_RING_SLOTS];
 };
 
@@ -399,6 +407,32 @@ void fv_gpu_wrote(const struct fv_mr *mr, uint64_t local, size_t len);
 void fv_gpu_read(const struct fv_mr *mr, uint64_t local, size_t len);
 int fv_dma_read(pid_t pid, const struct iovec *dst, int ndst, const struct iovec *src, int nsrc);
 int fv_dma_write(pid_t pid, const struct iovec *src, int nsrc, const struct iovec *dst, int ndst);
+
+/* ---- physics (fv_physics.c) ---- */
+
+struct fv_physics {
+	bool on;			/* FABRICLAB_FAKEVERBS_PHYSICS=1 */
+	uint64_t latency_ns, cost_ns;	/* one way; per message */
+	double rate_share;		/* hardware fault: the port trained down (1: not) */
+	uint64_t pause_every_ns, pause_for_ns; /* hardware fault: pause windows */
+	uint64_t add_ns;		/* hardware fault: added one-way latency */
+};
+
+const struct fv_physics *fv_physics(void);
+/* The port's line rate in bytes per ns from its width and speed codes; 0 unknown. */
+double fv_port_bytes_per_ns(const struct fv_port *p);
+/* Owner: its port's hardware faults into its ring, for requesters to honour. */
+void fv_physics_publish(struct fv_ring *own);
+/* Requester: schedules w on port's transmit side and the responder's (peer) receiving side:
+ * w->push_ns (when the responder may execute it: its bytes are in) and w->due_ns. */
+void fv_physics_schedule(const struct fv_port *port, struct fv_ring *peer, bool loopback,
+			 struct fv_swr *w, uint64_t now);
+/* Responder: m executed at now, scheduled for ready_ns (counts late executions). */
+void fv_physics_executed(uint64_t ready_ns, uint64_t wire_ns, uint64_t now);
+/* The earliest time work held for the physics is due (UINT64_MAX: none); the NIC's wake-up. */
+void fv_physics_due_at(uint64_t t);
+uint64_t fv_physics_next_due(void);
+void fv_physics_due_reset(void);
 
 uint64_t fv_now_ns(void);
 void fv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

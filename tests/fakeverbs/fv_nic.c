@@ -96,9 +96,13 @@ static int drain_ring(struct fv_ring *r, uint64_t now)
 	int n = 0;
 
 	for (; head != tail; head++, n++) {
+		const struct fv_msg *m = &r->slot[head % FV_RING_SLOTS];
+
 		atomic_store(&r->executing, 1);
-		fv_respond(&r->slot[head % FV_RING_SLOTS], now);
+		fv_respond(m, now);
 		atomic_store(&r->executing, 0);
+		if (m->ready_ns)
+			fv_physics_executed(m->ready_ns, m->wire_ns, now);
 		atomic_fetch_add(&r->pulse, 1);
 		atomic_store_explicit(&r->head, head + 1, memory_order_release);
 	}
@@ -142,11 +146,20 @@ static long nic_pass(struct fv_ring *r)
 	uint32_t bell = atomic_load(&r->doorbell);
 	long sleep_ns;
 
+	uint64_t due, now;
+
 	atomic_fetch_add(&r->pulse, 1);
+	fv_physics_due_reset();
 	if (!atomic_load(&nic_paused))
 		drain_ring(r, fv_now_ns());
 	sleep_ns = service_qps(fv_now_ns());
 	atomic_store(&serviced_bell, bell);
+	/* physics: back when the next message or completion held for it is due */
+	due = fv_physics_next_due();
+	now = fv_now_ns();
+	if (due != UINT64_MAX)
+		sleep_ns = due <= now ? 0 : due - now < (uint64_t)sleep_ns ? (long)(due - now)
+									 : sleep_ns;
 	return sleep_ns;
 }
 
@@ -154,8 +167,11 @@ void fv_nic_poll_hook(void)
 {
 	struct fv_ring *r = fv_own_ring();
 
-	atomic_store_explicit(&last_poll_ns, fv_now_ns(), memory_order_relaxed);
-	if (!r || atomic_load(&r->doorbell) == atomic_load(&serviced_bell))
+	uint64_t now = fv_now_ns();
+
+	atomic_store_explicit(&last_poll_ns, now, memory_order_relaxed);
+	if (!r || (atomic_load(&r->doorbell) == atomic_load(&serviced_bell) &&
+		   fv_physics_next_due() > now))
 		return;
 	if (pthread_mutex_trylock(&work_lock))
 		return;
@@ -186,11 +202,13 @@ static void *nic_main(void *arg)
 		}
 		/* brief polling catches the next request without a futex round trip; then sleep so
 		 * that other ranks on few cores get the CPU */
-		spin_end = fv_now_ns() + SPIN_NS;
+		if (sleep_ns <= 0)
+			continue;
+		spin_end = fv_now_ns() + (sleep_ns < SPIN_NS ? (uint64_t)sleep_ns : SPIN_NS);
 		while (atomic_load(&r->doorbell) == seen && fv_now_ns() < spin_end)
 			sched_yield();
-		if (atomic_load(&r->doorbell) == seen)
-			fv_ring_wait(r, seen, sleep_ns);
+		if (atomic_load(&r->doorbell) == seen && sleep_ns > SPIN_NS)
+			fv_ring_wait(r, seen, sleep_ns - SPIN_NS);
 	}
 	return NULL;
 }
@@ -219,6 +237,8 @@ int fv_nic_start(void)
 	}
 	if (nic_users == 0) {
 		err = fv_fabric_attach();
+		if (!err)
+			fv_physics_publish(fv_own_ring());
 		if (!err) {
 			/* lets peers' NIC threads copy into and out of this process (Yama) */
 			prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);

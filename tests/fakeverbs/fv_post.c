@@ -118,6 +118,7 @@ void fv_sq_enqueue(struct fv_qp *qp, const struct ibv_send_wr *wr, uint32_t len)
 	w->raddr = wr->wr.rdma.remote_addr;
 	w->rkey = wr->wr.rdma.rkey;
 	w->len = len;
+	w->due_ns = w->push_ns = 0;
 	w->nsge = wr->num_sge;
 	if (wr->num_sge) /* a zero-length write-with-immediate may have no list */
 		memcpy(w->sge, wr->sg_list, sizeof(w->sge[0]) * (size_t)wr->num_sge);

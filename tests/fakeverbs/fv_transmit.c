@@ -131,6 +131,8 @@ static enum ibv_wc_status transmit_one(struct fv_qp *qp, struct fv_swr *w, uint6
 	st = build_msg(qp, port, w, index, &m);
 	if (st != IBV_WC_SUCCESS)
 		return st;
+	m.ready_ns = w->push_ns;
+	m.wire_ns = w->push_ns ? w->due_ns - w->push_ns : 0;
 	if (fv_ring_push(ring, &m) == EAGAIN) {
 		*full = true;
 		return IBV_WC_GENERAL_ERR;
@@ -138,6 +140,28 @@ static enum ibv_wc_status transmit_one(struct fv_qp *qp, struct fv_swr *w, uint6
 	qp->peer_pid = atomic_load(&e->pid);
 	fv_ring_kick(ring);
 	return IBV_WC_SUCCESS;
+}
+
+/*
+ * Physics: a WR goes to the responder when its bytes have come in there
+ * (scheduled once, on both ports); until then it and the WRs behind it wait.
+ * True when it may go now.
+ */
+static bool held_by_physics(struct fv_qp *qp, struct fv_swr *w, uint64_t now)
+{
+	struct fv_reg_entry *e;
+
+	if (!fv_physics()->on)
+		return true;
+	if (!w->push_ns) {
+		e = &fv_registry()->e[qp->dest_qpn % FV_REG_SLOTS];
+		fv_physics_schedule(fv_port_of(qp->qp.context, qp->port_num), fv_peer_ring(e),
+				    atomic_load(&e->pid) == getpid(), w, now);
+	}
+	if (w->push_ns <= now)
+		return true;
+	fv_physics_due_at(w->push_ns);
+	return false;
 }
 
 void fv_sq_transmit(struct fv_qp *qp)
@@ -150,6 +174,8 @@ void fv_sq_transmit(struct fv_qp *qp)
 		enum ibv_wc_status st;
 
 		if (w->local_err != IBV_WC_SUCCESS)
+			break;
+		if (!held_by_physics(qp, w, now))
 			break;
 		st = transmit_one(qp, w, qp->sq_sent, &full);
 		if (full)
@@ -176,7 +202,14 @@ static void complete_acked(struct fv_qp *qp, uint64_t acked, uint64_t now)
 		struct ibv_wc wc = { .wr_id = w->wr_id, .status = IBV_WC_SUCCESS,
 				     .opcode = wc_opcode_of(w->opcode), .byte_len = w->len,
 				     .qp_num = qp->qp.qp_num };
-		uint64_t index = qp->sq_acked++;
+		uint64_t index;
+
+		/* physics: acknowledged, but its round trip is not over yet */
+		if (w->due_ns > now) {
+			fv_physics_due_at(w->due_ns);
+			break;
+		}
+		index = qp->sq_acked++;
 
 		if (w->signaled && !fv_cq_push(fv_cq_of(qp->qp.send_cq), &wc, qp, index))
 			fv_qp_to_error(qp, IBV_EVENT_QP_FATAL);

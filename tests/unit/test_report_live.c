@@ -247,6 +247,50 @@ static void latency_bound_windows_are_not_judged(void **state)
 }
 
 /*
+ * 800 Gb/s (100 GB/s): a 512 KiB request is 5.2 us on the wire, latency-bound
+ * alone. An ib sender with 8 of them in flight (4 requests' time outstanding
+ * on average beyond one) keeps its wire busy: its windows are judged, and a
+ * port at half speed is found. The same hop one request at a time is not.
+ */
+static void xdr_window(double ratio, double in_flight, int k)
+{
+	uint64_t bytes = 64 << 20, request = 512 << 10, requests = bytes / request;
+	uint64_t busy = (uint64_t)((double)bytes / (100.0 * ratio));
+
+	hops[0].t.bytes += bytes;
+	hops[0].t.messages += requests;
+	hops[0].t.sizes[fl_size_bucket(request)] += requests;
+	hops[0].t.wire_bytes += bytes;
+	hops[0].wire_ns += busy;
+	hops[0].active_ns += busy;
+	hops[0].t.outstanding_ns += (uint64_t)(in_flight * (double)busy);
+	hops[0].t.peer_wait_ns += busy / 10; /* waits for the receiver: not in flight */
+	judge(k);
+}
+
+static void xdr_windows_judged_by_requests_in_flight(void **state)
+{
+	int k = 1;
+
+	(void)state;
+	snprintf(rep.transport, sizeof(rep.transport), "ib");
+	rep.devs[0].speed_mbps = 800000;
+	hop(&hops[0], FL_HOP_SEND, "a", "b", "mlx5_0");
+	rep.nhops = 1;
+	for (int i = 0; i < 3; i++)
+		xdr_window(0.5, 1.05, k++);
+	assert_int_equal(told.n, 0);
+	xdr_window(0.95, 8.0, k++);
+	xdr_window(0.5, 8.0, k++);
+	assert_int_equal(told.n, 0);
+	xdr_window(0.5, 8.0, k++);
+	assert_int_equal(told.n, 1);
+	assert_int_equal(told.state[0], FL_LIVE_APPEARED);
+	assert_float_equal(told.f[0].ratio, 0.5, 1e-3);
+	assert_float_equal(told.f[0].line_gbs, 100.0, 1e-9);
+}
+
+/*
  * b/eth0 slow both ways: what it receives (a -> b, judged) and what it sends
  * (b -> c, this process's sender view): one device finding, which stands for
  * the link while it lasts and clears when one direction recovers.
@@ -366,6 +410,7 @@ int main(void)
 		cmocka_unit_test_setup(starved_windows_are_not_judged, setup),
 		cmocka_unit_test_setup(noise_says_nothing, setup),
 		cmocka_unit_test_setup(latency_bound_windows_are_not_judged, setup),
+		cmocka_unit_test_setup(xdr_windows_judged_by_requests_in_flight, setup),
 		cmocka_unit_test_setup(slow_both_ways_is_a_device, setup_device),
 		cmocka_unit_test_setup(one_way_is_no_device, setup_device),
 		cmocka_unit_test_setup(verbs_receives_are_no_evidence, setup_device),

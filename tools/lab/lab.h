@@ -30,6 +30,27 @@ enum lab_scenario {
 /* What the hops run over: the socket transport, or the verbs transport on the fake NIC. */
 enum lab_fabric { LAB_TCP, LAB_ROCE, LAB_IB };
 
+/* --like: a real fabric the lab scales down (lab_like.c). */
+struct lab_preset {
+	const char *name;
+	enum lab_fabric fabric;
+	double gbps;        /* the real port's rate */
+	double one_way_us;  /* a small RDMA write, one way */
+	double msg_cost_us; /* per message, on the NIC */
+	const char *port;   /* the emulated port (FABRICLAB_FAKEVERBS_DEVICES) */
+	int channels;       /* NCCL's channels per NIC: connections per hop */
+};
+
+enum lab_hw_kind { LAB_HW_DOWNGRADE, LAB_HW_PAUSE, LAB_HW_LATENCY };
+
+/* --hw-fault: a fault of one emulated NIC's hardware. */
+struct lab_hw {
+	enum lab_hw_kind kind;
+	int node, nic;      /* nic -1: every NIC of the node */
+	int rate_pct;
+	double every_ns, for_ns, add_ns;
+};
+
 struct lab_opts {
 	int ranks;                 /* nodes x rails */
 	int nodes;
@@ -55,6 +76,11 @@ struct lab_opts {
 	char run_id[LAB_ID_LEN];
 	char run_dir[PATH_MAX];
 	char spec[LAB_SPEC_LEN];   /* FABRICLAB_FAULT for the ranks; "" = none */
+	const struct lab_preset *like; /* --like; NULL: the plugin paces to link_rate */
+	int channels;              /* --channels: connections per hop (QPs); 0 = preset's */
+	int proto;                 /* --proto: 0 simple, 1 ll128, 2 ll */
+	const char *hw_fault;      /* --hw-fault SPEC as given */
+	struct lab_hw hw;
 };
 
 /* Set by SIGINT, SIGTERM or SIGHUP: the run stops and cleans up. */
@@ -71,6 +97,18 @@ int lab_scenario_parse(const char *name, enum lab_scenario *out);
 int lab_scenario_prepare(struct lab_opts *o);
 /* Bytes per second of a rate in the fault grammar's units ("400mbit"); -1 when malformed. */
 int lab_parse_rate(const char *text, double *bytes_per_s);
+
+/* Presets and hardware faults (lab_like.c); parsers say why on stderr and return -1. */
+int lab_like_parse(const char *name, struct lab_opts *o);
+int lab_proto_parse(const char *name, struct lab_opts *o);
+int lab_hw_parse(const char *spec, const struct lab_opts *o, struct lab_hw *hw);
+double lab_like_scale(const struct lab_preset *p);
+void lab_like_apply(struct lab_opts *o);   /* fabric, link rate, channels from the preset */
+void lab_like_env(const struct lab_opts *o);
+const char *lab_like_port(const struct lab_opts *o); /* NULL without a preset */
+void lab_hw_enter(const struct lab_opts *o, int rank);
+void lab_like_print(const struct lab_opts *o, FILE *out);
+void lab_like_print_schedule(const struct lab_opts *o, FILE *out);
 
 /* Fabrics (lab_fabric.c). */
 const char *lab_fabric_name(enum lab_fabric f);

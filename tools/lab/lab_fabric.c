@@ -103,8 +103,10 @@ int lab_fabric_env(const struct lab_opts *o)
 	setenv("FABRICLAB_TRANSPORT", "ib", 1);
 	setenv("FABRICLAB_IBVERBS_LIB", verbs, 1);
 	setenv("FABRICLAB_FAKEVERBS_DIR", fabric, 1);
-	lab_rails_devices(o, o->fabric == LAB_IB ? "ib:4x:ndr" : "eth:4x:100g", devices,
+	lab_rails_devices(o, lab_like_port(o) ? lab_like_port(o)
+			  : o->fabric == LAB_IB ? "ib:4x:ndr" : "eth:4x:100g", devices,
 			  sizeof(devices));
+	lab_like_env(o);
 	setenv("FABRICLAB_FAKEVERBS_DEVICES", devices, 1);
 	setenv("FABRICLAB_SYSFS_ROOT", root, 1);
 	setenv("FABRICLAB_SHIM_MEM", "cuda", 1);
@@ -125,4 +127,5 @@ void lab_fabric_enter(const struct lab_opts *o, int rank)
 		return;
 	snprintf(node, sizeof(node), "%d", lab_rank_node(o, rank));
 	setenv("FABRICLAB_FAKEVERBS_NODE", node, 1);
+	lab_hw_enter(o, rank);
 }

@@ -55,6 +55,15 @@ void lab_usage(FILE *out)
 		"  -g, --grad BYTES     gradients all-reduced each step (default 8M; K, M, G)\n"
 		"  -c, --compute MS     compute per step in milliseconds, may be 0 (default 20)\n"
 		"      --link-rate R    every hop's nominal rate, e.g. 1gbit (default %s)\n"
+		"      --like P         hdr, ndr, xdr or roce400: a real fabric's rate and latency,\n"
+		"                       both scaled by one factor (printed); the emulated NIC\n"
+		"                       paces (docs/lab.md)\n"
+		"      --channels C     with --like: connections (QPs) per hop (default 2)\n"
+		"      --proto P        with --like: simple (512 KiB steps, default), ll128, ll\n"
+		"      --hw-fault SPEC  with --like: a fault of one emulated NIC, unknown to the\n"
+		"                       plugin: downgrade:node=nodeK[,nic=J],rate=50%%,\n"
+		"                       pause:node=nodeK,every=100ms,for=40ms or\n"
+		"                       latency:node=nodeK,add=20us\n"
 		"      --fabric F       tcp (the socket transport, default), roce or ib (the\n"
 		"                       verbs transport on the emulated NIC, gradients in\n"
 		"                       emulated GPU memory with GPUDirect RDMA)\n"
@@ -178,6 +187,14 @@ static int parse_one(int c, const char *v, struct lab_opts *o)
 		if (lab_parse_rate(v, &o->copy_rate_bytes) || o->copy_rate_bytes < 1e6)
 			return bad("--copy-rate", v, "a rate of at least 8mbit, like 2gbyte");
 		return 0;
+	case 'l': return lab_like_parse(v, o) ? EXIT_USAGE : 0;
+	case 'p': return lab_proto_parse(v, o) ? EXIT_USAGE : 0;
+	case 'H': o->hw_fault = v; return 0;
+	case 'A':
+		if (shim_parse_long(v, &n) || n < 1 || n > 16)
+			return bad("--channels", v, "an integer from 1 to 16");
+		o->channels = (int)n;
+		return 0;
 	case 'X':
 		if (strcmp(v, "socket") && strcmp(v, "ib") && strcmp(v, "auto") &&
 		    (strncmp(v, "ext:", 4) || !v[4]))
@@ -188,10 +205,40 @@ static int parse_one(int c, const char *v, struct lab_opts *o)
 	}
 }
 
+/* --like and what only it makes sense with. */
+static int check_like(struct lab_opts *o)
+{
+	if (!o->like && (o->hw_fault || o->channels || o->proto)) {
+		fprintf(stderr, "fabriclab lab: %s needs --like hdr|ndr|xdr|roce400 (the emulated "
+			"NIC's physics)\n", o->hw_fault ? "--hw-fault" : o->channels ? "--channels"
+							       : "--proto");
+		return EXIT_USAGE;
+	}
+	if (!o->like)
+		return 0;
+	if (o->fabric != LAB_TCP && o->fabric != o->like->fabric) {
+		fprintf(stderr, "fabriclab lab: --like %s is a%s fabric: drop --fabric %s\n",
+			o->like->name, o->like->fabric == LAB_IB ? "n InfiniBand" : " RoCE",
+			lab_fabric_name(o->fabric));
+		return EXIT_USAGE;
+	}
+	if (o->link_rate_bytes) {
+		fprintf(stderr, "fabriclab lab: --like sets the rate (the preset's, scaled): drop "
+			"--link-rate\n");
+		return EXIT_USAGE;
+	}
+	lab_like_apply(o);
+	if (o->hw_fault && lab_hw_parse(o->hw_fault, o, &o->hw))
+		return EXIT_USAGE;
+	return 0;
+}
+
 static int check_opts(struct lab_opts *o)
 {
 	o->nodes = o->ranks;
 	if (lab_rails_check(o))
+		return EXIT_USAGE;
+	if (check_like(o))
 		return EXIT_USAGE;
 	o->ranks = o->nodes * o->rails;
 	if (o->target >= o->nodes) {
@@ -250,6 +297,10 @@ static int parse_args(int argc, char **argv, struct lab_opts *o)
 		{ "fabric", required_argument, NULL, 'B' },
 		{ "copy-rate", required_argument, NULL, 'P' },
 		{ "transport", required_argument, NULL, 'X' },
+		{ "like", required_argument, NULL, 'l' },
+		{ "proto", required_argument, NULL, 'p' },
+		{ "hw-fault", required_argument, NULL, 'H' },
+		{ "channels", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -322,7 +373,10 @@ static void rank_env(const struct lab_opts *o)
 	snprintf(reports, sizeof(reports), "%s/reports", o->run_dir);
 	setenv("FABRICLAB_REPORT_DIR", reports, 1);
 	setenv("FABRICLAB_REPORT_INTERVAL", "0", 1);
-	setenv("FABRICLAB_LINK_RATE", o->link_rate, 1);
+	if (o->like)
+		unsetenv("FABRICLAB_LINK_RATE"); /* the emulated NIC paces */
+	else
+		setenv("FABRICLAB_LINK_RATE", o->link_rate, 1);
 	setenv("FABRICLAB_SOCKET_IFNAME", o->netns ? "eth0" : "lo", 1);
 	/*
 	 * A data stream per connection: a helper thread blocked in recv() times the
@@ -363,9 +417,12 @@ static void print_header(const struct lab_opts *o, FILE *out)
 			o->fabric == LAB_TCP ? ": bridge br<k>" : "", o->nodes);
 	if (o->transport)
 		fprintf(out, "transport: FABRICLAB_TRANSPORT=%s\n", o->transport);
-	fprintf(out, "link rate: %s on every hop (%.1f MB/s), reported as each device's speed%s\n",
-		o->link_rate, o->link_rate_bytes / 1e6,
-		o->netns ? "; each rank in its own network namespace" : "");
+	if (o->like)
+		lab_like_print(o, out);
+	else
+		fprintf(out, "link rate: %s on every hop (%.1f MB/s), reported as each device's "
+			"speed%s\n", o->link_rate, o->link_rate_bytes / 1e6,
+			o->netns ? "; each rank in its own network namespace" : "");
 	if (o->fabric == LAB_TCP)
 		fprintf(out, "fabric: tcp (the socket transport; host memory, as NCCL over "
 			"sockets)\n");
@@ -551,6 +608,8 @@ int lab_main(int argc, char **argv)
 	}
 	if (!rc)
 		rc = lab_print_steps(&o, stdout);
+	if (!rc)
+		lab_like_print_schedule(&o, stdout);
 	if (!rc)
 		rc = lab_print_report(&o, stdout);
 	if (!rc)
