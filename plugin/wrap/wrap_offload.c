@@ -59,10 +59,3 @@ int fl_wrap_irecv_consumed(void *recv_comm, int n, void *request)
 	fl_wrap_req_put(c, r);
 	return rc ? fl_wrap_report_error(c, "irecvConsumed", rc) : FL_OK;
 }
-
-void *fl_wrap_dev_handle(void *comm)
-{
-	const struct fl_wcomm *c = comm;
-
-	return c && c->tp->dev_handle ? c->tp->dev_handle(c->tcomm) : NULL;
-}
