@@ -1,4 +1,5 @@
 #include "shim.h"
+#include "watchdog.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -120,7 +121,7 @@ static int open_net(struct shim_world *w, const char *fallback_dir)
 	if (rc)
 		return rc;
 	shim_net_logger = shim_log;
-	rc = shim_net_init(&w->net, w->comm_id);
+	rc = SHIM_WATCHED(w, "init()", -1, shim_net_init(&w->net, w->comm_id));
 	if (rc)
 		return shim_fail(rc, "net plugin %s: init failed: %s (%d)", w->net.name,
 				 shim_result_name(rc), rc);
