@@ -43,7 +43,8 @@ PLUGIN_OBJ  := $(PLUGIN_SRC:%.c=$(BUILD)/obj/%.o)
 # ext transport wraps like third-party ones, each exporting one ABI version, and misbehaving ones.
 INNER_DIR   := $(BUILD)/inner
 INNER_VERS  := 5 6 8 10 11 12
-INNER_ODD   := nosizes:NO_SIZES nullreq:NULL_REQUESTS initfail:INIT_FAILS waitaccept:WAIT_ACCEPT
+INNER_ODD   := nosizes:NO_SIZES nullreq:NULL_REQUESTS initfail:INIT_FAILS waitaccept:WAIT_ACCEPT \
+	extras:EXTRAS
 INNER_SO    := $(INNER_VERS:%=$(INNER_DIR)/libnccl-net-flsock-v%.so) \
 	$(foreach o,$(INNER_ODD),$(INNER_DIR)/libnccl-net-flsock-$(word 1,$(subst :, ,$(o))).so) \
 	$(INNER_DIR)/libnccl-net-nonet.so $(INNER_DIR)/libnccl-net-null.so \
@@ -124,7 +125,7 @@ $(INNER_DIR)/libnccl-net-flsock-v%.so: tests/inner/flsock_net.c tests/inner/flso
 	$(call INNER_LINK,-DFLSOCK_VERSION=$*)
 define inner_odd_rule
 $(INNER_DIR)/libnccl-net-flsock-$(1).so: tests/inner/flsock_net.c tests/inner/flsock_abi.h \
-		tests/inner/flsock_gate.h $(INNER_OBJ) $(PLUGIN_HDR)
+		tests/inner/flsock_gate.h tests/inner/flsock_extras.h $(INNER_OBJ) $(PLUGIN_HDR)
 	@mkdir -p $$(dir $$@)
 	$$(call INNER_LINK,-DFLSOCK_VERSION=12 -DFLSOCK_$(2))
 endef

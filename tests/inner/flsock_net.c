@@ -11,6 +11,7 @@
  *   FLSOCK_WAIT_ACCEPT   google fastsocket's connection: connect returns at once, the
  *                        first test of a send blocks until the peer accepted
  *                        (flsock_gate.h says where fastsocket does so)
+ *   FLSOCK_EXTRAS        also exports a tuner, CollNet and GIN tables (flsock_extras.h)
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -200,3 +201,7 @@ static int flsock_test(void *request, int *done, int *sizes)
 }
 
 #include "flsock_abi.h"
+
+#ifdef FLSOCK_EXTRAS
+#include "flsock_extras.h"
+#endif
