@@ -27,8 +27,8 @@ struct fl_transport {
 	/*
 	 * Who is at the other end of an established send or recv comm: FL_OK, an error when
 	 * it cannot be known, or FL_PEER_LATER while the name is still on its way (a
-	 * forwarded plugin's hidden first message): asked again before each isend/irecv
-	 * until it answers otherwise, and no request is accepted on the comm before then.
+	 * forwarded plugin's hidden first message): asked again at each isend/irecv/test
+	 * until it answers otherwise.
 	 */
 	int (*peer)(void *comm, struct fl_endpoint *peer);
 	int (*reg_mr)(void *comm, void *data, size_t size, int type, void **mhandle);

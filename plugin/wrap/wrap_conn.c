@@ -112,8 +112,9 @@ static struct fl_wcomm *new_wcomm(void)
 
 /*
  * The comm joins its hop, the names table, the trace and the fault rules once
- * both ends are known: at once, or (FL_PEER_LATER) at the first isend/irecv
- * after the transport learnt the peer, before any request is counted.
+ * both ends are known: at once, or (FL_PEER_LATER) at the first isend/irecv/test
+ * after the transport learnt the peer. Requests before that are counted in the
+ * comm's stats, which the hop reads once joined; faults apply from then on.
  */
 static void join(struct fl_wcomm *c)
 {
@@ -123,10 +124,6 @@ static void join(struct fl_wcomm *c)
 	c->joined = 1;
 	join_hop(c);
 	fl_names_conn_up(c, send, &c->self, &c->peer);
-	c->trace = (struct fl_trace_conn){
-		.id = c->id, .send = send, .transport = c->tp->name,
-		.self = &c->self, .peer = &c->peer, .stats = &c->stats,
-	};
 	fl_trace_conn_up(&c->trace, fl_wrap_get_properties);
 	FL_INFO("connection %u %s %s/%s %s %s/%s up", c->id, send ? "send" : "recv",
 		c->self.node, c->self.dev_name, send ? "->" : "<-", c->peer.node,
@@ -176,6 +173,10 @@ static int wrap_established(const struct fl_transport *tp, void *tcomm, enum fl_
 	c->self = *self;
 	c->id = atomic_fetch_add(&next_conn_id, 1) + 1;
 	c->peer.rank = -1;
+	c->trace = (struct fl_trace_conn){
+		.id = c->id, .send = kind == FL_COMM_SEND, .transport = tp->name,
+		.self = &c->self, .peer = &c->peer, .stats = &c->stats,
+	};
 	if (ask_peer(c))
 		c->peer_later = 1;
 	else

@@ -226,6 +226,8 @@ int fl_wrap_test(void *request, int *done, int *sizes)
 	if (!r || !r->comm)
 		return FL_ERR_INTERNAL;
 	c = r->comm;
+	if (c->peer_later)
+		fl_wrap_join_late(c);
 	slot = (unsigned)(r - c->reqs);
 	if (FL_FAULTS && c->fault) {
 		rc = fl_fault_check_fail(c->fault, fl_clock_ns());

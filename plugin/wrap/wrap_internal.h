@@ -49,7 +49,7 @@ struct fl_wcomm {
 	struct fl_endpoint self;
 	struct fl_endpoint peer;
 	int failed;      /* an error was logged; do not flood the log */
-	int peer_later;  /* the transport names the peer later: join at a later isend/irecv */
+	int peer_later;  /* the transport names the peer later: join at a later isend/irecv/test */
 	int joined;      /* in its hop, the names, the trace and the fault rules */
 	int hold_consumed; /* done receives wait for irecvConsumed (fl_wrap_offload) */
 	struct fl_fault_conn *fault; /* FABRICLAB_FAULT state; NULL when no rule applies */

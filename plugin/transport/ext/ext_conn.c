@@ -1,8 +1,9 @@
 /*
  * Connection setup over the inner plugin. connect and accept wait for nothing
  * but the inner's own connect and accept: a comm is handed to NCCL in the call
- * where the inner hands back its own, and the hidden hello (ext_hello.c) moves
- * later, inside the comm's first isend/irecv calls (ext_hello_drive). Waiting
+ * where the inner hands back its own, and the hidden hello (ext_hello.c) is
+ * posted by the comm's first isend/irecv, ahead of its data, and tested in the
+ * comm's calls until it moved (ext_hello_drive). Waiting
  * for it here would hang a pair of ranks whose inner completes a first send only
  * once the peer accepted (fastsocket: tests/inner/flsock_net.c FLSOCK_WAIT_ACCEPT),
  * as NCCL calls connect and accept of a pair in turn on one thread. A pending
@@ -213,7 +214,7 @@ int ext_accept(void *listen_comm, void **recv_comm)
 	return ext_accept_dev(listen_comm, recv_comm, NULL);
 }
 
-/* The receive side's hello named the sender: the wrap joins its hop at the next call. */
+/* The receive side's hello named the sender: the wrap joins its hop at its next call. */
 static int hello_arrived(struct ext_comm *c)
 {
 	uint32_t pid = 0, id = 0;
@@ -228,19 +229,16 @@ static int hello_arrived(struct ext_comm *c)
 	return FL_OK;
 }
 
-int ext_hello_drive(struct ext_comm *c, int *ready)
+int ext_hello_drive(struct ext_comm *c, int *posted)
 {
-	int done = 0, rc;
+	int done = 0, rc = ext_hello_step(c->inner, c->send, &c->hello, &done);
 
-	*ready = 0;
-	rc = ext_hello_step(c->inner, c->send, &c->hello, &done);
+	*posted = done || c->hello.request;
 	if (!rc && done && !c->send)
 		rc = hello_arrived(c);
-	if (rc || !done)
-		return rc;
-	ext_hello_release(c->inner, &c->hello);
-	*ready = c->send;
-	return FL_OK;
+	if (!rc && done)
+		ext_hello_release(c->inner, &c->hello);
+	return rc;
 }
 
 int ext_peer(void *comm, struct fl_endpoint *peer)

@@ -103,12 +103,12 @@ static uint64_t paced_release(struct fl_pacer *p, uint64_t now, size_t bytes)
 
 #define NOT_NOW (-1)
 
-/* The hello goes first on the inner's connection; data waits ("not now") until it moved. */
+/* The hello goes first on the inner's connection; data waits ("not now") until it is posted. */
 static int hello_first(struct ext_comm *c)
 {
-	int ready = 0, rc = ext_hello_drive(c, &ready);
+	int posted = 0, rc = ext_hello_drive(c, &posted);
 
-	return rc ? rc : ready ? FL_OK : NOT_NOW;
+	return rc ? rc : posted ? FL_OK : NOT_NOW;
 }
 
 static struct ext_req *fresh_req(struct ext_comm *c, int n)
@@ -257,8 +257,10 @@ int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times)
 {
 	struct ext_req *r = request;
 	struct ext_comm *c = r->comm;
-	int rc;
+	int rc, posted;
 
+	if (c->hello.buf && (rc = ext_hello_drive(c, &posted)) != FL_OK)
+		return rc; /* the hello ahead of this request, tested first */
 	if (!r->inner_done) {
 		for (int i = 0; i < r->n; i++)
 			sizes[i] = UNWRITTEN;

@@ -5,10 +5,10 @@
  *    zero: [payload][len][check][magic 2], taken out again before the inner's
  *    first connect sees the handle, so the inner always reads what it wrote;
  *  - sender -> receiver: a hidden first message on the connection (the inner's
- *    own isend/irecv on a registered host buffer), moved inside the comm's first
- *    isend/irecv calls, which answer "not now" until it has (ext_hello_drive).
+ *    own isend/irecv on a registered host buffer), posted by the comm's first
+ *    isend/irecv ahead of the data and tested in its calls (ext_hello_drive).
  * Both cost only setup time; nothing is added per message but one test of a
- * pointer in isend/irecv.
+ * pointer in isend/irecv/test.
  */
 #include <stdlib.h>
 #include <string.h>

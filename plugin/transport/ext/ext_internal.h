@@ -38,10 +38,7 @@ struct ext_comm {
 	uint32_t id; /* this process's ext connection id, carried in the hello */
 	struct fl_pacer *pacer;
 	struct fl_endpoint peer;
-	/*
-	 * Until the hello moved, the comm's first isend/irecv calls drive it and
-	 * answer "not now"; data follows it on the inner's connection.
-	 */
+	/* Until the hello moved: posted by the first isend/irecv, tested by the comm's calls. */
 	struct ext_hello_xfer hello;
 	int peer_later; /* receive side: the peer's name comes with the hello */
 	int free_head;
@@ -81,12 +78,13 @@ int ext_hello_decode(const uint8_t *buf, struct fl_endpoint *peer, uint32_t *pid
 /* Moves the hello on comm; *done = 1 once it moved. Waits for nothing but the inner's calls. */
 int ext_hello_step(void *inner_comm, int send, struct ext_hello_xfer *x, int *done);
 /*
- * At an isend/irecv of a comm whose hello has not moved yet (c->hello.buf): one step of
- * it. *ready = 1 when the call may go on to post its data (a send whose hello went);
- * else the call answers "not now" (NULL request), also on the call whose received hello
- * names the peer, so the wrap knows both ends before the first request (FL_PEER_LATER).
+ * At an isend/irecv/test of a comm whose hello has not moved yet (c->hello.buf):
+ * posts it if it is not yet, else tests it; *posted = 1 once it is posted (or
+ * done), and the data may follow it on the inner's connection (in order, as
+ * NCCL's own messages); until then isend/irecv answer "not now". When a received
+ * hello names the peer, ext_peer stops answering FL_PEER_LATER.
  */
-int ext_hello_drive(struct ext_comm *c, int *ready);
+int ext_hello_drive(struct ext_comm *c, int *posted);
 void ext_hello_release(void *inner_comm, struct ext_hello_xfer *x);
 
 /* ---- comms (ext_conn.c) ---- */
