@@ -47,7 +47,8 @@ INNER_VERS  := 5 6 8 10 11 12
 INNER_ODD   := nosizes:NO_SIZES:12 nullreq:NULL_REQUESTS:12 initfail:INIT_FAILS:12 \
 	fill:FILLS_IN_INIT:12 fill-v6:FILLS_IN_INIT:6 fill-notest:FILLS_IN_INIT+FILL_MISSES_TEST:12 \
 	config:READS_CONFIG:12 config-v10:READS_CONFIG:10 record:RECORDS:12 record-v10:RECORDS:10 \
-	nodev:NO_DEVICES:12
+	nodev:NO_DEVICES:12 \
+	waitaccept:WAIT_ACCEPT:12 extras:EXTRAS:12
 INNER_SO    := $(INNER_VERS:%=$(INNER_DIR)/libnccl-net-flsock-v%.so) \
 	$(foreach o,$(INNER_ODD),$(INNER_DIR)/libnccl-net-flsock-$(word 1,$(subst :, ,$(o))).so) \
 	$(INNER_DIR)/libnccl-net-nonet.so $(INNER_DIR)/libnccl-net-null.so \
@@ -128,7 +129,7 @@ $(INNER_DIR)/libnccl-net-flsock-v%.so: tests/inner/flsock_net.c tests/inner/flso
 	$(call INNER_LINK,-DFLSOCK_VERSION=$*)
 define inner_odd_rule
 $(INNER_DIR)/libnccl-net-flsock-$(1).so: tests/inner/flsock_net.c tests/inner/flsock_abi.h \
-		tests/inner/flsock_record.h \
+		tests/inner/flsock_record.h tests/inner/flsock_gate.h tests/inner/flsock_extras.h \
 		$(INNER_OBJ) $(PLUGIN_HDR)
 	@mkdir -p $$(dir $$@)
 	$$(call INNER_LINK,-DFLSOCK_VERSION=$(3) $(addprefix -DFLSOCK_,$(subst +, ,$(2))))

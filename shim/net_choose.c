@@ -16,6 +16,7 @@
 
 #include "plugin/abi/nccl_abi.h"
 #include "shim_env.h"
+#include "watchdog.h"
 
 #define DEFAULT_PLUGIN "fabriclab"
 
@@ -71,14 +72,15 @@ static int load_one(const char *name, const struct bind_opts *o, const char *fal
 }
 
 /* init, then devices: NCCL takes a plugin with at least one device, else the next. */
-static int init_one(struct shim_net *net, uint64_t comm_id)
+static int init_one(struct shim_world *w)
 {
-	int ndev = 0, rc = shim_net_init(net, comm_id);
+	struct shim_net *net = &w->net;
+	int ndev = 0, rc = SHIM_WATCHED(w, "init()", -1, shim_net_init(net, w->comm_id));
 
 	if (rc)
 		return shim_fail(rc, "net plugin %s: init failed: %s (%d)", net->name,
 				 shim_result_name(rc), rc);
-	rc = shim_net_devices(net, &ndev);
+	rc = SHIM_WATCHED(w, "devices()", -1, shim_net_devices(net, &ndev));
 	if (rc)
 		return shim_fail(rc, "net plugin %s: devices() failed: %s (%d)", net->name,
 				 shim_result_name(rc), rc);
@@ -95,7 +97,7 @@ static int try_one(struct shim_world *w, const char *name, const struct bind_opt
 	if (rc)
 		return rc;
 	shim_net_logger = shim_log;
-	rc = init_one(&w->net, w->comm_id);
+	rc = init_one(w);
 	if (rc)
 		shim_net_close(&w->net);
 	return rc;

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "boot_socket.h"
+#include "watchdog.h"
 
 #define CONNECT_PAUSE_NS 100000L
 
@@ -40,13 +41,16 @@ static int connect_and_accept(struct shim_world *w, struct shim_link *link, void
 		void *before_send = link->send_comm, *before_recv = link->recv_comm;
 
 		if (link->send_peer >= 0 && !link->send_comm) {
-			rc = shim_net_connect(&w->net, w->dev, handle, &link->send_comm);
+			rc = SHIM_WATCHED(w, "connect() to", link->send_peer,
+					  shim_net_connect(&w->net, w->dev, handle,
+							   &link->send_comm));
 			if (rc)
 				return shim_fail(rc, "connect() to rank %d failed: %s (%d)",
 						 link->send_peer, shim_result_name(rc), rc);
 		}
 		if (link->recv_peer >= 0 && !link->recv_comm) {
-			rc = shim_net_accept(&w->net, listen_comm, &link->recv_comm);
+			rc = SHIM_WATCHED(w, "accept() from", link->recv_peer,
+					  shim_net_accept(&w->net, listen_comm, &link->recv_comm));
 			if (rc)
 				return shim_fail(rc, "accept() from rank %d failed: %s (%d)",
 						 link->recv_peer, shim_result_name(rc), rc);
@@ -100,7 +104,9 @@ int shim_link_open(struct shim_world *w, int send_peer, int recv_peer, struct sh
 
 	*link = (struct shim_link){ .send_peer = send_peer, .recv_peer = recv_peer };
 	/* A rank that sits the round out still takes part in the exchange. */
-	rc = recv_peer >= 0 ? shim_net_listen(&w->net, w->dev, handle, &listen_comm) : FL_OK;
+	rc = recv_peer >= 0 ? SHIM_WATCHED(w, "listen() for", recv_peer,
+					   shim_net_listen(&w->net, w->dev, handle, &listen_comm)) :
+			      FL_OK;
 	if (rc)
 		return shim_fail(rc, "listen() on device %d failed: %s (%d)", w->dev,
 				 shim_result_name(rc), rc);

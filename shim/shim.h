@@ -8,7 +8,8 @@
  *
  * Environment: NCCL_NET_PLUGIN (default "fabriclab"), FABRICLAB_SHIM_NET_VERSION
  * (0 = highest), FABRICLAB_SHIM_DEV (0), FABRICLAB_SHIM_STEP (512K),
- * FABRICLAB_SHIM_TIMEOUT (seconds without progress before giving up, 120),
+ * FABRICLAB_SHIM_TIMEOUT (seconds without progress before giving up, 120; also the
+ * longest one plugin call may take before the rank ends naming it: watchdog.h),
  * FABRICLAB_SHIM_IDLE_US (0: a rank with nothing to do yields the CPU and polls
  * again, as NCCL's proxy spins; N: after a few idle passes it sleeps N us, so
  * many ranks on few cores leave the CPU to the ones with work).

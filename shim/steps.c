@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "boot_socket.h"
+#include "watchdog.h"
 
 /* Looking at the clock every pass would cost more than the passes themselves. */
 #define IDLE_PASSES_PER_CLOCK 64
@@ -38,13 +39,16 @@ int shim_fifo_post(struct shim_world *w, struct shim_fifo *f, void *data, size_t
 
 	if (f->send) {
 		/* NCCL's convention: a sender tags with its own rank. */
-		rc = shim_net_isend(&w->net, link->send_comm, data, bytes, w->rank, mhandle, &req);
+		rc = SHIM_WATCHED(w, "isend() to", link->send_peer,
+				  shim_net_isend(&w->net, link->send_comm, data, bytes, w->rank,
+						 mhandle, &req));
 	} else {
 		size_t size = bytes;
 		int tag = link->recv_peer;
 
-		rc = shim_net_irecv(&w->net, link->recv_comm, 1, &data, &size, &tag, &mhandle,
-				    &req);
+		rc = SHIM_WATCHED(w, "irecv() from", link->recv_peer,
+				  shim_net_irecv(&w->net, link->recv_comm, 1, &data, &size, &tag,
+						 &mhandle, &req));
 	}
 	if (rc)
 		return fail_call(w, f, f->send ? "isend" : "irecv", rc);
@@ -65,12 +69,14 @@ static int flush_recv(struct shim_world *w, struct shim_fifo *f, unsigned slot)
 	int size = (int)f->bytes[slot], done = 0, rc;
 	void *req = NULL;
 
-	rc = shim_net_iflush(&w->net, f->link->recv_comm, 1, &f->data[slot], &size,
-			     &f->mh[slot], &req);
+	rc = SHIM_WATCHED(w, "iflush() of a receive from", peer_of(f),
+			  shim_net_iflush(&w->net, f->link->recv_comm, 1, &f->data[slot], &size,
+					  &f->mh[slot], &req));
 	if (rc)
 		return fail_call(w, f, "iflush", rc);
 	while (req && !done) {
-		rc = shim_net_test(&w->net, req, &done, NULL);
+		rc = SHIM_WATCHED(w, "test() of a flush from", peer_of(f),
+				  shim_net_test(&w->net, req, &done, NULL));
 		if (rc)
 			return fail_call(w, f, "test of iflush", rc);
 		if (!done && shim_now_ns() > deadline)
@@ -84,7 +90,8 @@ int shim_fifo_test(struct shim_world *w, struct shim_fifo *f)
 	unsigned slot = f->done % SHIM_STEPS;
 	int done = 0, size = -1, rc;
 
-	rc = shim_net_test(&w->net, f->req[slot], &done, &size);
+	rc = SHIM_WATCHED(w, f->send ? "test() of a send to" : "test() of a receive from",
+			  peer_of(f), shim_net_test(&w->net, f->req[slot], &done, &size));
 	if (rc)
 		return fail_call(w, f, "test", rc);
 	if (!done)

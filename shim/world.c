@@ -1,4 +1,5 @@
 #include "shim.h"
+#include "watchdog.h"
 
 #include <limits.h>
 #include <stdio.h>

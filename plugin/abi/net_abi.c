@@ -251,22 +251,18 @@ static int connect_v6(int dev, void *handle, void **send_comm)
 }
 
 /*
- * NCCL reads the device handle once the comm is there: the one the wrapped
- * plugin handed back (ext over a GPU-offloading plugin), else none.
+ * The device handle: NCCL's own pointer reaches the transport on every call.
+ * For a receive on a GPU-unpack device NCCL allocates the handle and passes it
+ * to each accept, asking for offload (a valid *recvDevComm); the plugin fills
+ * it or sets the pointer, and NCCL reads it after the comm is there (2.30.7
+ * src/transport/net.cc:817-836, 1062-1071, 1083-1085; net_v12.h:94-100). Our
+ * own transports, host-driven, leave it as NCCL set it (as NCCL's own socket
+ * and IB transports do); ext hands it to the plugin it wraps.
  */
-static int give_dev_comm(int rc, void *comm, struct fl_abi_dev_handle **dev_comm)
-{
-	if (dev_comm)
-		*dev_comm = rc || !comm ? NULL : fl_wrap_dev_handle(comm);
-	return rc;
-}
-
 static int connect_v7(int dev, void *handle, void **send_comm,
 		      struct fl_abi_dev_handle **send_dev_comm)
 {
-	int rc = fl_wrap_connect(process_ctx, dev, handle, send_comm);
-
-	return give_dev_comm(rc, *send_comm, send_dev_comm);
+	return fl_wrap_connect_dev(process_ctx, dev, handle, send_comm, (void **)send_dev_comm);
 }
 
 /*
@@ -287,16 +283,12 @@ static int connect_v10(int dev, struct fl_abi_comm_config *config, void *handle,
 static int connect_v11(void *ctx, int dev, void *handle, void **send_comm,
 		       struct fl_abi_dev_handle **send_dev_comm)
 {
-	int rc = fl_wrap_connect(ctx, dev, handle, send_comm);
-
-	return give_dev_comm(rc, *send_comm, send_dev_comm);
+	return fl_wrap_connect_dev(ctx, dev, handle, send_comm, (void **)send_dev_comm);
 }
 
 static int accept_v7(void *listen_comm, void **recv_comm, struct fl_abi_dev_handle **recv_dev_comm)
 {
-	int rc = fl_wrap_accept(listen_comm, recv_comm);
-
-	return give_dev_comm(rc, *recv_comm, recv_dev_comm);
+	return fl_wrap_accept_dev(listen_comm, recv_comm, (void **)recv_dev_comm);
 }
 
 /* ---- virtual devices: each version's vProps shape, passed on as a list ---- */

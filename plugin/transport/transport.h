@@ -24,7 +24,12 @@ struct fl_transport {
 	/* Non-blocking: *send_comm stays NULL until established; NCCL calls again, same handle. */
 	int (*connect)(int dev, const struct fl_endpoint *self, void *handle, void **send_comm);
 	int (*accept)(void *listen_comm, void **recv_comm);
-	/* Who is at the other end of an established send or recv comm. */
+	/*
+	 * Who is at the other end of an established send or recv comm: FL_OK, an error when
+	 * it cannot be known, or FL_PEER_LATER while the name is still on its way (a
+	 * forwarded plugin's hidden first message): asked again at each isend/irecv/test
+	 * until it answers otherwise.
+	 */
 	int (*peer)(void *comm, struct fl_endpoint *peer);
 	int (*reg_mr)(void *comm, void *data, size_t size, int type, void **mhandle);
 	int (*reg_mr_dmabuf)(void *comm, void *data, size_t size, int type, uint64_t offset, int fd,
@@ -59,7 +64,9 @@ struct fl_transport {
 	int (*listen_ctx)(void *tctx, int dev, const struct fl_endpoint *self, void *handle,
 			  void **listen_comm);
 	int (*connect_ctx)(void *tctx, int dev, const struct fl_endpoint *self, void *handle,
-			   void **send_comm);
+			   void **send_comm, void **dev_comm);
+	/* NCCL's device-handle pointer (v7+; NULL before) goes to the forwarded plugin unchanged. */
+	int (*accept_dev)(void *listen_comm, void **recv_comm, void **dev_comm);
 	int (*isend_ph)(void *send_comm, void *data, size_t size, int tag, void *mhandle,
 			void *phandle, void **request);
 	int (*irecv_ph)(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
@@ -70,18 +77,18 @@ struct fl_transport {
 	 * ABI version) can call (FL_OFFLOAD_*) and returns those the plugin behind has too;
 	 * the others must not be called. When FL_OFFLOAD_RECV_CONSUMED is returned, a
 	 * completed receive request stays alive after test says done, until
-	 * irecv_consumed(request) ends it (NCCL calls it once for each). dev_handle is the
-	 * device handle the plugin handed back when the comm was made (NULL for host-driven
-	 * connections); the slot itself may be NULL.
+	 * irecv_consumed(request) ends it (NCCL calls it once for each). The device handles
+	 * of connect/accept are NCCL's own pointer, passed through (connect_ctx, accept_dev).
 	 */
 	unsigned (*offload)(unsigned callable);
 	int (*make_vdevice)(int *dev, int ndevs, const int *devs);
 	int (*get_device_mr)(void *comm, void *mhandle, void **dptr_mhandle);
 	int (*irecv_consumed)(void *recv_comm, int n, void *request);
-	void *(*dev_handle)(void *comm);
 	/* Optional: NCCL's setNetAttr hints (an ncclNetAttr_t) for tctx, passed on unchanged. */
 	int (*set_net_attr)(void *tctx, void *attr);
 };
+
+#define FL_PEER_LATER (-1) /* peer(): not known yet, ask again (never an fl_result) */
 
 #define FL_OFFLOAD_VDEVICE 0x1       /* makeVDevice */
 #define FL_OFFLOAD_DEVICE_MR 0x2     /* getDeviceMr */

@@ -22,6 +22,9 @@ int fl_wrap_get_properties(int dev, struct fl_props *props);
 int fl_wrap_listen(void *ctx, int dev, void *handle, void **listen_comm);
 int fl_wrap_connect(void *ctx, int dev, void *handle, void **send_comm);
 int fl_wrap_accept(void *listen_comm, void **recv_comm);
+/* The same with NCCL's device-handle pointer (v7+), forwarded where the transport takes it. */
+int fl_wrap_connect_dev(void *ctx, int dev, void *handle, void **send_comm, void **dev_comm);
+int fl_wrap_accept_dev(void *listen_comm, void **recv_comm, void **dev_comm);
 int fl_wrap_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle);
 int fl_wrap_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset, int fd,
 			  void **mhandle);
@@ -43,13 +46,12 @@ int fl_wrap_close_listen(void *listen_comm);
  * which optional entries its NCCL version can call (FL_OFFLOAD_*); the answer is those the
  * transport forwards, and only those may be called or advertised. With
  * FL_OFFLOAD_RECV_CONSUMED a receive request test said done stays valid until
- * fl_wrap_irecv_consumed. fl_wrap_dev_handle: the device handle of a comm, or NULL.
+ * fl_wrap_irecv_consumed.
  */
 unsigned fl_wrap_offload(unsigned callable);
 int fl_wrap_make_vdevice(int *dev, int ndevs, const int *devs);
 int fl_wrap_get_device_mr(void *comm, void *mhandle, void **dptr_mhandle);
 int fl_wrap_irecv_consumed(void *recv_comm, int n, void *request);
-void *fl_wrap_dev_handle(void *comm);
 /* setNetAttr (v11+): handed to the transport when it forwards hints (ext), else accepted. */
 int fl_wrap_set_net_attr(void *ctx, void *attr);
 

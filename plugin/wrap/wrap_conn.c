@@ -110,6 +110,50 @@ static struct fl_wcomm *new_wcomm(void)
 	return c;
 }
 
+/*
+ * The comm joins its hop, the names table, the trace and the fault rules once
+ * both ends are known: at once, or (FL_PEER_LATER) at the first isend/irecv/test
+ * after the transport learnt the peer. Requests before that are counted in the
+ * comm's stats, which the hop reads once joined; faults apply from then on.
+ */
+static void join(struct fl_wcomm *c)
+{
+	int send = c->kind == FL_COMM_SEND;
+
+	c->peer_later = 0;
+	c->joined = 1;
+	join_hop(c);
+	fl_names_conn_up(c, send, &c->self, &c->peer);
+	fl_trace_conn_up(&c->trace, fl_wrap_get_properties);
+	FL_INFO("connection %u %s %s/%s %s %s/%s up", c->id, send ? "send" : "recv",
+		c->self.node, c->self.dev_name, send ? "->" : "<-", c->peer.node,
+		c->peer.dev_name);
+	/* Faults are chosen once both ends are known, before the first request. */
+	if (FL_FAULTS && fl_fault_attach(c->tp, c->tcomm, send, c->id, &c->self, &c->peer,
+					 &c->fault))
+		FL_WARN("connection %u: FABRICLAB_FAULT not applied: %s", c->id, fl_error_text());
+}
+
+/* FL_OK when the peer is known or never will be (joined, peer unnamed); 1 while it is due. */
+static int ask_peer(struct fl_wcomm *c)
+{
+	int rc = c->tp->peer(c->tcomm, &c->peer);
+
+	if (rc == FL_PEER_LATER)
+		return 1;
+	if (rc != FL_OK) {
+		memset(&c->peer, 0, sizeof(c->peer));
+		c->peer.rank = -1;
+	}
+	return FL_OK;
+}
+
+void fl_wrap_join_late(struct fl_wcomm *c)
+{
+	if (!ask_peer(c))
+		join(c);
+}
+
 static int wrap_established(const struct fl_transport *tp, void *tcomm, enum fl_comm_kind kind,
 			    const struct fl_endpoint *self, void **out)
 {
@@ -128,29 +172,26 @@ static int wrap_established(const struct fl_transport *tp, void *tcomm, enum fl_
 	c->hold_consumed = kind == FL_COMM_RECV && fl_wrap_holds_for_consumed();
 	c->self = *self;
 	c->id = atomic_fetch_add(&next_conn_id, 1) + 1;
-	if (tp->peer(tcomm, &c->peer) != FL_OK) {
-		memset(&c->peer, 0, sizeof(c->peer));
-		c->peer.rank = -1;
-	}
-	join_hop(c);
-	fl_names_conn_up(c, kind == FL_COMM_SEND, &c->self, &c->peer);
+	c->peer.rank = -1;
 	c->trace = (struct fl_trace_conn){
 		.id = c->id, .send = kind == FL_COMM_SEND, .transport = tp->name,
 		.self = &c->self, .peer = &c->peer, .stats = &c->stats,
 	};
-	fl_trace_conn_up(&c->trace, fl_wrap_get_properties);
-	FL_INFO("connection %u %s %s/%s %s %s/%s up", c->id, kind == FL_COMM_SEND ? "send" : "recv",
-		self->node, self->dev_name, kind == FL_COMM_SEND ? "->" : "<-", c->peer.node,
-		c->peer.dev_name);
-	/* Faults are chosen once both ends are known, before the first request. */
-	if (FL_FAULTS && fl_fault_attach(tp, tcomm, kind == FL_COMM_SEND, c->id, &c->self,
-					 &c->peer, &c->fault))
-		FL_WARN("connection %u: FABRICLAB_FAULT not applied: %s", c->id, fl_error_text());
+	if (ask_peer(c))
+		c->peer_later = 1;
+	else
+		join(c);
 	*out = c;
 	return FL_OK;
 }
 
 int fl_wrap_connect(void *ctx, int dev, void *handle, void **send_comm)
+{
+	return fl_wrap_connect_dev(ctx, dev, handle, send_comm, NULL);
+}
+
+/* dev_comm: NCCL's own pointer (v7+), for a transport that forwards it (ext); else untouched. */
+int fl_wrap_connect_dev(void *ctx, int dev, void *handle, void **send_comm, void **dev_comm)
 {
 	const struct fl_transport *tp = fl_wrap_transport();
 	struct fl_endpoint self;
@@ -162,7 +203,7 @@ int fl_wrap_connect(void *ctx, int dev, void *handle, void **send_comm)
 		return FL_ERR_INTERNAL;
 	local_endpoint(tp, ctx, dev, &self);
 	if (tp->connect_ctx)
-		rc = tp->connect_ctx(transport_ctx(ctx), dev, &self, handle, &tcomm);
+		rc = tp->connect_ctx(transport_ctx(ctx), dev, &self, handle, &tcomm, dev_comm);
 	else
 		rc = tp->connect(dev, &self, handle, &tcomm);
 	if (!rc && tcomm)
@@ -172,6 +213,11 @@ int fl_wrap_connect(void *ctx, int dev, void *handle, void **send_comm)
 
 int fl_wrap_accept(void *listen_comm, void **recv_comm)
 {
+	return fl_wrap_accept_dev(listen_comm, recv_comm, NULL);
+}
+
+int fl_wrap_accept_dev(void *listen_comm, void **recv_comm, void **dev_comm)
+{
 	struct fl_wlisten *l = listen_comm;
 	void *tcomm = NULL;
 	int rc;
@@ -179,7 +225,10 @@ int fl_wrap_accept(void *listen_comm, void **recv_comm)
 	*recv_comm = NULL;
 	if (!l)
 		return FL_ERR_INTERNAL;
-	rc = l->tp->accept(l->tcomm, &tcomm);
+	if (l->tp->accept_dev)
+		rc = l->tp->accept_dev(l->tcomm, &tcomm, dev_comm);
+	else
+		rc = l->tp->accept(l->tcomm, &tcomm);
 	if (!rc && tcomm)
 		rc = wrap_established(l->tp, tcomm, FL_COMM_RECV, &l->self, recv_comm);
 	return rc ? fl_wrap_report_error(NULL, "accept", rc) : FL_OK;
@@ -206,10 +255,12 @@ static int close_comm(struct fl_wcomm *c)
 
 	if (!c)
 		return FL_OK;
-	fl_trace_conn_down(&c->trace);
-	fl_names_conn_down(c);
-	fl_hop_detach(&c->stats);
-	fl_wrap_log_summary(c);
+	if (c->joined) { /* a comm closed before its peer was known carried nothing */
+		fl_trace_conn_down(&c->trace);
+		fl_names_conn_down(c);
+		fl_hop_detach(&c->stats);
+		fl_wrap_log_summary(c);
+	}
 	rc = c->kind == FL_COMM_SEND ? c->tp->close_send(c->tcomm) : c->tp->close_recv(c->tcomm);
 	if (rc)
 		fl_wrap_report_error(c, "close", rc);

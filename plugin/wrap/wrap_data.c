@@ -126,6 +126,8 @@ int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhand
 	*request = NULL;
 	if (!c)
 		return FL_ERR_INTERNAL;
+	if (c->peer_later)
+		fl_wrap_join_late(c);
 	/* slow: the send is held back before the wire; NCCL posts it again */
 	if (FL_FAULTS && c->fault && fl_fault_hold_post(c->fault, size, fl_clock_ns()))
 		return FL_OK;
@@ -170,6 +172,8 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 		return fl_wrap_report_error(c, "irecv",
 					    fl_fail(FL_ERR_INTERNAL, "irecv of %d buffers (1..%d)",
 						    n, FL_MAX_RECVS));
+	if (c->peer_later)
+		fl_wrap_join_late(c);
 	/* slow: the receive is held back too, as a slow GPU frees its buffers late */
 	if (FL_FAULTS && c->fault &&
 	    fl_fault_hold_post(c->fault, total_size(n, sizes), fl_clock_ns()))
@@ -231,6 +235,8 @@ int fl_wrap_test(void *request, int *done, int *sizes)
 	if (!r || !r->comm)
 		return FL_ERR_INTERNAL;
 	c = r->comm;
+	if (c->peer_later)
+		fl_wrap_join_late(c);
 	slot = (unsigned)(r - c->reqs);
 	if (FL_FAULTS && c->fault) {
 		rc = fl_fault_check_fail(c->fault, fl_clock_ns());

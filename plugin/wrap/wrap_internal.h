@@ -49,6 +49,8 @@ struct fl_wcomm {
 	struct fl_endpoint self;
 	struct fl_endpoint peer;
 	int failed;      /* an error was logged; do not flood the log */
+	int peer_later;  /* the transport names the peer later: join at a later isend/irecv/test */
+	int joined;      /* in its hop, the names, the trace and the fault rules */
 	int hold_consumed; /* done receives wait for irecvConsumed (fl_wrap_offload) */
 	struct fl_fault_conn *fault; /* FABRICLAB_FAULT state; NULL when no rule applies */
 	int free_head;
@@ -63,6 +65,8 @@ void fl_wrap_log_summary(const struct fl_wcomm *c);
 void fl_wrap_req_put(struct fl_wcomm *c, struct fl_wreq *r);
 /* Receives wait for irecvConsumed after test said done (wrap_offload.c). */
 int fl_wrap_holds_for_consumed(void);
+/* Joins the hop etc. once the transport knows the peer (wrap_conn.c); cheap to call again. */
+void fl_wrap_join_late(struct fl_wcomm *c);
 /* Logs the thread's last error once per comm, returns err. */
 int fl_wrap_report_error(struct fl_wcomm *c, const char *op, int err);
 

@@ -61,13 +61,6 @@ int fl_wrap_irecv_consumed(void *recv_comm, int n, void *request)
 	return rc ? fl_wrap_report_error(c, "irecvConsumed", rc) : FL_OK;
 }
 
-void *fl_wrap_dev_handle(void *comm)
-{
-	const struct fl_wcomm *c = comm;
-
-	return c && c->tp->dev_handle ? c->tp->dev_handle(c->tcomm) : NULL;
-}
-
 /* v11+ tuning hints, for a transport that forwards them (ext); the others ignore them. */
 int fl_wrap_set_net_attr(void *ctx, void *attr)
 {

@@ -7,6 +7,13 @@
  * check that fabriclab's ext transport passed every argument through and gave
  * back every result unchanged. Device 0 says it unpacks on the GPU
  * (netDeviceType UNPACK, version 7); device 1 is host-driven.
+ * Its accept behaves as an unpacking plugin toward NCCL: NCCL allocates the
+ * receive device handle of an UNPACK v7 device itself and passes it to every
+ * accept call ("if *recvDevComm points to a valid object, NCCL is requesting
+ * offload": NCCL 2.30.7 src/include/plugin/net/net_v12.h:94-100;
+ * src/transport/net.cc:817-836 allocates, 1062-1071 passes, 1083-1085 reads it
+ * after accept). When asked so, it fills NCCL's object in place and records the
+ * pointer it was given; when not asked (a NULL *recvDevComm), it hands back its own.
  * devoff_record (exported) is what it saw; devoff_fail_* make a call fail.
  */
 #include <stdint.h>
@@ -153,20 +160,37 @@ static int dv_connect(int dev, void *handle, void **send_comm, struct fl_abi_dev
 	return 0;
 }
 
+/* What NCCL passed in *recvDevComm, call after call: the same pointer every time. */
+static void note_asked(const struct fl_abi_dev_handle *asked)
+{
+	if (devoff_record.accept_calls++ && asked != devoff_record.recv_devh_asked)
+		devoff_record.accept_asked_changed++;
+	devoff_record.recv_devh_asked = asked;
+}
+
 static int dv_accept(void *listen_comm, void **recv_comm, struct fl_abi_dev_handle **dc)
 {
 	struct dv_listen *l = listen_comm;
 	struct dv_comm *r = l->pending;
+	struct fl_abi_dev_handle *asked = dc ? *dc : NULL;
 
+	note_asked(asked);
 	*recv_comm = NULL;
 	if (!r)
 		return 0;
 	l->pending = NULL;
 	*recv_comm = r;
-	if (dc)
-		*dc = r->dev == 1 ? NULL : &r->devh;
+	if (asked && r->dev != 1) { /* NCCL's own object: filled, the pointer kept */
+		asked->handle = r->devh.handle;
+		asked->size = r->devh.size;
+		asked->needs_proxy_progress = r->devh.needs_proxy_progress;
+		devoff_record.recv_devh = asked;
+	} else {
+		if (dc)
+			*dc = r->dev == 1 ? NULL : &r->devh;
+		devoff_record.recv_devh = r->dev == 1 ? NULL : &r->devh;
+	}
 	devoff_record.recv_comm = r;
-	devoff_record.recv_devh = r->dev == 1 ? NULL : &r->devh;
 	return 0;
 }
 

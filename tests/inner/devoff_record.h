@@ -18,6 +18,8 @@ struct devoff_record {
 	void *consumed_comm, *consumed_req;
 	void *send_comm, *recv_comm;           /* the last made */
 	const void *send_devh, *recv_devh;     /* what connect/accept handed back */
+	const void *recv_devh_asked;           /* *recvDevComm as NCCL passed it, last call */
+	int accept_calls, accept_asked_changed; /* calls whose *recvDevComm differed */
 	int reg_types;
 	int isends, irecvs, tests;
 	int last_send_tag, last_recv_tag;

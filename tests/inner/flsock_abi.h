@@ -237,6 +237,7 @@ static int tp_dereg_mr(void *comm, void *mh)
 
 static int tp_close_send(void *c)
 {
+	gate_close_send(c);
 	return tp->close_send(c);
 }
 
@@ -247,6 +248,7 @@ static int tp_close_recv(void *c)
 
 static int tp_close_listen(void *c)
 {
+	gate_close_listen(c);
 	return tp->close_listen(c);
 }
 

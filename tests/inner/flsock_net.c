@@ -19,6 +19,10 @@
  *                        is not N fails the call with a WARN saying what came.
  *   FLSOCK_RECORDS       records what init, connect, irecv and setNetAttr were given
  *                        (flsock_record.h), for tests that check what ext forwards
+ *   FLSOCK_WAIT_ACCEPT   google fastsocket's connection: connect returns at once, the
+ *                        first test of a send blocks until the peer accepted
+ *                        (flsock_gate.h says where fastsocket does so)
+ *   FLSOCK_EXTRAS        also exports a tuner, CollNet and GIN tables (flsock_extras.h)
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -42,6 +46,49 @@ EXPORT struct flsock_record flsock_record;
 #define RECORD(stmt) stmt
 #else
 #define RECORD(stmt)
+#endif
+
+#ifdef FLSOCK_WAIT_ACCEPT
+#include "flsock_gate.h"
+#else
+static int gate_listen(const void *handle, void *listen_comm)
+{
+	(void)handle, (void)listen_comm;
+	return FL_OK;
+}
+
+static int gate_join(const void *handle, void *send_comm)
+{
+	(void)handle, (void)send_comm;
+	return FL_OK;
+}
+
+static int gate_answer(void *listen_comm)
+{
+	(void)listen_comm;
+	return FL_OK;
+}
+
+static void gate_close_listen(void *listen_comm)
+{
+	(void)listen_comm;
+}
+
+static void gate_note_send(void *send_comm, void *request)
+{
+	(void)send_comm, (void)request;
+}
+
+static int gate_wait(void *request)
+{
+	(void)request;
+	return FL_OK;
+}
+
+static void gate_close_send(void *send_comm)
+{
+	(void)send_comm;
+}
 #endif
 
 #ifdef FLSOCK_NULL_REQUESTS
@@ -106,8 +153,16 @@ static int flsock_listen(int dev, void *handle, void **listen_comm)
 {
 	struct fl_endpoint self;
 
+	int rc;
+
 	self_of(dev, &self);
-	return tp->listen(dev, &self, handle, listen_comm);
+	rc = tp->listen(dev, &self, handle, listen_comm);
+	if (!rc && gate_listen(handle, *listen_comm)) {
+		tp->close_listen(*listen_comm);
+		*listen_comm = NULL;
+		return FL_ERR_SYSTEM;
+	}
+	return rc;
 }
 
 static int flsock_connect(int dev, void *handle, void **send_comm)
@@ -117,14 +172,27 @@ static int flsock_connect(int dev, void *handle, void **send_comm)
 	*send_comm = NULL;
 	if (not_now())
 		return FL_OK;
+	int rc;
+
 	self_of(dev, &self);
-	return tp->connect(dev, &self, handle, send_comm);
+	rc = tp->connect(dev, &self, handle, send_comm);
+	if (!rc && *send_comm && gate_join(handle, *send_comm)) {
+		tp->close_send(*send_comm);
+		*send_comm = NULL;
+		return FL_ERR_SYSTEM;
+	}
+	return rc;
 }
 
 static int flsock_accept(void *listen_comm, void **recv_comm)
 {
+	int rc;
+
 	*recv_comm = NULL;
-	return not_now() ? FL_OK : tp->accept(listen_comm, recv_comm);
+	if (not_now())
+		return FL_OK;
+	rc = tp->accept(listen_comm, recv_comm);
+	return !rc && *recv_comm ? gate_answer(listen_comm) : rc;
 }
 
 static int flsock_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
@@ -134,8 +202,15 @@ static int flsock_reg_mr(void *comm, void *data, size_t size, int type, void **m
 
 static int flsock_isend(void *comm, void *data, size_t size, int tag, void *mh, void **request)
 {
+	int rc;
+
 	*request = NULL;
-	return not_now() ? FL_OK : tp->isend(comm, data, size, tag, mh, request);
+	if (not_now())
+		return FL_OK;
+	rc = tp->isend(comm, data, size, tag, mh, request);
+	if (!rc)
+		gate_note_send(comm, *request);
+	return rc;
 }
 
 static int flsock_irecv(void *comm, int n, void **data, size_t *sizes, int *tags, void **mhs,
@@ -151,7 +226,11 @@ static int flsock_test(void *request, int *done, int *sizes)
 {
 	struct fl_xfer_times times = { 0 };
 	int got[FL_MAX_RECVS] = { 0 };
-	int rc = tp->test(request, done, got, &times);
+	int rc = gate_wait(request);
+
+	if (rc)
+		return rc;
+	rc = tp->test(request, done, got, &times);
 
 #ifndef FLSOCK_NO_SIZES
 	if (!rc && *done && sizes)
@@ -163,3 +242,7 @@ static int flsock_test(void *request, int *done, int *sizes)
 }
 
 #include "flsock_abi.h"
+
+#ifdef FLSOCK_EXTRAS
+#include "flsock_extras.h"
+#endif

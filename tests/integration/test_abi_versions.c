@@ -374,11 +374,17 @@ static void test_load_errors_are_explained(void **state)
 	assert_non_null(strstr(err, "libnccl-net-fabriclab-surely-absent.so"));
 }
 
-/* ASan adds an __odr_asan.<name> marker for every exported variable. */
+/*
+ * ASan adds an __odr_asan.<name> marker for every exported variable. The tuner,
+ * CollNet, GIN and RMA names are indirect functions forwarding a wrapped
+ * plugin's tables (plugin/transport/ext/ext_forward.c).
+ */
 static int is_nccl_entry_point(const char *name)
 {
 	static const char *const pattern =
-		"^(__odr_asan\\.)?(ncclNetPlugin_v([6-9]|1[0-2])|ncclProfiler_v[1-7])$";
+		"^(__odr_asan\\.)?(ncclNetPlugin_v([6-9]|1[0-2])|ncclProfiler_v[1-7]|"
+		"ncclTunerPlugin_v[2-6]|ncclCollNetPlugin_v([5-9]|1[0-2])|"
+		"ncclGinPlugin_v1[134]|ncclRmaPlugin_v1[34])$";
 	regex_t re;
 	int match;
 
@@ -389,11 +395,11 @@ static int is_nccl_entry_point(const char *name)
 	return match;
 }
 
-/* Defined global dynamic symbols: nm types T D B R V W (the hook's definition). */
+/* Defined global dynamic symbols: nm types T D B R V W, and i (indirect functions). */
 static void test_exports_only_nccl_entry_points(void **state)
 {
 	char cmd[PATH_MAX + 64], line[512], type[8], name[256];
-	int net_tables = 0, profiler_tables = 0, symbols = 0;
+	int net_tables = 0, profiler_tables = 0, forwarded = 0, symbols = 0;
 	FILE *nm;
 
 	(void)state;
@@ -401,18 +407,21 @@ static void test_exports_only_nccl_entry_points(void **state)
 	nm = popen(cmd, "r");
 	assert_non_null(nm);
 	while (fgets(line, sizeof(line), nm)) {
-		if (sscanf(line, "%*s %7s %255s", type, name) != 2 || !strchr("TDBRVW", type[0]))
+		if (sscanf(line, "%*s %7s %255s", type, name) != 2 || !strchr("TDBRVWi", type[0]))
 			continue;
 		symbols++;
 		if (!is_nccl_entry_point(name))
 			fail_msg("%s exports %s", plugin_path, name);
 		net_tables += strncmp(name, "ncclNetPlugin_v", 15) == 0;
 		profiler_tables += strncmp(name, "ncclProfiler_v", 14) == 0;
+		forwarded += type[0] == 'i';
 	}
 	assert_int_equal(pclose(nm), 0);
 	assert_true(symbols > 0);
 	assert_int_equal(net_tables, 7);
 	assert_int_equal(profiler_tables, 7); /* v1..v7: NCCL 2.23 .. 2.32 */
+	/* tuner v2..v6, CollNet v5..v12, GIN v11 v13 v14, RMA v13 v14: NCCL 2.23 .. 2.30 */
+	assert_int_equal(forwarded, 5 + 8 + 3 + 2);
 }
 
 /* The same seen through the loader: internals resolve to nothing. */

@@ -3,8 +3,8 @@
  * (NCCL side v9..v12, plus v6/v7 for what they lack) driven as NCCL drives
  * them, over the devoff test inner, which records every call. Each optional
  * entry (makeVDevice, getDeviceMr, irecvConsumed, the device handles of
- * connect/accept) must reach the inner with the same arguments and give back
- * the inner's results; the data calls stay measured by the wrap layer; and over
+ * connect/accept: NCCL's own pointer, to every call) must reach the inner with
+ * the same arguments and give back the inner's results; the data calls stay measured by the wrap layer; and over
  * an inner without them (flsock-v12) the slots are NULL and the properties say
  * host-driven. Every case runs in a child process: the transport is chosen once
  * per process.
@@ -270,15 +270,27 @@ static int nccl_get_device_mr(int v, void *comm, void *mh, void **dptr)
 struct conn {
 	void *lc, *sc, *rc;
 	struct fl_abi_dev_handle *sdc, *rdc;
+	struct fl_abi_dev_handle nccl_rdc; /* what NCCL allocates for an UNPACK receive */
 };
 
+/*
+ * NCCL's device handles: NULL for a send; for a receive on an UNPACK v7 device
+ * an object of its own, passed to every accept call, asking for offload
+ * (2.30.7 src/transport/net.cc:817-836, 1062-1071); NULL on a host device.
+ */
 static int connect_pair(int v, int dev, struct conn *c)
 {
 	unsigned char handle[FL_HANDLE_SIZE] = { 0 };
-	int rc = nccl_listen(v, dev, handle, &c->lc);
+	int rc = nccl_listen(v, dev, handle, &c->lc), type = 0, tver = 0, ndevs, devs[8];
 
-	/* a junk value: fabriclab must overwrite it, with the inner's handle or NULL */
-	c->sdc = c->rdc = (struct fl_abi_dev_handle *)(uintptr_t)0x1;
+	c->sdc = NULL;
+	c->rdc = NULL;
+	if (!rc && !nccl_props(v, dev, &type, &tver, &ndevs, devs) &&
+	    type == FL_ABI_DEVICE_UNPACK && tver == 7) {
+		c->nccl_rdc = (struct fl_abi_dev_handle){ .net_device_type = type,
+							  .net_device_version = tver };
+		c->rdc = &c->nccl_rdc;
+	}
 	for (int i = 0; !rc && (!c->sc || !c->rc) && i < 100000; i++) {
 		if (!c->sc)
 			rc = nccl_connect(v, dev, handle, &c->sc, &c->sdc);
@@ -315,10 +327,15 @@ static int traffic(int v, struct conn *c, const struct devoff_record *rec, int c
 		memset(out, m & 0xff, sizeof(out));
 		memset(in, 0, sizeof(in));
 		sreq = rreq = NULL;
-		while (!sreq && guard++ < 1000)
-			CHECK(nccl_isend(v, c->sc, out, sizeof(out), smh, ph, &sreq) == 0, "isend");
-		while (!rreq && guard++ < 2000)
-			CHECK(nccl_irecv(v, c->rc, in, sizeof(in), rmh, ph, &rreq) == 0, "irecv");
+		/* as NCCL's proxy: both posted in turn, each "not now" retried later */
+		while ((!sreq || !rreq) && guard++ < 2000) {
+			if (!sreq)
+				CHECK(nccl_isend(v, c->sc, out, sizeof(out), smh, ph, &sreq) == 0,
+				      "isend");
+			if (!rreq)
+				CHECK(nccl_irecv(v, c->rc, in, sizeof(in), rmh, ph, &rreq) == 0,
+				      "irecv");
+		}
 		if (!sreq || !rreq) {
 			CHECK(0, "message %d: isend/irecv never accepted (a request pool ran dry)", m);
 			return good;
@@ -397,8 +414,15 @@ static void offload_case(int v, const char *inner)
 	CHECK(connect_pair(v, 0, &c) == 0, "connect/accept on device 0");
 	CHECK(c.sdc == rec->send_devh && c.sdc, "sendDevComm %p, the inner gave %p", (void *)c.sdc,
 	      rec->send_devh);
-	CHECK(c.rdc == rec->recv_devh && c.rdc, "recvDevComm %p, the inner gave %p", (void *)c.rdc,
-	      rec->recv_devh);
+	CHECK(c.rdc == &c.nccl_rdc && rec->recv_devh == &c.nccl_rdc,
+	      "recvDevComm %p: NCCL's own %p, which the inner filled (%p)", (void *)c.rdc,
+	      (void *)&c.nccl_rdc, rec->recv_devh);
+	CHECK(rec->recv_devh_asked == &c.nccl_rdc && rec->accept_asked_changed == 0,
+	      "every accept of the inner got NCCL's pointer (last %p, %d of %d calls differed)",
+	      rec->recv_devh_asked, rec->accept_asked_changed, rec->accept_calls);
+	CHECK(c.nccl_rdc.handle == rec->recv_comm && c.nccl_rdc.size == 128,
+	      "NCCL's handle filled by the inner (handle %p size %zu)", c.nccl_rdc.handle,
+	      c.nccl_rdc.size);
 	CHECK(nccl_reg_mr(v, c.rc, buf, sizeof(buf), &mh) == 0, "regMr");
 	CHECK(nccl_get_device_mr(v, c.rc, mh, &dptr) == 0, "getDeviceMr");
 	CHECK(dptr == DEVOFF_DPTR && rec->dmr_comm == rec->recv_comm && rec->dmr_mhandle == mh,
@@ -436,10 +460,14 @@ static void host_device_case(int v)
 	CHECK(connect_pair(v, 1, &c) == 0, "connect/accept on device 1");
 	CHECK(c.sdc == NULL && c.rdc == NULL, "host device: no device handles (%p, %p)",
 	      (void *)c.sdc, (void *)c.rdc);
-	CHECK(rec->isends == 1 && rec->irecvs == 1 && rec->consumed_calls == 1,
-	      "the hello moved (isends %d irecvs %d) and its receive was consumed (%d)",
-	      rec->isends, rec->irecvs, rec->consumed_calls);
+	CHECK(rec->isends == 0 && rec->irecvs == 0 && rec->tests == 0,
+	      "connect/accept moved nothing of the hello (isends %d irecvs %d tests %d): it "
+	      "waits for the first isend/irecv", rec->isends, rec->irecvs, rec->tests);
 	CHECK(traffic(v, &c, rec, 1, 1) == MESSAGES, "messages intact");
+	CHECK(rec->isends == MESSAGES + 1 && rec->irecvs == MESSAGES + 1 &&
+	      rec->consumed_calls == MESSAGES + 1,
+	      "the hello moved first (isends %d irecvs %d) and its receive was consumed (%d)",
+	      rec->isends, rec->irecvs, rec->consumed_calls);
 	close_pair(v, &c);
 }
 

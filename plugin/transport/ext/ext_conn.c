@@ -1,9 +1,14 @@
 /*
- * Connection setup over the inner plugin. connect and accept stay
- * non-blocking: the inner may need many calls, and the hidden hello (ext_hello.c)
- * needs the other end to progress too, so a connection is handed to NCCL only
- * once its hello has moved. A pending connect is found again by its handle
- * (NCCL calls again with the same buffer); a pending accept lives in its listener.
+ * Connection setup over the inner plugin. connect and accept wait for nothing
+ * but the inner's own connect and accept: a comm is handed to NCCL in the call
+ * where the inner hands back its own, and the hidden hello (ext_hello.c) is
+ * posted by the comm's first isend/irecv, ahead of its data, and tested in the
+ * comm's calls until it moved (ext_hello_drive). Waiting
+ * for it here would hang a pair of ranks whose inner completes a first send only
+ * once the peer accepted (fastsocket: tests/inner/flsock_net.c FLSOCK_WAIT_ACCEPT),
+ * as NCCL calls connect and accept of a pair in turn on one thread. A pending
+ * connect is found again by its handle (NCCL calls again with the same buffer).
+ * NCCL's device-handle pointer goes to every inner connect/accept unchanged.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -32,7 +37,6 @@ struct ext_comm *ext_comm_new(void *inner, int send, uint32_t id, const struct f
 	c->inner = inner;
 	c->send = send;
 	c->id = id;
-	c->dev_handle = NULL;
 	c->peer = *peer;
 	for (int i = 0; i < EXT_POOL; i++) {
 		c->reqs[i].comm = c;
@@ -115,21 +119,36 @@ static struct ext_pending_send *new_pending(void *handle, const struct fl_endpoi
 static void drop_pending(struct ext_pending_send *p, int close_inner)
 {
 	find_pending(p->handle, 1);
-	ext_hello_release(p->inner, &p->hello);
 	if (close_inner && p->inner)
 		ext_plugin.close_send(p->inner);
 	free(p);
 }
 
-static int connect_done(struct ext_pending_send *p, void **send_comm)
+/* The hello's buffer, our identity in it: the comm's first isend posts it. */
+static int hello_ready(struct ext_comm *c, const struct fl_endpoint *self, int with_hello)
+{
+	if (!with_hello)
+		return FL_OK;
+	c->hello.buf = aligned_alloc(64, EXT_HELLO_SIZE);
+	if (!c->hello.buf)
+		return fl_fail(FL_ERR_SYSTEM, "ext: out of memory for the hello");
+	if (c->send)
+		ext_hello_encode(c->hello.buf, self, c->id);
+	else
+		memset(c->hello.buf, 0, EXT_HELLO_SIZE);
+	c->peer_later = !c->send;
+	return FL_OK;
+}
+
+static int connect_done(struct ext_pending_send *p, int dev, void **send_comm)
 {
 	struct ext_comm *c = ext_comm_new(p->inner, 1, p->id, &p->peer);
 
-	if (!c) {
+	if (!c || hello_ready(c, &p->self, ext_hello_on_device(dev))) {
+		free(c);
 		drop_pending(p, 1);
 		return fl_fail(FL_ERR_SYSTEM, "ext: out of memory for a connection");
 	}
-	c->dev_handle = p->dev_comm;
 	FL_INFO("ext connection %u send %s/%s -> %s/%s (rank %d)%s", c->id, p->self.node,
 		p->self.dev_name, p->peer.node[0] ? p->peer.node : "?",
 		p->peer.dev_name[0] ? p->peer.dev_name : "?", p->peer.rank,
@@ -140,10 +159,11 @@ static int connect_done(struct ext_pending_send *p, void **send_comm)
 }
 
 int ext_connect_ctx(void *tctx, int dev, const struct fl_endpoint *self, void *handle,
-		    void **send_comm)
+		    void **send_comm, void **dev_comm)
 {
+	struct fl_abi_dev_handle *none = NULL, **devh = dev_comm ? (void *)dev_comm : &none;
 	struct ext_pending_send *p = find_pending(handle, 0);
-	int rc, done = 0;
+	int rc;
 
 	*send_comm = NULL;
 	/* NCCL gave up on a connect and reused its handle's memory for another communicator */
@@ -153,91 +173,80 @@ int ext_connect_ctx(void *tctx, int dev, const struct fl_endpoint *self, void *h
 	}
 	if (!p && !(p = new_pending(handle, self)))
 		return fl_fail(FL_ERR_SYSTEM, "ext: out of memory for a connect");
-	if (!p->inner) {
-		p->with_hello = ext_hello_on_device(dev);
-		rc = ext_inner_connect(&ext_plugin, ctx_or_process(tctx), dev, handle, &p->inner,
-				       &p->dev_comm);
-		if (rc) {
-			drop_pending(p, 0);
-			return fl_fail(rc, "ext: %s connect on device %d failed (error %d)",
-				       ext_plugin.name, dev, rc);
-		}
-		if (!p->inner)
-			return FL_OK;
-		if (p->with_hello && !(p->hello.buf = aligned_alloc(64, EXT_HELLO_SIZE))) {
-			drop_pending(p, 1);
-			return fl_fail(FL_ERR_SYSTEM, "ext: out of memory for the hello");
-		}
-		if (p->with_hello)
-			ext_hello_encode(p->hello.buf, &p->self, p->id);
-	}
-	if (!p->with_hello)
-		return connect_done(p, send_comm);
-	rc = ext_hello_step(p->inner, 1, &p->hello, &done);
+	rc = ext_inner_connect(&ext_plugin, ctx_or_process(tctx), dev, handle, &p->inner, devh);
 	if (rc) {
-		drop_pending(p, 1);
-		return rc;
+		drop_pending(p, 0);
+		return fl_fail(rc, "ext: %s connect on device %d failed (error %d)",
+			       ext_plugin.name, dev, rc);
 	}
-	return done ? connect_done(p, send_comm) : FL_OK;
+	return p->inner ? connect_done(p, dev, send_comm) : FL_OK;
 }
 
 /* ---- receive side ---- */
 
-static int accept_done(struct ext_listen *l, void **recv_comm)
+int ext_accept_dev(void *listen_comm, void **recv_comm, void **dev_comm)
 {
-	struct fl_endpoint peer = { .rank = -1 };
-	uint32_t pid = 0, id = 0;
+	struct fl_abi_dev_handle *none = NULL, **devh = dev_comm ? (void *)dev_comm : &none;
+	struct fl_endpoint unknown = { .rank = -1 };
+	struct ext_listen *l = listen_comm;
+	void *inner = NULL;
 	struct ext_comm *c;
-	int rc = FL_OK;
+	int rc;
 
-	if (l->with_hello)
-		rc = ext_hello_decode(l->hello.buf, &peer, &pid, &id);
-	ext_hello_release(l->accepted, &l->hello);
-	c = rc ? NULL : ext_comm_new(l->accepted, 0, ext_next_conn_id(), &peer);
-	if (!c) {
-		ext_plugin.close_recv(l->accepted);
-		l->accepted = NULL;
-		return rc ? rc : fl_fail(FL_ERR_SYSTEM, "ext: out of memory for a connection");
+	*recv_comm = NULL;
+	rc = ext_inner_accept(&ext_plugin, l->inner, &inner, devh);
+	if (rc)
+		return fl_fail(rc, "ext: %s accept failed (error %d)", ext_plugin.name, rc);
+	if (!inner)
+		return FL_OK;
+	c = ext_comm_new(inner, 0, ext_next_conn_id(), &unknown);
+	if (!c || hello_ready(c, &l->self, l->with_hello)) {
+		free(c);
+		ext_plugin.close_recv(inner);
+		return fl_fail(FL_ERR_SYSTEM, "ext: out of memory for a connection");
 	}
-	c->dev_handle = l->dev_comm;
-	l->dev_comm = NULL;
-	FL_INFO("ext connection %u recv %s/%s <- %s/%s (rank %d, pid %u, its connection %u)",
-		c->id, l->self.node, l->self.dev_name, peer.node[0] ? peer.node : "?",
-		peer.dev_name[0] ? peer.dev_name : "?", peer.rank, pid, id);
-	l->accepted = NULL;
 	*recv_comm = c;
 	return FL_OK;
 }
 
 int ext_accept(void *listen_comm, void **recv_comm)
 {
-	struct ext_listen *l = listen_comm;
-	int rc, done = 0;
+	return ext_accept_dev(listen_comm, recv_comm, NULL);
+}
 
-	*recv_comm = NULL;
-	if (!l->accepted) {
-		rc = ext_inner_accept(&ext_plugin, l->inner, &l->accepted, &l->dev_comm);
-		if (rc)
-			return fl_fail(rc, "ext: %s accept failed (error %d)", ext_plugin.name, rc);
-		if (!l->accepted)
-			return FL_OK;
-	}
-	if (!l->with_hello)
-		return accept_done(l, recv_comm);
-	rc = ext_hello_step(l->accepted, 0, &l->hello, &done);
-	if (rc) {
-		ext_hello_release(l->accepted, &l->hello);
-		ext_plugin.close_recv(l->accepted);
-		l->accepted = NULL;
+/* The receive side's hello named the sender: the wrap joins its hop at its next call. */
+static int hello_arrived(struct ext_comm *c)
+{
+	uint32_t pid = 0, id = 0;
+	int rc = ext_hello_decode(c->hello.buf, &c->peer, &pid, &id);
+
+	if (rc)
 		return rc;
-	}
-	return done ? accept_done(l, recv_comm) : FL_OK;
+	c->peer_later = 0;
+	FL_INFO("ext connection %u recv <- %s/%s (rank %d, pid %u, its connection %u)", c->id,
+		c->peer.node[0] ? c->peer.node : "?", c->peer.dev_name[0] ? c->peer.dev_name : "?",
+		c->peer.rank, pid, id);
+	return FL_OK;
+}
+
+int ext_hello_drive(struct ext_comm *c, int *posted)
+{
+	int done = 0, rc = ext_hello_step(c->inner, c->send, &c->hello, &done);
+
+	*posted = done || c->hello.request;
+	if (!rc && done && !c->send)
+		rc = hello_arrived(c);
+	if (!rc && done)
+		ext_hello_release(c->inner, &c->hello);
+	return rc;
 }
 
 int ext_peer(void *comm, struct fl_endpoint *peer)
 {
 	const struct ext_comm *c = comm;
 
+	if (c->peer_later)
+		return FL_PEER_LATER;
 	if (!c->peer.node[0])
 		return FL_ERR_INTERNAL; /* unknown: the wrap names it from NCCL's tags */
 	*peer = c->peer;
@@ -246,8 +255,12 @@ int ext_peer(void *comm, struct fl_endpoint *peer)
 
 static int close_comm(struct ext_comm *c, int (*close_inner)(void *))
 {
-	int rc = c ? close_inner(c->inner) : FL_OK;
+	int rc;
 
+	if (!c)
+		return FL_OK;
+	ext_hello_release(c->inner, &c->hello); /* closed before its hello moved */
+	rc = close_inner(c->inner);
 	free(c);
 	return rc ? fl_fail(rc, "ext: %s close failed (error %d)", ext_plugin.name, rc) : FL_OK;
 }
@@ -269,10 +282,6 @@ int ext_close_listen(void *listen_comm)
 
 	if (!l)
 		return FL_OK;
-	if (l->accepted) {
-		ext_hello_release(l->accepted, &l->hello);
-		ext_plugin.close_recv(l->accepted);
-	}
 	rc = ext_plugin.close_listen(l->inner);
 	free(l);
 	return rc ? fl_fail(rc, "ext: %s closeListen failed (error %d)", ext_plugin.name, rc) :

@@ -101,6 +101,16 @@ static uint64_t paced_release(struct fl_pacer *p, uint64_t now, size_t bytes)
 	return now + fl_pace_wait_ns(p, now);
 }
 
+#define NOT_NOW (-1)
+
+/* The hello goes first on the inner's connection; data waits ("not now") until it is posted. */
+static int hello_first(struct ext_comm *c)
+{
+	int posted = 0, rc = ext_hello_drive(c, &posted);
+
+	return rc ? rc : posted ? FL_OK : NOT_NOW;
+}
+
 static struct ext_req *fresh_req(struct ext_comm *c, int n)
 {
 	struct ext_req *r = req_get(c);
@@ -123,6 +133,8 @@ int ext_isend_ph(void *send_comm, void *data, size_t size, int tag, void *mhandl
 	int rc;
 
 	*request = NULL;
+	if (c->hello.buf && (rc = hello_first(c)) != FL_OK)
+		return rc == NOT_NOW ? FL_OK : rc;
 	if (FL_PACING && c->pacer && pace_holds(c->pacer, now))
 		return FL_OK;
 	r = fresh_req(c, 1);
@@ -166,6 +178,8 @@ int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, 
 	int rc;
 
 	*request = NULL;
+	if (c->hello.buf && (rc = hello_first(c)) != FL_OK)
+		return rc == NOT_NOW ? FL_OK : rc;
 	if (FL_PACING && c->pacer && pace_holds(c->pacer, now))
 		return FL_OK;
 	r = fresh_req(c, n);
@@ -247,8 +261,10 @@ int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times)
 {
 	struct ext_req *r = request;
 	struct ext_comm *c = r->comm;
-	int rc;
+	int rc, posted;
 
+	if (c->hello.buf && (rc = ext_hello_drive(c, &posted)) != FL_OK)
+		return rc; /* the hello ahead of this request, tested first */
 	if (!r->inner_done) {
 		for (int i = 0; i < r->n; i++)
 			sizes[i] = UNWRITTEN;

@@ -5,8 +5,10 @@
  *    zero: [payload][len][check][magic 2], taken out again before the inner's
  *    first connect sees the handle, so the inner always reads what it wrote;
  *  - sender -> receiver: a hidden first message on the connection (the inner's
- *    own isend/irecv on a registered host buffer) before NCCL gets the comm.
- * Both cost only setup time; nothing is added per message.
+ *    own isend/irecv on a registered host buffer), posted by the comm's first
+ *    isend/irecv ahead of the data and tested in its calls (ext_hello_drive).
+ * Both cost only setup time; nothing is added per message but one test of a
+ * pointer in isend/irecv/test.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -170,8 +172,6 @@ int ext_hello_step(void *comm, int send, struct ext_hello_xfer *x, int *done)
 	int rc, sizes[1] = { 0 };
 
 	*done = 0;
-	if (!x->buf && !(x->buf = aligned_alloc(64, EXT_HELLO_SIZE)))
-		return fl_fail(FL_ERR_SYSTEM, "ext: out of memory for the hello");
 	if (!x->mhandle) {
 		rc = ext_inner_reg_mr(&ext_plugin, comm, x->buf, EXT_HELLO_SIZE, FL_PTR_HOST,
 				      &x->mhandle);
@@ -186,7 +186,7 @@ int ext_hello_step(void *comm, int send, struct ext_hello_xfer *x, int *done)
 			return fl_fail(rc, "ext: %s of the hello failed (error %d)",
 				       send ? "isend" : "irecv", rc);
 		if (!x->request)
-			return FL_OK; /* not now: the next connect/accept call tries again */
+			return FL_OK; /* not now: the comm's next isend/irecv tries again */
 	}
 	rc = ext_plugin.test(x->request, done, sizes);
 	if (rc)

@@ -14,6 +14,13 @@
 
 struct ext_comm;
 
+/* The hidden first message of a connection (ext_hello.c). */
+struct ext_hello_xfer {
+	uint8_t *buf; /* EXT_HELLO_SIZE bytes of host memory; NULL once it moved (or none) */
+	void *mhandle;
+	void *request;
+};
+
 struct ext_req {
 	struct ext_comm *comm;
 	void *inner;
@@ -28,19 +35,14 @@ struct ext_req {
 struct ext_comm {
 	void *inner;
 	int send;
-	void *dev_handle; /* what the inner's connect/accept handed back for the GPU side, or NULL */
 	uint32_t id; /* this process's ext connection id, carried in the hello */
 	struct fl_pacer *pacer;
 	struct fl_endpoint peer;
+	/* Until the hello moved: posted by the first isend/irecv, tested by the comm's calls. */
+	struct ext_hello_xfer hello;
+	int peer_later; /* receive side: the peer's name comes with the hello */
 	int free_head;
 	struct ext_req reqs[EXT_POOL];
-};
-
-/* The hidden first message of a connection, moved during connect/accept. */
-struct ext_hello_xfer {
-	uint8_t *buf; /* EXT_HELLO_SIZE bytes of host memory */
-	void *mhandle;
-	void *request;
 };
 
 /* A connect NCCL has not seen finish yet; NCCL calls again with the same handle. */
@@ -50,9 +52,6 @@ struct ext_pending_send {
 	uint32_t id;
 	struct fl_endpoint self;
 	struct fl_endpoint peer; /* from the handle's trailer; rank -1 and no names if none */
-	struct ext_hello_xfer hello;
-	int with_hello;
-	struct fl_abi_dev_handle *dev_comm;
 	struct ext_pending_send *next;
 };
 
@@ -60,9 +59,6 @@ struct ext_listen {
 	void *inner;
 	struct fl_endpoint self;
 	int with_hello;
-	void *accepted; /* the inner recv comm whose hello has not arrived yet */
-	struct fl_abi_dev_handle *dev_comm; /* and the device handle its accept gave */
-	struct ext_hello_xfer hello;
 };
 
 extern struct ext_inner ext_plugin;
@@ -79,8 +75,16 @@ void ext_hello_encode(uint8_t *buf, const struct fl_endpoint *self, uint32_t con
 /* FL_ERR_USAGE when the first message is not a fabriclab hello. */
 int ext_hello_decode(const uint8_t *buf, struct fl_endpoint *peer, uint32_t *pid,
 		     uint32_t *conn_id);
-/* Moves the hello on comm; *done = 1 once it moved. Never blocks. */
+/* Moves the hello on comm; *done = 1 once it moved. Waits for nothing but the inner's calls. */
 int ext_hello_step(void *inner_comm, int send, struct ext_hello_xfer *x, int *done);
+/*
+ * At an isend/irecv/test of a comm whose hello has not moved yet (c->hello.buf):
+ * posts it if it is not yet, else tests it; *posted = 1 once it is posted (or
+ * done), and the data may follow it on the inner's connection (in order, as
+ * NCCL's own messages); until then isend/irecv answer "not now". When a received
+ * hello names the peer, ext_peer stops answering FL_PEER_LATER.
+ */
+int ext_hello_drive(struct ext_comm *c, int *posted);
 void ext_hello_release(void *inner_comm, struct ext_hello_xfer *x);
 
 /* ---- comms (ext_conn.c) ---- */
@@ -99,8 +103,9 @@ uint32_t ext_next_conn_id(void);
 int ext_listen_ctx(void *tctx, int dev, const struct fl_endpoint *self, void *handle,
 		   void **listen_comm);
 int ext_connect_ctx(void *tctx, int dev, const struct fl_endpoint *self, void *handle,
-		    void **send_comm);
+		    void **send_comm, void **dev_comm);
 int ext_accept(void *listen_comm, void **recv_comm);
+int ext_accept_dev(void *listen_comm, void **recv_comm, void **dev_comm);
 int ext_peer(void *comm, struct fl_endpoint *peer);
 int ext_close_send(void *send_comm);
 int ext_close_recv(void *recv_comm);
@@ -128,7 +133,6 @@ unsigned ext_offload(unsigned callable);
 int ext_make_vdevice(int *dev, int ndevs, const int *devs);
 int ext_get_device_mr(void *comm, void *mhandle, void **dptr_mhandle);
 int ext_irecv_consumed(void *recv_comm, int n, void *request);
-void *ext_dev_handle(void *comm);
 /* ext_data.c: a done receive waits for irecvConsumed when the inner has it */
 void ext_req_release(struct ext_comm *c, struct ext_req *r);
 

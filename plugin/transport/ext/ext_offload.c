@@ -1,8 +1,8 @@
 /*
  * The inner plugin's optional device-offload entries, forwarded unchanged when
  * it has them: makeVDevice (NIC fusion), getDeviceMr (a GPU-side handle of a
- * registration), irecvConsumed (the GPU has consumed a receive) and the
- * device handles its connect/accept hand back (GPU-offloaded unpack). When the
+ * registration), irecvConsumed (the GPU has consumed a receive); the device
+ * handles of connect/accept are NCCL's own pointer (ext_conn.c). When the
  * inner lacks one, offload() leaves it out and fabriclab's tables keep the slot
  * NULL, so NCCL sees exactly what it would see without fabriclab.
  */
@@ -54,11 +54,4 @@ int ext_irecv_consumed(void *recv_comm, int n, void *request)
 	ext_req_release(c, r);
 	return rc ? fl_fail(rc, "ext: %s irecvConsumed failed (error %d) on ext connection %u",
 			    ext_plugin.name, rc, c->id) : FL_OK;
-}
-
-void *ext_dev_handle(void *comm)
-{
-	const struct ext_comm *c = comm;
-
-	return c ? c->dev_handle : NULL;
 }

@@ -124,7 +124,7 @@ static int ext_listen(int dev, const struct fl_endpoint *self, void *handle, voi
 
 static int ext_connect(int dev, const struct fl_endpoint *self, void *handle, void **send_comm)
 {
-	return ext_connect_ctx(NULL, dev, self, handle, send_comm);
+	return ext_connect_ctx(NULL, dev, self, handle, send_comm, NULL);
 }
 
 const struct fl_transport fl_ext_transport = {
@@ -135,6 +135,7 @@ const struct fl_transport fl_ext_transport = {
 	.listen = ext_listen,
 	.connect = ext_connect,
 	.accept = ext_accept,
+	.accept_dev = ext_accept_dev,
 	.peer = ext_peer,
 	.reg_mr = ext_reg_mr,
 	.reg_mr_dmabuf = ext_reg_mr_dmabuf,
@@ -157,6 +158,5 @@ const struct fl_transport fl_ext_transport = {
 	.make_vdevice = ext_make_vdevice,
 	.get_device_mr = ext_get_device_mr,
 	.irecv_consumed = ext_irecv_consumed,
-	.dev_handle = ext_dev_handle,
 	.set_net_attr = ext_set_net_attr,
 };
