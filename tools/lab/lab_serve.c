@@ -26,6 +26,7 @@
 #include <microhttpd.h>
 #include <sys/stat.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -344,6 +345,17 @@ static int parse_listen(const char *v, struct sockaddr_in *sa)
 	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
+/* libmicrohttpd's own complaints, but not a page that closed its event stream. */
+static void log_http(void *cls, const char *fmt, va_list ap)
+{
+	char text[512];
+
+	(void)cls;
+	vsnprintf(text, sizeof(text), fmt, ap);
+	if (!strstr(text, "no longer available for sending"))
+		fprintf(stderr, "fabriclab lab: http: %s", text);
+}
+
 static struct MHD_Daemon *start_daemon(struct sockaddr_in *sa, struct lab_guard *g)
 {
 	return MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
@@ -353,7 +365,8 @@ static struct MHD_Daemon *start_daemon(struct sockaddr_in *sa, struct lab_guard 
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
-				MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)128, MHD_OPTION_END);
+				MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)128,
+				MHD_OPTION_EXTERNAL_LOGGER, log_http, NULL, MHD_OPTION_END);
 }
 
 static void tick(void)
