@@ -5,7 +5,8 @@ drawn fabric, and waits for the healthy and the broken run side by side. Checks:
 fabric is focusable and labelled, and a key on one while a run goes says so; the chart grew step
 by step with both series and numbered axes; the page names the clicked node as the culprit, marks
 it on the fabric, and lists the commands; then saves a screenshot.
-Usage: lab_browser.py LAB_URL SCREENSHOT_PNG [--fabric F] [--nodes N] [--target K] [--steps S]"""
+Usage: lab_browser.py LAB_URL SCREENSHOT_PNG [--fabric F] [--nodes N] [--target K] [--steps S]
+       [--link-rate R]"""
 import argparse
 import base64
 import json
@@ -109,6 +110,7 @@ def main():
     ap.add_argument("--nodes", type=int, default=4)
     ap.add_argument("--target", type=int, default=2)
     ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--link-rate", default="400mbit")
     a = ap.parse_args()
     url, shot = a.url, a.shot
     port = free_port()
@@ -125,7 +127,8 @@ def main():
             d.js("""const set = (id, v) => { const e = document.getElementById(id);
                     e.value = v; e.dispatchEvent(new Event('change')); };
                     set('fabric', arguments[0]); set('nodes', String(arguments[1]));
-                    set('steps', String(arguments[2]));""", a.fabric, a.nodes, a.steps)
+                    set('steps', String(arguments[2])); set('link_rate', arguments[3]);""",
+                 a.fabric, a.nodes, a.steps, a.link_rate)
             parts = check_parts(d)
             cable = '[data-part="cable"][data-node="%d"]' % a.target
             d.click(cable)

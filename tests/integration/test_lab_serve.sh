@@ -100,6 +100,7 @@ nope=$(call POST /api/run '{"scenario":"nope"}')
 path=$(call POST /api/run '{"scenario":"../../etc/passwd"}')
 [ "$path" = "$nope" ] && [[ "$nope" == "400 "*"halve-cable"* ]] &&
 	echo "ok - a path as scenario: $path" || not_ok "a path as scenario: $path; nope: $nope"
+expect "link rate" POST /api/run '{"link_rate":"9tbit"}' 400 "link_rate: expected 100mbit"
 expect "rails over tcp" POST /api/run '{"nodes":2,"rails":2}' 400 "rails: more than 1 needs"
 expect "too many ranks" POST /api/run '{"fabric":"ib","nodes":9,"rails":2}' 400 "nodes x rails"
 "$tool" lab --serve --listen 0.0.0.0:0 --dir "$tmp/runs" >"$tmp/remote.out" 2>&1

@@ -112,6 +112,9 @@ static int check_request(const struct lab_job_request *r, int *http, char *why, 
 			      "nodes");
 	if (r->steps < 0 || r->steps > 1000)
 		return refuse(http, 400, why, len, "steps: expected an integer from 1 to 1000");
+	if (r->link_rate[0] && strcmp(r->link_rate, "100mbit") && strcmp(r->link_rate, "200mbit") &&
+	    strcmp(r->link_rate, "400mbit") && strcmp(r->link_rate, "1gbit"))
+		return refuse(http, 400, why, len, "link_rate: expected " LAB_WEB_LINK_RATES_TEXT);
 	if (scenario == LAB_FLAKY_ROCE && fabric == LAB_IB)
 		return refuse(http, 400, why, len, "flaky-roce is an Ethernet fault: choose roce");
 	return check_rails(r, fabric, scenario, http, why, len);
@@ -162,6 +165,8 @@ static void exec_lab(const struct lab_job_request *r, const char *run_dir)
 		ADD("--rails"), ADD(rails);
 	if (r->steps > 0)
 		ADD("--steps"), ADD(steps);
+	if (r->link_rate[0])
+		ADD("--link-rate"), ADD(r->link_rate);
 	if (fault[0]) {
 		ADD("--fault"), ADD(fault);
 	} else {

@@ -1,7 +1,8 @@
 /*
  * The web lab's HTTP side, on libmicrohttpd. JSON over HTTP:
  *   GET  /, /lab.js, /lab.css  the page (everything it needs comes from here)
- *   POST /api/run        {"fabric","nodes","rails","scenario","target","rail","steps"}
+ *   POST /api/run        {"fabric","nodes","rails","scenario","target","rail","steps",
+ *                         "link_rate"}
  *                        -> 202 {"run":N}
  *   POST /api/cancel     the run going on stops; answers once it has (or says cancelling)
  *   GET  /api/status     {"state","run"}
@@ -126,20 +127,24 @@ static int parse_request(const struct upload *u, struct lab_job_request *r, char
 {
 	json_error_t err;
 	json_t *v = json_loadb(u->body, u->len, JSON_REJECT_DUPLICATES, &err);
-	const char *fabric = "tcp", *scenario = "healthy";
+	const char *fabric = "tcp", *scenario = "healthy", *rate = "";
 	json_int_t nodes = 4, rails = 1, target = -1, rail = -1, steps = 0;
 	int rc = 0;
 
-	if (!v || json_unpack_ex(v, &err, JSON_STRICT, "{s?s, s?I, s?I, s?s, s?I, s?I, s?I}",
+	if (!v || json_unpack_ex(v, &err, JSON_STRICT, "{s?s, s?I, s?I, s?s, s?I, s?I, s?I, s?s}",
 				 "fabric", &fabric, "nodes", &nodes, "rails", &rails, "scenario",
-				 &scenario, "target", &target, "rail", &rail, "steps", &steps)) {
+				 &scenario, "target", &target, "rail", &rail, "steps", &steps,
+				 "link_rate", &rate)) {
 		snprintf(why, len, "body: expected {\"fabric\":..., \"nodes\":N, \"rails\":K, "
-			 "\"scenario\":..., \"target\":T, \"rail\":R, \"steps\":S} (each once, "
-			 "each optional): %s", err.text);
+			 "\"scenario\":..., \"target\":T, \"rail\":R, \"steps\":S, "
+			 "\"link_rate\":...} (each once, each optional): %s", err.text);
 		rc = -1;
 	} else {
 		copy_name(fabric, r->fabric, sizeof(r->fabric));
 		copy_name(scenario, r->scenario, sizeof(r->scenario));
+		/* too long: "?" so that the check lists the accepted rates */
+		snprintf(r->link_rate, sizeof(r->link_rate), "%s",
+			 strlen(rate) < sizeof(r->link_rate) ? rate : "?");
 		/* out of range stays out of range, for lab_job_start's message */
 		r->nodes = nodes < 0 || nodes > 1000 ? 0 : (int)nodes;
 		r->rails = rails < 0 || rails > 1000 ? 0 : (int)rails;

@@ -30,7 +30,11 @@ struct lab_job_request {
 	int target; /* -1: the lab picks one */
 	int rail;   /* -1: every NIC of the target (or slow-rail: a random rail) */
 	int steps;  /* 0: the lab's default */
+	char link_rate[16]; /* "" : the lab's default; else one of LAB_WEB_LINK_RATES */
 };
+
+/* The link rates the page may ask for (lab --link-rate), as the error message lists them. */
+#define LAB_WEB_LINK_RATES_TEXT "100mbit, 200mbit, 400mbit or 1gbit"
 
 /* Where runs go and which binary runs them; once, before the server starts. */
 void lab_job_setup(const char *dir, const char *self_path);
