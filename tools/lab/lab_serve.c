@@ -209,13 +209,16 @@ static enum MHD_Result send_events(struct MHD_Connection *c)
 {
 	unsigned http = MHD_HTTP_OK;
 	struct MHD_Response *r = lab_stream_open(c, &http);
+	enum MHD_Result rc;
 
 	if (!r)
 		return send_error(c, http, http == MHD_HTTP_CONFLICT ? "no run started yet" :
 			http == MHD_HTTP_SERVICE_UNAVAILABLE ? "too many event streams open" :
 			"out of memory");
 	MHD_add_response_header(r, "Content-Type", "text/event-stream");
-	return queue(c, MHD_HTTP_OK, r);
+	rc = queue(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r); /* the connection holds its own reference */
+	return rc;
 }
 
 /* ---- routing ---- */
@@ -357,7 +360,9 @@ static void log_http(void *cls, const char *fmt, va_list ap)
 
 	(void)cls;
 	vsnprintf(text, sizeof(text), fmt, ap);
-	if (!strstr(text, "no longer available for sending"))
+	/* a page closing its event stream, a client giving up half-way: its business */
+	if (!strstr(text, "no longer available for sending") &&
+	    !strstr(text, "closed by remote peer") && !strstr(text, "closed by remote side"))
 		fprintf(stderr, "fabriclab lab: http: %s", text);
 }
 
@@ -365,13 +370,13 @@ static struct MHD_Daemon *start_daemon(struct sockaddr_in *sa, struct lab_guard 
 {
 	return MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
 					MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, g,
+				MHD_OPTION_EXTERNAL_LOGGER, log_http, NULL,
 				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa,
 				MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
-				MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)128,
-				MHD_OPTION_EXTERNAL_LOGGER, log_http, NULL, MHD_OPTION_END);
+				MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)128, MHD_OPTION_END);
 }
 
 static void tick(void)
