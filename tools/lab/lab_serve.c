@@ -25,6 +25,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <microhttpd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -366,17 +367,35 @@ static void log_http(void *cls, const char *fmt, va_list ap)
 		fprintf(stderr, "fabriclab lab: http: %s", text);
 }
 
-static struct MHD_Daemon *start_daemon(struct sockaddr_in *sa, struct lab_guard *g)
+/* The listening socket, bound here so that its port is known before the daemon's thread runs. */
+static int listen_on(struct sockaddr_in *sa, unsigned *port)
+{
+	socklen_t len = sizeof(*sa);
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)sa, sizeof(*sa)) || listen(fd, 128) ||
+	    getsockname(fd, (struct sockaddr *)sa, &len)) {
+		close(fd);
+		return -1;
+	}
+	*port = ntohs(sa->sin_port);
+	return fd;
+}
+
+static struct MHD_Daemon *start_daemon(int fd, struct lab_guard *g)
 {
 	return MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
 					MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, g,
 				MHD_OPTION_EXTERNAL_LOGGER, log_http, NULL,
-				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa,
+				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
-				MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)128, MHD_OPTION_END);
+				MHD_OPTION_END);
 }
 
 static void tick(void)
@@ -391,20 +410,21 @@ static void tick(void)
 static int serve(struct sockaddr_in *sa, bool remote)
 {
 	struct sigaction act = { .sa_handler = on_signal };
-	const union MHD_DaemonInfo *info;
 	static struct lab_guard g;
-	struct MHD_Daemon *d;
+	struct MHD_Daemon *d = NULL;
+	int fd;
 
 	inet_ntop(AF_INET, &sa->sin_addr, g.listen_host, sizeof(g.listen_host));
 	g.any_address = sa->sin_addr.s_addr == htonl(INADDR_ANY);
 	signal(SIGPIPE, SIG_IGN);
-	d = start_daemon(sa, &g);
-	if (!d) {
-		fprintf(stderr, "fabriclab lab: --serve: cannot listen: %s\n", strerror(errno));
+	fd = listen_on(sa, &g.port);
+	if (fd < 0 || !(d = start_daemon(fd, &g))) {
+		fprintf(stderr, "fabriclab lab: --serve: cannot listen on %s:%u: %s\n", g.listen_host,
+			ntohs(sa->sin_port), strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return 1;
 	}
-	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	g.port = info ? info->port : ntohs(sa->sin_port);
 	if (remote)
 		fprintf(stderr, "fabriclab lab: WARNING: listening on %s, not loopback: anyone who "
 			"can reach this port can start and cancel runs on this machine\n",
