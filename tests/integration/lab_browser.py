@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
-"""Drives the web lab's page in headless Chromium through chromedriver (W3C WebDriver over
-HTTP, no client library): picks 4 nodes, halve-cable on node2, presses run, waits for the
-verdict, checks the live chart grew point by point and the verdict names node2, and saves a
-screenshot. Usage: lab_browser.py LAB_URL SCREENSHOT_PNG"""
+"""Drives the web lab's page in headless Chromium (1280x800) through chromedriver (W3C WebDriver
+over HTTP, no client library): sets the fabric and the nodes, clicks the cable of one node on the
+drawn fabric, and waits for the healthy and the broken run side by side. Checks: every part of the
+fabric is focusable and labelled, and a key on one while a run goes says so; the chart grew step
+by step with both series and numbered axes; the page names the clicked node as the culprit, marks
+it on the fabric, and lists the commands; then saves a screenshot.
+Usage: lab_browser.py LAB_URL SCREENSHOT_PNG [--fabric F] [--nodes N] [--target K] [--steps S]
+       [--link-rate R]"""
+import argparse
 import base64
 import json
 import os
@@ -11,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
@@ -31,11 +37,14 @@ class Driver:
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.base + path, data=data, method=method,
                                      headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return json.loads(r.read() or b"{}").get("value")
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return json.loads(r.read() or b"{}").get("value")
+        except urllib.error.HTTPError as e:
+            sys.exit("webdriver %s %s: %s" % (method, path, e.read()[:400]))
 
     def start(self, profile):
-        args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+        args = ["--headless", "--no-sandbox", "--window-size=1280,800", "--hide-scrollbars", "--disable-gpu", "--disable-dev-shm-usage",
                 "--disable-quic", "--no-first-run", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--user-data-dir=" + profile]
         caps = {"browserName": "chrome",
@@ -73,8 +82,37 @@ def ready(d):
         return False
 
 
+PAGE_STATE = """
+const q = (s) => document.querySelectorAll(s).length;
+return { healthy: q('circle.step.healthy'), broken: q('circle.step.broken'),
+         state: document.getElementById('state').textContent,
+         finished: document.getElementById('state').dataset.finished === '1',
+         culprit: document.getElementById('culprit').textContent,
+         error: document.getElementById('error').textContent };"""
+
+
+def check_parts(d):
+    """Every breakable part: focusable, a button, labelled."""
+    bad = d.js("""return [...document.querySelectorAll('[data-part]')].filter((e) =>
+        e.getAttribute('tabindex') !== '0' || e.getAttribute('role') !== 'button' ||
+        !e.getAttribute('aria-label')).length;""")
+    total = d.js("return document.querySelectorAll('[data-part]').length;")
+    if bad or not total:
+        sys.exit("%d of %d fabric parts are not focusable labelled buttons" % (bad, total))
+    return total
+
+
 def main():
-    url, shot = sys.argv[1], sys.argv[2]
+    ap = argparse.ArgumentParser()
+    ap.add_argument("url")
+    ap.add_argument("shot")
+    ap.add_argument("--fabric", default="tcp")
+    ap.add_argument("--nodes", type=int, default=4)
+    ap.add_argument("--target", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--link-rate", default="400mbit")
+    a = ap.parse_args()
+    url, shot = a.url, a.shot
     port = free_port()
     log = open(shot + ".chromedriver.log", "w")
     cd = subprocess.Popen(["chromedriver", "--port=%d" % port], stdout=log, stderr=log)
@@ -88,15 +126,27 @@ def main():
                      d.js("return document.title;") == "fabriclab lab", 30)
             d.js("""const set = (id, v) => { const e = document.getElementById(id);
                     e.value = v; e.dispatchEvent(new Event('change')); };
-                    set('fabric', 'tcp'); set('nodes', '4'); set('scenario', 'halve-cable');
-                    set('target', '2');""")
-            d.click("#run")
-            counts = []
-            verdict = wait_for("the verdict", lambda: (
-                counts.append(d.js("return document.querySelectorAll('circle.step').length;"))
-                or d.js("return document.getElementById('verdict').textContent;")), 180)
-            points = d.js("return document.querySelectorAll('circle.step').length;")
-            seen = sorted(set(counts))
+                    set('fabric', arguments[0]); set('nodes', String(arguments[1]));
+                    set('steps', String(arguments[2])); set('link_rate', arguments[3]);""",
+                 a.fabric, a.nodes, a.steps, a.link_rate)
+            parts = check_parts(d)
+            cable = '[data-part="cable"][data-node="%d"]' % a.target
+            d.click(cable)
+            asked = d.js("return [document.getElementById('scenario').value, "
+                         "document.getElementById('target').value];")
+            # a key on a part while the runs go: the page answers it (and starts nothing)
+            d.js("""const n = document.querySelector('[data-part="node"]'); n.focus();
+                    n.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));""")
+            keyed = d.js("return document.getElementById('error').textContent;")
+            samples = []
+            final = wait_for("both runs", lambda: (
+                samples.append(d.js(PAGE_STATE)) or
+                (samples[-1] if samples[-1]["finished"] else None)),
+                60 + 20 * a.nodes * a.steps / 6)
+            marked = d.js("return document.querySelectorAll('#fabric-map .culprit').length;")
+            commands = d.js("return document.querySelectorAll('#commands li').length;")
+            ticks = d.js("return [...document.querySelectorAll('#chart text')].filter((t) => "
+                         "/^[0-9.]+$/.test(t.textContent)).length;")
             png = base64.b64decode(d.call("GET", d.s("/screenshot")))
             with open(shot, "wb") as f:
                 f.write(png)
@@ -104,18 +154,38 @@ def main():
     finally:
         cd.terminate()
         cd.wait()
-    print("points seen while running:", seen, "final:", points, "verdict:", verdict)
-    if points < 6 or len([c for c in seen if 0 < c < points]) < 1:
-        sys.exit("the chart did not grow step by step: counts seen %s, final %d" % (seen, points))
+    grew = sorted({x["broken"] for x in samples if 0 < x["broken"] < final["broken"]})
+    print("fabric parts:", parts, "clicked:", asked, "key while running:", repr(keyed))
+    print("final:", final, "broken counts seen while running:", grew)
+    print("culprit marks:", marked, "commands:", commands, "axis numbers:", ticks)
+    if asked != ["halve-cable", str(a.target)]:
+        sys.exit("the cable click asked for %r, expected halve-cable on %d" % (asked, a.target))
+    if "a run is going on" not in keyed:
+        sys.exit("Enter on a node while running: %r" % keyed)
+    if not final["state"].startswith("done"):
+        sys.exit("the runs did not finish: %r" % final)
+    if final["healthy"] < a.steps or final["broken"] < a.steps or not grew:
+        sys.exit("the chart did not grow step by step with both series: %r, seen %r" %
+                 (final, grew))
+    if ticks < 6:
+        sys.exit("the chart's axes carry %d numbers" % ticks)
     if png[:8] != b"\x89PNG\r\n\x1a\n":
         sys.exit("the screenshot is not a PNG")
-    # halve-cable on node2: its device, or (on a loaded machine) one of its hops
-    if not (verdict.startswith(("verdict: device", "verdict: link")) and "node2" in verdict):
-        if not verdict.startswith("verdict: ") or os.environ.get("FABRICLAB_SANITIZER") != "tsan":
-            sys.exit("verdict on the page: %r, expected device or link naming node2" % verdict)
+    node = "node%d" % a.target
+    # halve-cable on the node: its device, or (on a loaded machine) one of its hops
+    named = final["culprit"].startswith(("culprit: device", "culprit: link")) and node in \
+        final["culprit"]
+    if named and (not marked or not commands):
+        sys.exit("the culprit is named but not marked on the fabric (%d) or without commands "
+                 "(%d)" % (marked, commands))
+    if not named:
+        if not final["culprit"].startswith(("culprit: ", "verdict: ")) or \
+                os.environ.get("FABRICLAB_SANITIZER") != "tsan":
+            sys.exit("culprit on the page: %r, expected device or link naming %s" %
+                     (final["culprit"], node))
         # Every rank runs ~10x slower under TSan: the rates measure the sanitizer, as in test_lab.
-        print("skipped: the page ran and showed %r; under TSan the verdict's target is not "
-              "judged" % verdict)
+        print("skipped: the page ran and showed %r; under TSan the culprit is not judged" %
+              final["culprit"])
         sys.exit(77)
 
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The web lab's page in a real headless Chromium (Debian's chromium and chromium-driver): a
-# 4-node halve-cable run started from the page; the live chart grows while it runs and the
-# verdict on the page names the target. The screenshot is kept in BUILD_DIR/artifacts.
+# The web lab's page in a real headless Chromium at 1280x800 (Debian's chromium and
+# chromium-driver): on 4 nodes over tcp, a click on node2's cable in the drawn fabric runs the job
+# healthy, then with halve-cable on node2; both series grow on the chart while they run, and the
+# page names node2, marks it on the fabric and lists the commands (lab_browser.py). The
+# screenshot of the comparison is kept in BUILD_DIR/artifacts/lab-browser.png.
 # Usage: test_lab_browser.sh [BUILD_DIR]
 set -u
 build=$(cd "${1:-build}" && pwd)
@@ -22,7 +24,7 @@ url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/' "$tmp/server.out")
 rc=0
 python3 "$here/lab_browser.py" "$url" "$build/artifacts/lab-browser.png" || rc=$?
 if [ "$rc" -eq 0 ]; then
-	echo "ok - the page ran halve-cable and named node2 (screenshot $build/artifacts/lab-browser.png)"
+	echo "ok - a click on node2's cable ran healthy vs halve-cable and the page named node2 (screenshot $build/artifacts/lab-browser.png)"
 	exit 0
 fi
 [ "$rc" -eq 77 ] && exit 77   # lab_browser.py printed why

@@ -1,8 +1,10 @@
 /*
- * The web lab's one run: the real `fabriclab lab` in a child process with its
- * output in the run's folder, a watcher thread that waits for it and then
- * merges the reports (`fabriclab report --json --html`), and cancel as the
- * lab's own Ctrl-C (SIGTERM: it stops the ranks and cleans up).
+ * The web lab's one run: the real `fabriclab lab` in a child process (its own
+ * process group) with its output in the run's folder, a watcher thread that
+ * waits for it and then merges the reports (`fabriclab report --json --html`),
+ * and cancel as the lab's own Ctrl-C (SIGTERM: it stops the ranks and cleans
+ * up). A cancelled run is "cancelling" until the lab is gone, so "cancelled"
+ * means a new run can start; a lab deaf to SIGTERM is killed, group and all.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lab.h"
@@ -27,16 +30,36 @@ static struct {
 	int run;
 	pid_t pid;
 	int cancelled;
+	double started, cancel_asked; /* monotonic seconds */
 	char dir[PATH_MAX];
 	char self[PATH_MAX];
 	char run_dir[PATH_MAX + 32];
 } job = { .lock = PTHREAD_MUTEX_INITIALIZER, .pid = -1 };
 
-static const char *const state_names[] = { "idle", "running", "done", "failed", "cancelled" };
+/* A run may take this long; then it is cancelled (bounded runs: one at a time, for a while). */
+#define RUN_LIMIT_S (20 * 60.0)
+/* The lab stops its ranks within a second of SIGTERM; one that has not in this long is killed. */
+#define CANCEL_KILL_S 10.0
+
+static const char *const state_names[] = { "idle", "running", "cancelling", "done", "failed",
+					    "cancelled" };
 
 const char *lab_job_state_name(enum lab_job_state s)
 {
 	return state_names[s];
+}
+
+bool lab_job_busy(enum lab_job_state s)
+{
+	return s == JOB_RUNNING || s == JOB_CANCELLING;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 void lab_job_setup(const char *dir, const char *self_path)
@@ -52,6 +75,26 @@ static int refuse(int *http, int code, char *why, size_t len, const char *text)
 	return -1;
 }
 
+#define SCENARIOS_TEXT "healthy, halve-cable, slow-node, gdr-off, flaky-roce or slow-rail"
+
+static int check_rails(const struct lab_job_request *r, enum lab_fabric fabric,
+		       enum lab_scenario scenario, int *http, char *why, size_t len)
+{
+	if (r->rails < 1 || r->rails > 8)
+		return refuse(http, 400, why, len, "rails: expected an integer from 1 to 8");
+	if (r->rails > 1 && fabric == LAB_TCP)
+		return refuse(http, 400, why, len, "rails: more than 1 needs fabric roce or ib "
+			      "(over tcp they need --netns, root only)");
+	if (r->nodes * r->rails > LAB_MAX_RANKS)
+		return refuse(http, 400, why, len, "nodes x rails: at most " LAB_MAX_RANKS_TEXT
+			      " ranks");
+	if (r->rail < -1 || r->rail >= r->rails)
+		return refuse(http, 400, why, len, "rail: expected -1 (all) or a rail below rails");
+	if (scenario == LAB_SLOW_RAIL && r->rails < 2)
+		return refuse(http, 400, why, len, "slow-rail: needs rails 2 or more");
+	return 0;
+}
+
 static int check_request(const struct lab_job_request *r, int *http, char *why, size_t len)
 {
 	enum lab_fabric fabric;
@@ -62,26 +105,48 @@ static int check_request(const struct lab_job_request *r, int *http, char *why, 
 	if (r->nodes < 1 || r->nodes > LAB_MAX_RANKS)
 		return refuse(http, 400, why, len, "nodes: expected an integer from 1 to "
 			      LAB_MAX_RANKS_TEXT);
-	if (lab_scenario_parse(r->scenario, &scenario) || scenario == LAB_CUSTOM ||
-	    scenario == LAB_SLOW_RAIL)
-		return refuse(http, 400, why, len, "scenario: expected healthy, halve-cable, "
-			      "slow-node, gdr-off or flaky-roce");
-	if (r->target >= r->nodes)
-		return refuse(http, 400, why, len, "target: expected a node below nodes");
+	if (lab_scenario_parse(r->scenario, &scenario) || scenario == LAB_CUSTOM)
+		return refuse(http, 400, why, len, "scenario: expected " SCENARIOS_TEXT);
+	if (r->target < -1 || r->target >= r->nodes)
+		return refuse(http, 400, why, len, "target: expected -1 (random) or a node below "
+			      "nodes");
 	if (r->steps < 0 || r->steps > 1000)
 		return refuse(http, 400, why, len, "steps: expected an integer from 1 to 1000");
+	if (r->link_rate[0] && strcmp(r->link_rate, "100mbit") && strcmp(r->link_rate, "200mbit") &&
+	    strcmp(r->link_rate, "400mbit") && strcmp(r->link_rate, "1gbit"))
+		return refuse(http, 400, why, len, "link_rate: expected " LAB_WEB_LINK_RATES_TEXT);
 	if (scenario == LAB_FLAKY_ROCE && fabric == LAB_IB)
 		return refuse(http, 400, why, len, "flaky-roce is an Ethernet fault: choose roce");
-	return 0;
+	return check_rails(r, fabric, scenario, http, why, len);
 }
 
-/* In the child: output to a file, the progress file named, then the real lab. */
+/*
+ * One NIC of a node, not all of them: its own rule by hand (lab --fault), the
+ * scenario's rule with a dev selector. "" when the scenario needs no such rule.
+ */
+static void one_nic_fault(const struct lab_job_request *r, char *spec, size_t len)
+{
+	spec[0] = '\0';
+	if (r->rails < 2 || r->rail < 0 || r->target < 0)
+		return;
+	if (!strcmp(r->scenario, "halve-cable"))
+		snprintf(spec, len, "throttle:node=node%d,dev=mlx5_%d,rate=50%%,dir=both",
+			 r->target, r->rail);
+	else if (!strcmp(r->scenario, "gdr-off"))
+		snprintf(spec, len, "nogdr:node=node%d,dev=mlx5_%d", r->target, r->rail);
+}
+
+#define ADD(v) (argv[argc++] = (v))
+
+/* In the child: its own process group, output to a file, the progress file named, the lab. */
 static void exec_lab(const struct lab_job_request *r, const char *run_dir)
 {
-	char out[PATH_MAX + 48], progress[PATH_MAX + 48], nodes[8], target[16], steps[16];
-	const char *argv[20];
+	char out[PATH_MAX + 48], progress[PATH_MAX + 48], nodes[8], rails[8], target[16],
+		rail[8], steps[16], fault[128];
+	const char *argv[32];
 	int argc = 0, fd;
 
+	setpgid(0, 0);
 	snprintf(out, sizeof(out), "%s/lab.out", run_dir);
 	snprintf(progress, sizeof(progress), "%s/progress.tsv", run_dir);
 	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -89,25 +154,28 @@ static void exec_lab(const struct lab_job_request *r, const char *run_dir)
 		_exit(127);
 	setenv(LAB_PROGRESS_ENV, progress, 1);
 	snprintf(nodes, sizeof(nodes), "%d", r->nodes);
-	argv[argc++] = job.self;
-	argv[argc++] = "lab";
-	argv[argc++] = "--dir";
-	argv[argc++] = run_dir;
-	argv[argc++] = "-n";
-	argv[argc++] = nodes;
-	argv[argc++] = "--fabric";
-	argv[argc++] = r->fabric;
-	if (r->steps > 0) {
-		snprintf(steps, sizeof(steps), "%d", r->steps);
-		argv[argc++] = "--steps";
-		argv[argc++] = steps;
+	snprintf(rails, sizeof(rails), "%d", r->rails);
+	snprintf(steps, sizeof(steps), "%d", r->steps);
+	snprintf(target, sizeof(target), "node%d", r->target);
+	snprintf(rail, sizeof(rail), "%d", r->rail);
+	one_nic_fault(r, fault, sizeof(fault));
+	ADD(job.self), ADD("lab"), ADD("--dir"), ADD(run_dir), ADD("-n"), ADD(nodes);
+	ADD("--fabric"), ADD(r->fabric);
+	if (r->rails > 1)
+		ADD("--rails"), ADD(rails);
+	if (r->steps > 0)
+		ADD("--steps"), ADD(steps);
+	if (r->link_rate[0])
+		ADD("--link-rate"), ADD(r->link_rate);
+	if (fault[0]) {
+		ADD("--fault"), ADD(fault);
+	} else {
+		if (r->target >= 0)
+			ADD("--target"), ADD(target);
+		if (r->rail >= 0 && !strcmp(r->scenario, "slow-rail"))
+			ADD("--rail"), ADD(rail);
+		ADD(r->scenario);
 	}
-	if (r->target >= 0) {
-		snprintf(target, sizeof(target), "node%d", r->target);
-		argv[argc++] = "--target";
-		argv[argc++] = target;
-	}
-	argv[argc++] = r->scenario;
 	argv[argc] = NULL;
 	execv(job.self, (char *const *)argv);
 	_exit(127);
@@ -181,6 +249,7 @@ static int launch(const struct lab_job_request *r, int *http, char *why, size_t 
 	job.pid = pid;
 	job.run++;
 	job.cancelled = 0;
+	job.started = now_s();
 	job.state = JOB_RUNNING;
 	return 0;
 }
@@ -195,10 +264,22 @@ int lab_job_start(const struct lab_job_request *req, int *http, char *why, size_
 	if (job.state == JOB_RUNNING)
 		rc = refuse(http, 409, why, len, "a run is going on: one at a time (cancel it "
 			    "first)");
+	else if (job.state == JOB_CANCELLING)
+		rc = refuse(http, 409, why, len, "the cancelled run is still stopping: start "
+			    "again once the status says cancelled");
 	else
 		rc = launch(req, http, why, len);
 	pthread_mutex_unlock(&job.lock);
 	return rc;
+}
+
+/* With the lock held. */
+static void ask_to_stop(void)
+{
+	job.cancelled = 1;
+	job.cancel_asked = now_s();
+	job.state = JOB_CANCELLING;
+	kill(job.pid, SIGTERM);
 }
 
 int lab_job_cancel(void)
@@ -206,13 +287,24 @@ int lab_job_cancel(void)
 	int rc = -1;
 
 	pthread_mutex_lock(&job.lock);
-	if (job.state == JOB_RUNNING && job.pid > 0) {
-		job.cancelled = 1;
-		kill(job.pid, SIGTERM);
+	if (job.state == JOB_RUNNING && job.pid > 0)
+		ask_to_stop();
+	if (job.state == JOB_CANCELLING)
 		rc = 0;
-	}
 	pthread_mutex_unlock(&job.lock);
 	return rc;
+}
+
+void lab_job_tick(void)
+{
+	double now = now_s();
+
+	pthread_mutex_lock(&job.lock);
+	if (job.state == JOB_RUNNING && job.pid > 0 && now - job.started > RUN_LIMIT_S)
+		ask_to_stop();
+	if (job.state == JOB_CANCELLING && job.pid > 0 && now - job.cancel_asked > CANCEL_KILL_S)
+		killpg(job.pid, SIGKILL);
+	pthread_mutex_unlock(&job.lock);
 }
 
 enum lab_job_state lab_job_state(int *run)
@@ -239,11 +331,12 @@ int lab_job_path(const char *name, char *path, size_t len)
 
 void lab_job_shutdown(void)
 {
-	enum lab_job_state s;
 	int run;
 
 	if (lab_job_cancel())
 		return;
-	for (int i = 0; i < 200 && (s = lab_job_state(&run)) == JOB_RUNNING; i++)
+	for (int i = 0; i < 300 && lab_job_busy(lab_job_state(&run)); i++) {
 		usleep(50000);
+		lab_job_tick();
+	}
 }

@@ -1,14 +1,23 @@
 /*
- * The web lab's HTTP side, on libmicrohttpd (one thread per connection, so the
- * event stream may wait for the next step). JSON over HTTP:
- *   GET  /               the page
- *   POST /api/run        {"fabric","nodes","scenario","target"} -> 202 {"run":N}
- *   POST /api/cancel     the run going on stops
+ * The web lab's HTTP side, on libmicrohttpd. JSON over HTTP:
+ *   GET  /, /lab.js, /lab.css  the page (everything it needs comes from here)
+ *   POST /api/run        {"fabric","nodes","rails","scenario","target","rail","steps",
+ *                         "link_rate"}
+ *                        -> 202 {"run":N}
+ *   POST /api/cancel     the run going on stops; answers once it has (or says cancelling)
  *   GET  /api/status     {"state","run"}
- *   GET  /api/events     Server-Sent Events: one "step" per step, then "end"
+ *   GET  /api/events     Server-Sent Events: "step" per step, "finding" per live finding,
+ *                        then "end"
  *   GET  /api/result     the merged report (fabriclab report --json)
  *   GET  /report.html    the same as one page (fabriclab report --html)
- * It listens on loopback unless --listen names another address.
+ *
+ * For its user only (lab_serve_guard.c): Host, Origin and Content-Type are
+ * checked before anything else. One polling thread serves every connection
+ * (epoll): an idle or slow connection costs a socket, not a thread, and times
+ * out; event streams and a cancel waiting for the end are parked
+ * (lab_serve_events.c), so status and cancel are served whatever else is open.
+ * It listens on loopback unless --listen names another address, which also
+ * needs --allow-remote.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,8 +25,11 @@
 #include <jansson.h>
 #include <limits.h>
 #include <microhttpd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,13 +40,29 @@
 #include "lab_web.h"
 
 #define MAX_BODY 4096
-#define EVENT_WAIT_MS 200
+#define CONNECTION_LIMIT 512  /* the polling thread's sockets; streams are at most 128 of them */
+#define CONNECTION_TIMEOUT_S 10 /* an idle or slow request (or a silent stream) is closed */
+#define TICK_MS 100           /* parked connections look again this often */
+#define CANCEL_WAIT_S 8.0     /* a cancel answers by then, "cancelling" if the lab is slow */
 
 struct upload {
 	char body[MAX_BODY];
 	size_t len;
-	int too_big;
+	bool too_big, post, cancel_asked;
+	double cancel_until;
 };
+
+/* Every answer: not cached, not sniffed, not framed by another site, no outside fetch. */
+static enum MHD_Result queue(struct MHD_Connection *c, unsigned code, struct MHD_Response *r)
+{
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(r, "Content-Security-Policy",
+				"default-src 'self'; style-src 'self' 'unsafe-inline'; "
+				"img-src 'self' data:; frame-ancestors 'self'; form-action 'none'");
+	return MHD_queue_response(c, code, r);
+}
 
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const char *type,
 				 const char *text, size_t len)
@@ -44,8 +72,7 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const 
 	enum MHD_Result rc;
 
 	MHD_add_response_header(r, "Content-Type", type);
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	rc = MHD_queue_response(c, code, r);
+	rc = queue(c, code, r);
 	MHD_destroy_response(r);
 	return rc;
 }
@@ -89,30 +116,41 @@ static enum MHD_Result send_file(struct MHD_Connection *c, const char *name, con
 	return rc;
 }
 
+/* The name at `key` if it fits `out`, else "" (which no check takes: the same message lists
+ * the accepted names for "nope" and for "../../etc/passwd"). */
+static void copy_name(const char *v, char *out, size_t len)
+{
+	snprintf(out, len, "%s", strlen(v) < len ? v : "");
+}
+
 static int parse_request(const struct upload *u, struct lab_job_request *r, char *why,
 			 size_t len)
 {
 	json_error_t err;
-	json_t *v = json_loadb(u->body, u->len, 0, &err);
-	const char *fabric = "tcp", *scenario = "healthy";
-	json_int_t nodes = 4, target = -1, steps = 0;
+	json_t *v = json_loadb(u->body, u->len, JSON_REJECT_DUPLICATES, &err);
+	const char *fabric = "tcp", *scenario = "healthy", *rate = "";
+	json_int_t nodes = 4, rails = 1, target = -1, rail = -1, steps = 0;
 	int rc = 0;
 
-	if (!v || json_unpack_ex(v, &err, JSON_STRICT, "{s?s, s?I, s?s, s?I, s?I}", "fabric",
-				 &fabric, "nodes", &nodes, "scenario", &scenario, "target", &target,
-				 "steps", &steps)) {
-		snprintf(why, len, "body: expected {\"fabric\":..., \"nodes\":N, \"scenario\":..., "
-			 "\"target\":K, \"steps\":S}: %s", err.text);
-		rc = -1;
-	} else if (strlen(fabric) >= sizeof(r->fabric) ||
-		   strlen(scenario) >= sizeof(r->scenario)) {
-		snprintf(why, len, "fabric or scenario: unknown name");
+	if (!v || json_unpack_ex(v, &err, JSON_STRICT, "{s?s, s?I, s?I, s?s, s?I, s?I, s?I, s?s}",
+				 "fabric", &fabric, "nodes", &nodes, "rails", &rails, "scenario",
+				 &scenario, "target", &target, "rail", &rail, "steps", &steps,
+				 "link_rate", &rate)) {
+		snprintf(why, len, "body: expected {\"fabric\":..., \"nodes\":N, \"rails\":K, "
+			 "\"scenario\":..., \"target\":T, \"rail\":R, \"steps\":S, "
+			 "\"link_rate\":...} (each once, each optional): %s", err.text);
 		rc = -1;
 	} else {
-		snprintf(r->fabric, sizeof(r->fabric), "%s", fabric);
-		snprintf(r->scenario, sizeof(r->scenario), "%s", scenario);
+		copy_name(fabric, r->fabric, sizeof(r->fabric));
+		copy_name(scenario, r->scenario, sizeof(r->scenario));
+		/* too long: "?" so that the check lists the accepted rates */
+		snprintf(r->link_rate, sizeof(r->link_rate), "%s",
+			 strlen(rate) < sizeof(r->link_rate) ? rate : "?");
+		/* out of range stays out of range, for lab_job_start's message */
 		r->nodes = nodes < 0 || nodes > 1000 ? 0 : (int)nodes;
+		r->rails = rails < 0 || rails > 1000 ? 0 : (int)rails;
 		r->target = target < -1 || target > 1000 ? 1000 : (int)target;
+		r->rail = rail < -1 || rail > 1000 ? 1000 : (int)rail;
 		r->steps = steps < 0 || steps > 100000 ? -1 : (int)steps;
 	}
 	json_decref(v);
@@ -122,7 +160,7 @@ static int parse_request(const struct upload *u, struct lab_job_request *r, char
 static enum MHD_Result start_run(struct MHD_Connection *c, const struct upload *u)
 {
 	struct lab_job_request req;
-	char why[256];
+	char why[320];
 	int http, run;
 
 	if (u->too_big)
@@ -135,118 +173,115 @@ static enum MHD_Result start_run(struct MHD_Connection *c, const struct upload *
 	return send_json(c, MHD_HTTP_ACCEPTED, json_pack("{s:i}", "run", run));
 }
 
-/* ---- the event stream ---- */
-
-struct stream {
-	long offset; /* in progress.tsv */
-	int ended;
-};
-
-static void wait_a_little(void)
+static double now_s(void)
 {
-	struct timespec ts = { 0, EVENT_WAIT_MS * 1000000L };
+	struct timespec ts;
 
-	nanosleep(&ts, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* New whole lines of the progress file as "step" events; 0 when there were none. */
-static int next_steps(struct stream *s, char *buf, size_t max)
+/*
+ * Cancel answers once the lab is gone, so that right after a 200 a new run
+ * starts; it waits parked (no thread held), CANCEL_WAIT_S at most, then
+ * answers 202 "cancelling".
+ */
+static enum MHD_Result cancel_run(struct MHD_Connection *c, struct upload *u)
 {
-	char path[PATH_MAX + 64], line[128];
-	size_t used = 0;
-	long step;
-	double ms;
-	FILE *f;
-
-	if (lab_job_path("progress.tsv", path, sizeof(path)) || !(f = fopen(path, "r")))
-		return 0;
-	fseek(f, s->offset, SEEK_SET);
-	while (used + 96 < max && fgets(line, sizeof(line), f) && strchr(line, '\n')) {
-		s->offset = ftell(f);
-		if (sscanf(line, "%ld %lf", &step, &ms) == 2)
-			used += (size_t)snprintf(buf + used, max - used, "event: step\ndata: "
-						 "{\"step\":%ld,\"ms\":%.3f}\n\n", step, ms);
-	}
-	fclose(f);
-	return (int)used;
-}
-
-static ssize_t stream_more(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	struct stream *s = cls;
-	int run, n;
 	enum lab_job_state st;
+	int run;
 
-	(void)pos;
-	if (s->ended)
-		return MHD_CONTENT_READER_END_OF_STREAM;
-	for (;;) {
-		st = lab_job_state(&run);
-		n = next_steps(s, buf, max);
-		if (n > 0)
-			return n;
-		if (st != JOB_RUNNING) {
-			s->ended = 1;
-			return snprintf(buf, max, "event: end\ndata: {\"state\":\"%s\","
-					"\"run\":%d}\n\n", lab_job_state_name(st), run);
-		}
-		wait_a_little();
-		/* A comment line now and then keeps proxies from timing the stream out. */
-		if (lab_job_state(&run) == JOB_RUNNING)
-			return snprintf(buf, max, ": waiting\n\n");
+	if (!u->cancel_asked) {
+		if (lab_job_cancel())
+			return send_error(c, MHD_HTTP_CONFLICT, "nothing is running");
+		u->cancel_asked = true;
+		u->cancel_until = now_s() + CANCEL_WAIT_S;
 	}
+	st = lab_job_state(&run);
+	if (st == JOB_CANCELLING && now_s() < u->cancel_until) {
+		lab_park(c);
+		return MHD_YES;
+	}
+	return send_json(c, st == JOB_CANCELLING ? MHD_HTTP_ACCEPTED : MHD_HTTP_OK,
+			 json_pack("{s:s,s:i}", "state", lab_job_state_name(st), "run", run));
 }
 
 static enum MHD_Result send_events(struct MHD_Connection *c)
 {
-	struct stream *s = calloc(1, sizeof(*s));
-	struct MHD_Response *r;
+	unsigned http = MHD_HTTP_OK;
+	struct MHD_Response *r = lab_stream_open(c, &http);
 	enum MHD_Result rc;
-	int run;
 
-	if (!s)
-		return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-	if (lab_job_state(&run) == JOB_IDLE) {
-		free(s);
-		return send_error(c, MHD_HTTP_CONFLICT, "no run started yet");
-	}
-	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1024, stream_more, s, free);
+	if (!r)
+		return send_error(c, http, http == MHD_HTTP_CONFLICT ? "no run started yet" :
+			http == MHD_HTTP_SERVICE_UNAVAILABLE ? "too many event streams open" :
+			"out of memory");
 	MHD_add_response_header(r, "Content-Type", "text/event-stream");
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	rc = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
+	rc = queue(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r); /* the connection holds its own reference */
 	return rc;
 }
 
 /* ---- routing ---- */
 
-static enum MHD_Result route(struct MHD_Connection *c, const char *url, int post,
-			     const struct upload *u)
+static const struct lab_asset *find_asset(const char *url)
 {
+	for (const struct lab_asset *a = lab_assets; a->path; a++)
+		if (!strcmp(a->path, url))
+			return a;
+	return NULL;
+}
+
+static enum MHD_Result route(struct MHD_Connection *c, const char *url, struct upload *u)
+{
+	const struct lab_asset *a = u->post ? NULL : find_asset(url);
 	int run;
 	enum lab_job_state st;
 
-	if (!strcmp(url, "/") && !post)
-		return send_text(c, MHD_HTTP_OK, "text/html; charset=utf-8", lab_page_html,
-				 strlen(lab_page_html));
-	if (!strcmp(url, "/api/run") && post)
+	if (a)
+		return send_text(c, MHD_HTTP_OK, a->type, a->body, strlen(a->body));
+	if (!strcmp(url, "/api/run") && u->post)
 		return start_run(c, u);
-	if (!strcmp(url, "/api/cancel") && post && lab_job_cancel())
-		return send_error(c, MHD_HTTP_CONFLICT, "nothing is running");
-	if (!strcmp(url, "/api/cancel") && post)
-		return send_json(c, MHD_HTTP_OK, json_pack("{s:b}", "cancelling", 1));
-	if (!strcmp(url, "/api/status") && !post) {
+	if (!strcmp(url, "/api/cancel") && u->post)
+		return cancel_run(c, u);
+	if (!strcmp(url, "/api/status") && !u->post) {
 		st = lab_job_state(&run);
 		return send_json(c, MHD_HTTP_OK, json_pack("{s:s,s:i}", "state",
 							 lab_job_state_name(st), "run", run));
 	}
-	if (!strcmp(url, "/api/events") && !post)
+	if (!strcmp(url, "/api/events") && !u->post)
 		return send_events(c);
-	if (!strcmp(url, "/api/result") && !post)
+	if (!strcmp(url, "/api/result") && !u->post)
 		return send_file(c, "result.json", "application/json");
-	if (!strcmp(url, "/report.html") && !post)
+	if (!strcmp(url, "/report.html") && !u->post)
 		return send_file(c, "report.html", "text/html; charset=utf-8");
 	return send_error(c, MHD_HTTP_NOT_FOUND, "no such page (see / for the lab)");
+}
+
+static const char *header(struct MHD_Connection *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+/* Headers only, before any body is read: who is asking, and in what form. */
+static enum MHD_Result screen(struct MHD_Connection *c, const struct lab_guard *g,
+			      const char *url, bool post, bool *ok)
+{
+	const char *host = header(c, "Host"), *length = header(c, "Content-Length");
+	char why[256];
+
+	*ok = false;
+	if (lab_guard_host(g, host, why, sizeof(why)) ||
+	    lab_guard_origin(header(c, "Origin"), host, why, sizeof(why)) ||
+	    (!strncmp(url, "/api/", 5) &&
+	     lab_guard_fetch_site(header(c, "Sec-Fetch-Site"), why, sizeof(why))))
+		return send_error(c, MHD_HTTP_FORBIDDEN, why);
+	if (post && lab_guard_json_type(header(c, "Content-Type"), why, sizeof(why)))
+		return send_error(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, why);
+	if (post && length && strtoull(length, NULL, 10) > MAX_BODY)
+		return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "body over 4 KiB");
+	*ok = true;
+	return MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -254,27 +289,35 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				  size_t *data_len, void **con_cls)
 {
 	struct upload *u = *con_cls;
-	int post = !strcmp(method, "POST");
+	bool post = !strcmp(method, "POST"), ok;
+	enum MHD_Result rc;
 
-	(void)cls, (void)version;
-	if (!post && strcmp(method, "GET"))
-		return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or POST only");
+	(void)version;
 	if (!u) { /* first call: headers only */
+		if (!strcmp(method, "OPTIONS"))
+			return send_error(c, MHD_HTTP_FORBIDDEN, "cross-origin requests (and their "
+					  "pre-flight) are refused");
+		if (!post && strcmp(method, "GET"))
+			return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or POST only");
+		rc = screen(c, cls, url, post, &ok);
+		if (!ok)
+			return rc;
 		if (!(u = calloc(1, sizeof(*u))))
 			return MHD_NO;
+		u->post = post;
 		*con_cls = u;
 		return MHD_YES;
 	}
 	if (*data_len) {
 		if (u->len + *data_len > sizeof(u->body))
-			u->too_big = 1;
+			u->too_big = true;
 		else
 			memcpy(u->body + u->len, data, *data_len);
 		u->len += u->too_big ? 0 : *data_len;
 		*data_len = 0;
 		return MHD_YES;
 	}
-	return route(c, url, post, u);
+	return route(c, url, u);
 }
 
 static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -311,40 +354,98 @@ static int parse_listen(const char *v, struct sockaddr_in *sa)
 	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
-static struct MHD_Daemon *start_daemon(struct sockaddr_in *sa)
+/* libmicrohttpd's own complaints, but not a page that closed its event stream. */
+static void log_http(void *cls, const char *fmt, va_list ap)
 {
-	return MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-					MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, NULL,
-				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa,
-				MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+	char text[512];
+
+	(void)cls;
+	vsnprintf(text, sizeof(text), fmt, ap);
+	/* a page closing its event stream, a client giving up half-way: its business */
+	if (!strstr(text, "no longer available for sending") &&
+	    !strstr(text, "closed by remote peer") && !strstr(text, "closed by remote side"))
+		fprintf(stderr, "fabriclab lab: http: %s", text);
 }
 
-static int serve(struct sockaddr_in *sa)
+/* The listening socket, bound here so that its port is known before the daemon's thread runs. */
+static int listen_on(struct sockaddr_in *sa, unsigned *port)
+{
+	socklen_t len = sizeof(*sa);
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)sa, sizeof(*sa)) || listen(fd, 128) ||
+	    getsockname(fd, (struct sockaddr *)sa, &len)) {
+		close(fd);
+		return -1;
+	}
+	*port = ntohs(sa->sin_port);
+	return fd;
+}
+
+static struct MHD_Daemon *start_daemon(int fd, struct lab_guard *g)
+{
+	return MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+					MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, g,
+				MHD_OPTION_EXTERNAL_LOGGER, log_http, NULL,
+				MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
+				MHD_OPTION_END);
+}
+
+static void tick(void)
+{
+	struct timespec ts = { 0, TICK_MS * 1000000L };
+
+	nanosleep(&ts, NULL);
+	lab_unpark_all();
+	lab_job_tick();
+}
+
+static int serve(struct sockaddr_in *sa, bool remote)
 {
 	struct sigaction act = { .sa_handler = on_signal };
-	const union MHD_DaemonInfo *info;
-	struct MHD_Daemon *d = start_daemon(sa);
-	char host[INET_ADDRSTRLEN];
+	static struct lab_guard g;
+	struct MHD_Daemon *d = NULL;
+	int fd;
 
-	if (!d) {
-		fprintf(stderr, "fabriclab lab: --serve: cannot listen: %s\n", strerror(errno));
+	inet_ntop(AF_INET, &sa->sin_addr, g.listen_host, sizeof(g.listen_host));
+	g.any_address = sa->sin_addr.s_addr == htonl(INADDR_ANY);
+	signal(SIGPIPE, SIG_IGN);
+	fd = listen_on(sa, &g.port);
+	if (fd < 0 || !(d = start_daemon(fd, &g))) {
+		fprintf(stderr, "fabriclab lab: --serve: cannot listen on %s:%u: %s\n", g.listen_host,
+			ntohs(sa->sin_port), strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return 1;
 	}
-	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	inet_ntop(AF_INET, &sa->sin_addr, host, sizeof(host));
-	printf("fabriclab lab: serving the lab on http://%s:%u/ (Ctrl-C stops)\n", host,
-	       info ? info->port : ntohs(sa->sin_port));
+	if (remote)
+		fprintf(stderr, "fabriclab lab: WARNING: listening on %s, not loopback: anyone who "
+			"can reach this port can start and cancel runs on this machine\n",
+			g.listen_host);
+	printf("fabriclab lab: serving the lab on http://%s:%u/ (Ctrl-C stops)\n",
+	       g.any_address ? "127.0.0.1" : g.listen_host, g.port);
 	fflush(stdout);
 	sigemptyset(&act.sa_mask);
 	sigaction(SIGINT, &act, NULL);
 	sigaction(SIGTERM, &act, NULL);
-	signal(SIGPIPE, SIG_IGN);
 	while (!serve_stop)
-		pause();
+		tick();
 	lab_job_shutdown();
+	lab_streams_stop();
 	MHD_stop_daemon(d);
 	return 0;
+}
+
+static bool is_loopback(const struct sockaddr_in *sa)
+{
+	return (ntohl(sa->sin_addr.s_addr) >> 24) == 127;
 }
 
 int lab_serve_main(int argc, char **argv)
@@ -352,12 +453,14 @@ int lab_serve_main(int argc, char **argv)
 	static const struct option longs[] = {
 		{ "serve", no_argument, NULL, 'S' },
 		{ "listen", required_argument, NULL, 'l' },
+		{ "allow-remote", no_argument, NULL, 'A' },
 		{ "dir", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sockaddr_in sa;
 	const char *listen_at = "127.0.0.1:8080", *dir = "fabriclab-lab";
 	char self[PATH_MAX], absdir[PATH_MAX];
+	bool remote = false;
 	ssize_t n;
 	int c;
 
@@ -368,15 +471,23 @@ int lab_serve_main(int argc, char **argv)
 			listen_at = optarg;
 		else if (c == 'D')
 			dir = optarg;
+		else if (c == 'A')
+			remote = true;
 		else if (c != 'S') {
-			fprintf(stderr, "fabriclab lab --serve: takes only --listen ADDR:PORT and "
-				"--dir DIR (\"%s\")\n", argv[optind - 1]);
+			fprintf(stderr, "fabriclab lab --serve: takes only --listen ADDR:PORT, "
+				"--allow-remote and --dir DIR (\"%s\")\n", argv[optind - 1]);
 			return 2;
 		}
 	}
 	if (parse_listen(listen_at, &sa)) {
 		fprintf(stderr, "fabriclab lab: --listen \"%s\": expected IPV4:PORT, like "
 			"127.0.0.1:8080 (port 0 picks a free one)\n", listen_at);
+		return 2;
+	}
+	if (!is_loopback(&sa) && !remote) {
+		fprintf(stderr, "fabriclab lab: --listen \"%s\" is not a loopback address: anyone "
+			"who reaches it could start runs here; add --allow-remote if you mean it\n",
+			listen_at);
 		return 2;
 	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -387,5 +498,5 @@ int lab_serve_main(int argc, char **argv)
 	}
 	self[n] = '\0';
 	lab_job_setup(absdir, self);
-	return serve(&sa);
+	return serve(&sa, !is_loopback(&sa));
 }

@@ -3,24 +3,38 @@
  * asks for a fabric, a size, a scenario and a target; the server starts the
  * real lab as a child process, streams its step times as they happen
  * (Server-Sent Events) and serves the merged report when it is done.
+ *
+ * The server is for its user only (lab_serve_guard.c): the Host must name the
+ * listen address or a loopback name, a foreign Origin is refused, and every
+ * POST is application/json, which no cross-site page can send without a
+ * pre-flight the server refuses.
  */
 #ifndef FABRICLAB_LAB_WEB_H
 #define FABRICLAB_LAB_WEB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 #define LAB_PROGRESS_ENV "FABRICLAB_LAB_PROGRESS"
 
-enum lab_job_state { JOB_IDLE, JOB_RUNNING, JOB_DONE, JOB_FAILED, JOB_CANCELLED };
+/* cancelling: asked to stop, the lab not yet gone; a new run waits for cancelled. */
+enum lab_job_state { JOB_IDLE, JOB_RUNNING, JOB_CANCELLING, JOB_DONE, JOB_FAILED,
+		     JOB_CANCELLED };
 
 struct lab_job_request {
 	char fabric[8];
 	int nodes;
+	int rails;  /* NICs per node, 1 unless roce/ib */
 	char scenario[16];
 	int target; /* -1: the lab picks one */
+	int rail;   /* -1: every NIC of the target (or slow-rail: a random rail) */
 	int steps;  /* 0: the lab's default */
+	char link_rate[16]; /* "" : the lab's default; else one of LAB_WEB_LINK_RATES */
 };
+
+/* The link rates the page may ask for (lab --link-rate), as the error message lists them. */
+#define LAB_WEB_LINK_RATES_TEXT "100mbit, 200mbit, 400mbit or 1gbit"
 
 /* Where runs go and which binary runs them; once, before the server starts. */
 void lab_job_setup(const char *dir, const char *self_path);
@@ -31,13 +45,51 @@ int lab_job_cancel(void);
 /* The state now, with the run's number (0 before the first). */
 enum lab_job_state lab_job_state(int *run);
 const char *lab_job_state_name(enum lab_job_state s);
+/* Whether a run is under way (running or cancelling). */
+bool lab_job_busy(enum lab_job_state s);
 /* A file of the current run ("progress.tsv", "result.json", "report.html", "lab.out"). */
 int lab_job_path(const char *name, char *path, size_t len);
+/* Once in a while: a run past its time limit is cancelled, a lab deaf to the cancel killed. */
+void lab_job_tick(void);
 /* Stops a run still going (the server is stopping). */
 void lab_job_shutdown(void);
 
-/* The page (lab_page.c). */
-extern const char lab_page_html[];
+/* Who may talk to the server (lab_serve_guard.c). */
+struct lab_guard {
+	char listen_host[64]; /* the listen address as text: "127.0.0.1" */
+	unsigned port;
+	bool any_address;     /* listening on 0.0.0.0: any IPv4 literal names it */
+};
+
+/* 0 when Host (may be NULL) names this server; -1 with why. */
+int lab_guard_host(const struct lab_guard *g, const char *host, char *why, size_t len);
+/* 0 when Origin is absent or is this server as the Host names it; -1 with why. */
+int lab_guard_origin(const char *origin, const char *host, char *why, size_t len);
+/* 0 when a POST's Content-Type is application/json (parameters allowed); -1 with why. */
+int lab_guard_json_type(const char *type, char *why, size_t len);
+/* 0 unless Sec-Fetch-Site says another site sent it (API requests only); -1 with why. */
+int lab_guard_fetch_site(const char *site, char *why, size_t len);
+
+/* Event streams (lab_serve_events.c): one per page, at most LAB_MAX_STREAMS. */
+#define LAB_MAX_STREAMS 128
+struct MHD_Connection;
+struct MHD_Response;
+/* A stream response for c, or NULL with *http set (503 too many, 409 no run yet). */
+struct MHD_Response *lab_stream_open(struct MHD_Connection *c, unsigned *http);
+/* Connections parked until something changes (streams, a cancel waiting for the end). */
+void lab_park(struct MHD_Connection *c);
+/* Resumes every parked connection: each looks again and parks again when nothing changed. */
+void lab_unpark_all(void);
+/* The server is stopping: streams end, nothing parks any more. */
+void lab_streams_stop(void);
+
+/* The page and its assets (lab_page.c, generated from tools/lab/page/ by embed.py). */
+struct lab_asset {
+	const char *path; /* "/", "/lab.js" */
+	const char *type;
+	const char *body;
+};
+extern const struct lab_asset lab_assets[];
 
 int lab_serve_main(int argc, char **argv);
 
