@@ -81,6 +81,8 @@ void lab_usage(FILE *out)
 		"                       nodes, scenario and target, with live step times and\n"
 		"                       the report (one run at a time)\n"
 		"      --listen A:P     with --serve: where (default 127.0.0.1:8080, loopback)\n"
+		"      --allow-remote   with --serve: allow a --listen address that is not\n"
+		"                       loopback (anyone reaching it could start runs)\n"
 		"      --transport T    FABRICLAB_TRANSPORT for every rank: socket, ib, auto, or\n"
 		"                       ext:<plugin> to run the scenario over another net plugin\n"
 		"  -h, --help           this text\n"
