@@ -195,7 +195,9 @@ static void *nic_main(void *arg)
 		 * look again soon in case it stops */
 		if (fv_now_ns() - atomic_load_explicit(&last_poll_ns, memory_order_relaxed) <
 		    POLLER_GRACE_NS) {
-			struct timespec nap = { 0, POLLER_NAP_NS };
+			/* the poller may stop polling (a step done, compute begun): never nap past
+			 * the next message or completion physics holds */
+			struct timespec nap = { 0, sleep_ns < POLLER_NAP_NS ? sleep_ns : POLLER_NAP_NS };
 
 			nanosleep(&nap, NULL);
 			continue;
