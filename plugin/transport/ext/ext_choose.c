@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "ext_lib.h"
 
 #define EXT_ENV "FABRICLAB_TRANSPORT=ext:"
 
@@ -99,8 +100,10 @@ int ext_inner_choose(const char *list, fl_logger_fn logger, fl_prof_fn prof,
 	snprintf(names, sizeof(names), "%s", list);
 	for (name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
 		rc = try_one(name, logger, prof, in, ctx);
-		if (!rc)
+		if (!rc) {
+			ext_lib_chosen(in->lib); /* its tuner, CollNet and GIN are the ones NCCL finds */
 			return FL_OK;
+		}
 		tried++;
 		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s[%s] %s",
 			 tried > 1 ? "; " : "", name, reason(name));

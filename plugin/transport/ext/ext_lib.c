@@ -1,32 +1,53 @@
-/* The wrapped plugin's library, opened once on first use (ext_lib.h). */
+/* The wrapped plugin's library: the one whose init won, else the list's first that opens (ext_lib.h). */
 #include "ext_lib.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/plugin_open.h"
+#include "ext_inner.h"
 
 static pthread_mutex_t lib_lock = PTHREAD_MUTEX_INITIALIZER;
-static void *lib;
+static void *chosen; /* the handle ext_inner_choose kept: its plugin's init succeeded */
+static void *first;  /* opened here, before any init: the list's first that opens */
 static int tried;
+
+/* NCCL_NET_PLUGIN=a,b as NCCL splits it (2.28.9 src/plugin/net.cc:269-290). */
+static void *open_first(const char *list)
+{
+	char names[EXT_PATH_LEN], why[640];
+	char *save = NULL, *name;
+	void *h = NULL;
+
+	snprintf(names, sizeof(names), "%s", list);
+	for (name = strtok_r(names, ",", &save); name && !h; name = strtok_r(NULL, ",", &save))
+		h = fl_plugin_open(name, "net", why, sizeof(why));
+	return h; /* none opens: the ext loader's init names why */
+}
+
+void ext_lib_chosen(void *handle)
+{
+	pthread_mutex_lock(&lib_lock);
+	chosen = handle;
+	pthread_mutex_unlock(&lib_lock);
+}
 
 void *ext_lib_handle(void)
 {
 	const char *env;
-	char why[640];
 	void *h;
 
 	pthread_mutex_lock(&lib_lock);
-	if (!tried) {
+	if (!chosen && !tried) {
 		tried = 1;
 		env = getenv("FABRICLAB_TRANSPORT");
-		/* a plugin that cannot be opened: the ext loader's init names why */
 		if (env && !strncmp(env, "ext:", 4) && env[4])
-			lib = fl_plugin_open(env + 4, "net", why, sizeof(why));
+			first = open_first(env + 4);
 	}
-	h = lib;
+	h = chosen ? chosen : first;
 	pthread_mutex_unlock(&lib_lock);
 	return h;
 }

@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "plugin/abi/nccl_abi.h"
 #include "plugin/abi/tuner_abi.h"
 
 static char build_dir[PATH_MAX];
@@ -162,6 +163,64 @@ static void test_inner_tables_forwarded(void **state)
 	in_child(forwarded_case);
 }
 
+/* ---- a list: the library whose init won, as NCCL_NET_PLUGIN=a,b (2.28.9 src/plugin/net.cc:269-290) ---- */
+
+static void wrap_list(const char *first_rel, const char *second_rel)
+{
+	char a[PATH_MAX + 64], b[PATH_MAX + 64], env[2 * PATH_MAX + 200];
+
+	path_of(a, sizeof(a), first_rel);
+	path_of(b, sizeof(b), second_rel);
+	snprintf(env, sizeof(env), "ext:%s,%s", a, b);
+	setenv("FABRICLAB_TRANSPORT", env, 1);
+}
+
+static void silent(int level, unsigned long flags, const char *file, int line, const char *fmt,
+		   ...)
+{
+	(void)level, (void)flags, (void)file, (void)line, (void)fmt;
+}
+
+/* Before init the list's first library that opens answers; once init chose, the winner's does. */
+static void list_case(void)
+{
+	struct fl_abi_comm_config cfg = { .traffic_class = -1 };
+	const struct fl_abi_net_v12 *net;
+	void *fab, *inner, *ctx = NULL;
+
+	wrap_list("inner/libnccl-net-flsock-initfail.so", "inner/libnccl-net-flsock-extras.so");
+	fab = open_lib("libnccl-net-fabriclab.so");
+	inner = open_lib("inner/libnccl-net-flsock-extras.so");
+	EXPECT(fab != NULL && inner != NULL);
+	EXPECT(dlsym(fab, "ncclTunerPlugin_v5") == NULL); /* initfail's library: none */
+	net = dlsym(fab, "ncclNetPlugin_v12");
+	EXPECT(net != NULL && net->init(&ctx, 7, &cfg, silent, NULL) == 0);
+	EXPECT(dlsym(fab, "ncclTunerPlugin_v5") == dlsym(inner, "ncclTunerPlugin_v5"));
+	EXPECT(dlsym(fab, "ncclCollNetPlugin_v11") == dlsym(inner, "ncclCollNetPlugin_v11"));
+	EXPECT(dlsym(fab, "ncclGinPlugin_v11") == dlsym(inner, "ncclGinPlugin_v11"));
+	EXPECT(dlsym(inner, "ncclTunerPlugin_v5") != NULL);
+}
+
+/* A name that does not open is passed over, as NCCL's loader passes it over. */
+static void list_unopenable_first_case(void)
+{
+	void *fab, *inner;
+
+	wrap_list("inner/libnccl-net-absent.so", "inner/libnccl-net-flsock-extras.so");
+	fab = open_lib("libnccl-net-fabriclab.so");
+	inner = open_lib("inner/libnccl-net-flsock-extras.so");
+	EXPECT(fab != NULL && inner != NULL);
+	EXPECT(dlsym(inner, "ncclGinPlugin_v11") != NULL);
+	EXPECT(dlsym(fab, "ncclGinPlugin_v11") == dlsym(inner, "ncclGinPlugin_v11"));
+}
+
+static void test_list_takes_the_winner(void **state)
+{
+	(void)state;
+	in_child(list_case);
+	in_child(list_unopenable_first_case);
+}
+
 /* ---- nothing to forward: NCCL sees no table at all ---- */
 
 static void expect_none(void)
@@ -219,6 +278,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_inner_tables_forwarded),
 		cmocka_unit_test(test_inner_without_tables),
+		cmocka_unit_test(test_list_takes_the_winner),
 		cmocka_unit_test(test_own_transport_has_none),
 		cmocka_unit_test(test_missing_inner_has_none),
 	};
