@@ -48,7 +48,7 @@ INNER_ODD   := nosizes:NO_SIZES:12 nullreq:NULL_REQUESTS:12 initfail:INIT_FAILS:
 	fill:FILLS_IN_INIT:12 fill-v6:FILLS_IN_INIT:6 fill-notest:FILLS_IN_INIT+FILL_MISSES_TEST:12 \
 	config:READS_CONFIG:12 config-v10:READS_CONFIG:10 record:RECORDS:12 record-v10:RECORDS:10 \
 	nodev:NO_DEVICES:12 \
-	waitaccept:WAIT_ACCEPT:12 extras:EXTRAS:12
+	waitaccept:WAIT_ACCEPT+IN_ORDER+NO_SIZES:12 extras:EXTRAS:12
 INNER_SO    := $(INNER_VERS:%=$(INNER_DIR)/libnccl-net-flsock-v%.so) \
 	$(foreach o,$(INNER_ODD),$(INNER_DIR)/libnccl-net-flsock-$(word 1,$(subst :, ,$(o))).so) \
 	$(INNER_DIR)/libnccl-net-nonet.so $(INNER_DIR)/libnccl-net-null.so \

@@ -238,11 +238,13 @@ static int tp_dereg_mr(void *comm, void *mh)
 static int tp_close_send(void *c)
 {
 	gate_close_send(c);
+	order_close(c);
 	return tp->close_send(c);
 }
 
 static int tp_close_recv(void *c)
 {
+	order_close(c);
 	return tp->close_recv(c);
 }
 

@@ -22,6 +22,8 @@
  *   FLSOCK_WAIT_ACCEPT   google fastsocket's connection: connect returns at once, the
  *                        first test of a send blocks until the peer accepted
  *                        (flsock_gate.h says where fastsocket does so)
+ *   FLSOCK_IN_ORDER      fastsocket's tests: test() on any but a comm's oldest outstanding
+ *                        request fails (flsock_order.h says where fastsocket does so)
  *   FLSOCK_EXTRAS        also exports a tuner, CollNet and GIN tables (flsock_extras.h)
  */
 #include <stdatomic.h>
@@ -88,6 +90,32 @@ static int gate_wait(void *request)
 static void gate_close_send(void *send_comm)
 {
 	(void)send_comm;
+}
+#endif
+
+#ifdef FLSOCK_IN_ORDER
+#include "flsock_order.h"
+#else
+static int order_note(const void *comm, const void *request)
+{
+	(void)comm, (void)request;
+	return FL_OK;
+}
+
+static int order_check(const void *request)
+{
+	(void)request;
+	return FL_OK;
+}
+
+static void order_done(const void *request)
+{
+	(void)request;
+}
+
+static void order_close(const void *comm)
+{
+	(void)comm;
 }
 #endif
 
@@ -210,27 +238,36 @@ static int flsock_isend(void *comm, void *data, size_t size, int tag, void *mh, 
 	rc = tp->isend(comm, data, size, tag, mh, request);
 	if (!rc)
 		gate_note_send(comm, *request);
-	return rc;
+	return rc ? rc : order_note(comm, *request);
 }
 
 static int flsock_irecv(void *comm, int n, void **data, size_t *sizes, int *tags, void **mhs,
 			void **request)
 {
+	int rc;
+
 	RECORD(flsock_record.irecvs++);
 	RECORD(flsock_record.irecv_request_in = *request);
 	*request = NULL;
-	return not_now() ? FL_OK : tp->irecv(comm, n, data, sizes, tags, mhs, request);
+	if (not_now())
+		return FL_OK;
+	rc = tp->irecv(comm, n, data, sizes, tags, mhs, request);
+	return rc ? rc : order_note(comm, *request);
 }
 
 static int flsock_test(void *request, int *done, int *sizes)
 {
 	struct fl_xfer_times times = { 0 };
 	int got[FL_MAX_RECVS] = { 0 };
-	int rc = gate_wait(request);
+	int rc = order_check(request);
 
+	if (!rc)
+		rc = gate_wait(request);
 	if (rc)
 		return rc;
 	rc = tp->test(request, done, got, &times);
+	if (!rc && *done)
+		order_done(request);
 
 #ifndef FLSOCK_NO_SIZES
 	if (!rc && *done && sizes)

@@ -10,6 +10,8 @@
 #   lists      NCCL_NET_PLUGIN / ext: comma lists, the first to init with a device wins
 #   errors     the inner's own error code, 0 devices, a FIFO or a directory refused
 #   version    the shim binds the highest version an older NCCL knows
+#   sizes      test leaves sizes unwritten (fastsocket): NCCL never reads a send's size
+#              and zero-fills a receive's (2.28.9 src/transport/net.cc:1336-1339, 1505-1508)
 # Usage: test_ext_shim_load.sh [BUILD_DIR]
 set -u
 build=${1:-build}
@@ -184,11 +186,17 @@ version() {
 	fails max-v5 "FABRICLAB_SHIM_NET_MAX_VERSION" FABRICLAB_SHIM_NET_MAX_VERSION=5
 }
 
+sizes() {
+	runs nosizes-through-shim NCCL_NET_PLUGIN="$(so nosizes)"
+	runs nosizes-through-ext FABRICLAB_TRANSPORT="ext:$(so nosizes)"
+}
+
 fill
 config
 lists
 errors
 version
+sizes
 
 [ "$failures" -eq 0 ] || { echo "# $failures failed (outputs in $tmp kept)"; trap - EXIT; exit 1; }
 exit 0

@@ -251,6 +251,9 @@ static int finish(struct ext_comm *c, struct ext_req *r)
 }
 
 /*
+ * NCCL tests a connection's requests oldest first (2.28.9 src/transport/net.cc:
+ * 1335-1339, 1503-1508) and some inners fail any other order (fastsocket,
+ * net_fastsocket.cc:1432-1447), so no data request is tested before the hello.
  * The inner shows only accepted -> done: that is the wire interval reported
  * (the best estimate these calls allow; docs/report-format.md says which view
  * is judged), with no ready time, so peer wait is not separated from it. A
@@ -265,6 +268,10 @@ int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times)
 
 	if (c->hello.buf && (rc = ext_hello_drive(c, &posted)) != FL_OK)
 		return rc; /* the hello ahead of this request, tested first */
+	if (c->hello.buf) { /* still in flight: an inner may complete requests only in order */
+		*done = 0;
+		return FL_OK;
+	}
 	if (!r->inner_done) {
 		for (int i = 0; i < r->n; i++)
 			sizes[i] = UNWRITTEN;
