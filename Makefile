@@ -48,7 +48,8 @@ INNER_ODD   := nosizes:NO_SIZES:12 nullreq:NULL_REQUESTS:12 initfail:INIT_FAILS:
 	fill:FILLS_IN_INIT:12 fill-v6:FILLS_IN_INIT:6 fill-notest:FILLS_IN_INIT+FILL_MISSES_TEST:12 \
 	config:READS_CONFIG:12 config-v10:READS_CONFIG:10 record:RECORDS:12 record-v10:RECORDS:10 \
 	nodev:NO_DEVICES:12 \
-	waitaccept:WAIT_ACCEPT+IN_ORDER+NO_SIZES:12 extras:EXTRAS:12
+	waitaccept:WAIT_ACCEPT+IN_ORDER+NO_SIZES:12 extras:EXTRAS:12 \
+	cts:WAIT_CTS:12
 INNER_SO    := $(INNER_VERS:%=$(INNER_DIR)/libnccl-net-flsock-v%.so) \
 	$(foreach o,$(INNER_ODD),$(INNER_DIR)/libnccl-net-flsock-$(word 1,$(subst :, ,$(o))).so) \
 	$(INNER_DIR)/libnccl-net-nonet.so $(INNER_DIR)/libnccl-net-null.so \
@@ -128,8 +129,7 @@ $(INNER_DIR)/libnccl-net-flsock-v%.so: tests/inner/flsock_net.c tests/inner/flso
 	@mkdir -p $(dir $@)
 	$(call INNER_LINK,-DFLSOCK_VERSION=$*)
 define inner_odd_rule
-$(INNER_DIR)/libnccl-net-flsock-$(1).so: tests/inner/flsock_net.c tests/inner/flsock_abi.h \
-		tests/inner/flsock_record.h tests/inner/flsock_gate.h tests/inner/flsock_extras.h \
+$(INNER_DIR)/libnccl-net-flsock-$(1).so: tests/inner/flsock_net.c $(wildcard tests/inner/flsock_*.h) \
 		$(INNER_OBJ) $(PLUGIN_HDR)
 	@mkdir -p $$(dir $$@)
 	$$(call INNER_LINK,-DFLSOCK_VERSION=$(3) $(addprefix -DFLSOCK_,$(subst +, ,$(2))))
@@ -154,7 +154,9 @@ $(BUILD)/obj-pic/tests/fakeverbs/%.o: tests/fakeverbs/%.c $(wildcard tests/fakev
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -c $< -o $@
 
-FAKEVERBS_LDFLAGS := $(LDFLAGS) -Wl,-z,defs -Wl,--version-script=$(FAKEVERBS_MAP) -lrt
+# nodelete: the NIC thread (fv_nic.c) and the atexit report (fv_physics.c) outlive a dlclose,
+# as a plugin that opens libibverbs itself (IBext, our verbs_load.c on failure) may close it.
+FAKEVERBS_LDFLAGS := $(LDFLAGS) -Wl,-z,defs -Wl,-z,nodelete -Wl,--version-script=$(FAKEVERBS_MAP) -lrt
 $(FAKEVERBS_SO): $(FAKEVERBS_OBJ) $(FAKEVERBS_MAP)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $(FAKEVERBS_OBJ) $(FAKEVERBS_LDFLAGS)

@@ -75,6 +75,12 @@ static void share(struct attach_ctx *a, struct fl_pacer *shared, int rule)
 			"pacers", rule + 1, fl_fault_rule_text(rule), a->f->conn_id);
 }
 
+static uint64_t throttle_rate(const struct attach_ctx *a, const struct fl_fault_throttle *t)
+{
+	return t->kind == FL_FAULT_RATE_BYTES ? t->bytes_per_s
+					      : (uint64_t)((double)a->line_rate * t->fraction);
+}
+
 static void apply_throttle(struct attach_ctx *a, int i, const struct fl_fault_rule *r)
 {
 	const struct fl_fault_throttle *t = &r->throttle;
@@ -83,8 +89,7 @@ static void apply_throttle(struct attach_ctx *a, int i, const struct fl_fault_ru
 
 	if (!(t->dir & (a->send ? FL_FAULT_TX : FL_FAULT_RX)))
 		return;
-	rate = t->kind == FL_FAULT_RATE_BYTES ? t->bytes_per_s
-					      : (uint64_t)((double)a->line_rate * t->fraction);
+	rate = throttle_rate(a, t);
 	if (!rate) {
 		FL_WARN("FABRICLAB_FAULT rule %d (%s) not applied to connection %u: the line rate "
 			"of %s is unknown (set %s)", i + 1, fl_fault_rule_text(i), a->f->conn_id,
@@ -159,6 +164,42 @@ static void apply_rules(struct attach_ctx *a)
 	}
 }
 
+/*
+ * The receive throttles of the peer, paced at this sender as well, where the
+ * transport asks for it (sender_paces_peer_rx). Over ext, an inner like NCCL IB
+ * or IBext hands a sender no request until the receiver posted its buffer
+ * (2.28.9 src/transport/net_ib.cc:2201-2209): a receiver held to its rate then
+ * slows neither end's posted -> done times, and the hop into it reads healthy.
+ * Paced here, the sender's requests complete no sooner than the peer's receive
+ * rate allows, as behind the slower cable. Every rank reads the same
+ * FABRICLAB_FAULT, so the sender knows the rule; a fraction is of this end's
+ * line rate (a cable's two ends share one). One pacer per rule and receiving
+ * node in this process: several processes sending to one device each get the
+ * whole rate (the receiver's own hold still bounds their sum).
+ */
+static void apply_peer_rx(struct attach_ctx *a)
+{
+	const struct fl_fault_spec *spec = fl_fault_rules();
+	struct fl_fault_site site = { a->peer->node, a->peer->dev_name, a->self->node,
+				      a->peer->rank };
+
+	for (int i = 0; i < spec->nrules; i++) {
+		const struct fl_fault_rule *r = &spec->rules[i];
+		uint64_t rate = throttle_rate(a, &r->throttle);
+
+		if (r->action != FL_FAULT_THROTTLE || !(r->throttle.dir & FL_FAULT_RX) || !rate ||
+		    !fl_fault_rule_matches(r, &site))
+			continue;
+		share(a, fl_fault_shared_pacer(i, a->self->dev, a->peer->node, FL_FAULT_PEER_RX,
+					       rate, 0, 0), i);
+		FL_INFO("connection %u (send %s/%s -> %s/%s): FABRICLAB_FAULT rule %d "
+			"(%s) throttles the receiver; paced at this sender to %.3f Gbit/s too, "
+			"as the %s transport hides a late receiver from its sender", a->f->conn_id,
+			a->self->node, a->self->dev_name, a->peer->node, a->peer->dev_name, i + 1,
+			fl_fault_rule_text(i), (double)rate * 8 / 1e9, a->tp->name);
+	}
+}
+
 static bool applies_at_all(const struct fl_fault_conn *f)
 {
 	return f->pacer.nshared || f->slow_rule >= 0 || f->fail_rule >= 0;
@@ -192,6 +233,8 @@ int fl_fault_attach(const struct fl_transport *tp, void *tcomm, bool send, uint3
 						FL_FAULT_TX, link_rate, 0, 0),
 		      FL_FAULT_LINK_RATE_RULE);
 	apply_rules(&a);
+	if (send && tp->sender_paces_peer_rx)
+		apply_peer_rx(&a);
 	if (!applies_at_all(a.f)) {
 		free(a.f);
 		return FL_OK;

@@ -5,6 +5,9 @@
 #include "fault.h"
 #include "transport/pace.h"
 
+/* A shared pacer's dir beside FL_FAULT_TX/RX: a peer's receive throttle, paced at its sender. */
+#define FL_FAULT_PEER_RX 4
+
 /* Rule index of the pacer that stands for FABRICLAB_LINK_RATE. */
 #define FL_FAULT_LINK_RATE_RULE (-1)
 

@@ -9,6 +9,8 @@
 #ifndef FL_TRANSPORT_H
 #define FL_TRANSPORT_H
 
+#include <stdbool.h>
+
 #include "base/fl_types.h"
 
 struct fl_pacer;
@@ -50,6 +52,12 @@ struct fl_transport {
 	/* Optional (NULL: cannot be paced). Attaches a pacer to an established send or recv comm
 	 * before its first request; NULL detaches. Called on the thread that will post. */
 	void (*set_pacer)(void *comm, struct fl_pacer *pacer);
+	/*
+	 * A receiver's throttle is paced at its senders too: the transport cannot make a
+	 * receiver that posts late show in the sender's request times (ext: an inner like
+	 * NCCL IB gives the sender no request until the receiver posted).
+	 */
+	bool sender_paces_peer_rx;
 	int (*close_send)(void *send_comm);
 	int (*close_recv)(void *recv_comm);
 	int (*close_listen)(void *listen_comm);

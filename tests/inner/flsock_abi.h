@@ -239,18 +239,21 @@ static int tp_close_send(void *c)
 {
 	gate_close_send(c);
 	order_close(c);
+	cts_close(c);
 	return tp->close_send(c);
 }
 
 static int tp_close_recv(void *c)
 {
 	order_close(c);
+	cts_close(c);
 	return tp->close_recv(c);
 }
 
 static int tp_close_listen(void *c)
 {
 	gate_close_listen(c);
+	cts_close(c);
 	return tp->close_listen(c);
 }
 

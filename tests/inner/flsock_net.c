@@ -22,6 +22,8 @@
  *   FLSOCK_WAIT_ACCEPT   google fastsocket's connection: connect returns at once, the
  *                        first test of a send blocks until the peer accepted
  *                        (flsock_gate.h says where fastsocket does so)
+ *   FLSOCK_WAIT_CTS      NCCL IB's and IBext's isend: no request until the receiver posted
+ *                        the buffer (flsock_cts.h says where NCCL does so)
  *   FLSOCK_IN_ORDER      fastsocket's tests: test() on any but a comm's oldest outstanding
  *                        request fails (flsock_order.h says where fastsocket does so)
  *   FLSOCK_EXTRAS        also exports a tuner, CollNet and GIN tables (flsock_extras.h)
@@ -119,6 +121,18 @@ static void order_close(const void *comm)
 }
 #endif
 
+#ifdef FLSOCK_WAIT_CTS
+#include "flsock_cts.h"
+#else
+#define cts_listen(handle, comm) FL_OK
+#define cts_join(handle, comm) FL_OK
+#define cts_accept(listen_comm, comm) FL_OK
+#define cts_grant(comm) FL_OK
+#define cts_take(comm) 1
+#define cts_give_back(comm) ((void)0)
+#define cts_close(comm) ((void)0)
+#endif
+
 #ifdef FLSOCK_NULL_REQUESTS
 static _Atomic unsigned calls;
 /* true two calls in three: the caller must come back */
@@ -185,7 +199,7 @@ static int flsock_listen(int dev, void *handle, void **listen_comm)
 
 	self_of(dev, &self);
 	rc = tp->listen(dev, &self, handle, listen_comm);
-	if (!rc && gate_listen(handle, *listen_comm)) {
+	if (!rc && (gate_listen(handle, *listen_comm) || cts_listen(handle, *listen_comm))) {
 		tp->close_listen(*listen_comm);
 		*listen_comm = NULL;
 		return FL_ERR_SYSTEM;
@@ -204,7 +218,7 @@ static int flsock_connect(int dev, void *handle, void **send_comm)
 
 	self_of(dev, &self);
 	rc = tp->connect(dev, &self, handle, send_comm);
-	if (!rc && *send_comm && gate_join(handle, *send_comm)) {
+	if (!rc && *send_comm && (gate_join(handle, *send_comm) || cts_join(handle, *send_comm))) {
 		tp->close_send(*send_comm);
 		*send_comm = NULL;
 		return FL_ERR_SYSTEM;
@@ -220,6 +234,8 @@ static int flsock_accept(void *listen_comm, void **recv_comm)
 	if (not_now())
 		return FL_OK;
 	rc = tp->accept(listen_comm, recv_comm);
+	if (!rc && *recv_comm)
+		rc = cts_accept(listen_comm, *recv_comm);
 	return !rc && *recv_comm ? gate_answer(listen_comm) : rc;
 }
 
@@ -233,9 +249,11 @@ static int flsock_isend(void *comm, void *data, size_t size, int tag, void *mh, 
 	int rc;
 
 	*request = NULL;
-	if (not_now())
+	if (not_now() || !cts_take(comm))
 		return FL_OK;
 	rc = tp->isend(comm, data, size, tag, mh, request);
+	if (!rc && !*request)
+		cts_give_back(comm);
 	if (!rc)
 		gate_note_send(comm, *request);
 	return rc ? rc : order_note(comm, *request);
@@ -252,6 +270,8 @@ static int flsock_irecv(void *comm, int n, void **data, size_t *sizes, int *tags
 	if (not_now())
 		return FL_OK;
 	rc = tp->irecv(comm, n, data, sizes, tags, mhs, request);
+	if (!rc && *request)
+		rc = cts_grant(comm);
 	return rc ? rc : order_note(comm, *request);
 }
 

@@ -36,6 +36,14 @@ lab halve -n 4 "${common[@]}" --compute 5 --target node2 halve-cable &&
 	grep -q "transport: FABRICLAB_TRANSPORT=ext:" "$tmp/halve.out" &&
 	{ expect_verdict halve "halve-cable on node2 over ext: its device" \
 		"^kind=device node=node2 dev=lo " || tsan_skip; }
+# A receiver-driven inner (tests/inner/flsock_cts.h: no send request until the receiver posted,
+# as NCCL IB and IBext): the receiver's throttle shows in neither end's request times unless the
+# sender paces to it too (plugin/fault/fault_conn.c apply_peer_rx); without that the verdict
+# named the link out of node2 alone.
+lab halve_cts -n 4 --link-rate 200mbit --grad 4M --steps 3 --compute 5 --target node2 \
+	--transport "ext:$inner/libnccl-net-flsock-cts.so" halve-cable &&
+	{ expect_verdict halve_cts "halve-cable on node2 over a receiver-driven inner: its device" \
+		"^kind=device node=node2 dev=lo " || tsan_skip halve_cts; }
 # A straggler's GPU: 100 ms of compute for the others, 200 ms for it, and its sends held.
 lab slow -n 4 "${common[@]}" --compute 100 --target node2 slow-node &&
 	{ expect_verdict slow "slow-node on node2 over ext: the straggler" "^kind=node node=node2 " ||

@@ -145,6 +145,7 @@ const struct fl_transport fl_ext_transport = {
 	.iflush = ext_iflush,
 	.test = ext_test,
 	.set_pacer = ext_set_pacer,
+	.sender_paces_peer_rx = true,
 	.close_send = ext_close_send,
 	.close_recv = ext_close_recv,
 	.close_listen = ext_close_listen,
