@@ -6,9 +6,8 @@
  * not there yet, *request = NULL). So a sender never waits inside a request it
  * was given: a receiver that posts late shows only in how often isend said
  * "not now", never in the sender's posted -> done times.
- * Here the FIFO is a credit per posted receive, one byte on an abstract Unix
- * socket per connection named by the socket transport's handle nonce (bytes
- * 40..47): irecv writes it, isend reads it without blocking. Bounded table, one
+ * Here the FIFO is a credit per posted receive, one byte on a side channel per
+ * connection (flsock_side.h): irecv writes it, isend reads it without blocking. Bounded table, one
  * lock: a test artifact.
  */
 #ifndef FLSOCK_CTS_H
@@ -17,11 +16,11 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "flsock_side.h"
+
 #define CTS_SLOTS 256
-#define CTS_NONCE_AT 40 /* plugin/transport/socket/sock_handle.c: H_NONCE */
 
 struct cts_entry {
 	const void *comm; /* a listen, send or recv comm; NULL: free */
@@ -64,49 +63,27 @@ static int cts_fd(const void *comm)
 	return fd;
 }
 
-static void cts_address(const void *handle, struct sockaddr_un *a, socklen_t *len)
+static int cts_open(const void *handle, void *comm, int listen_end)
 {
-	const unsigned char *nonce = (const unsigned char *)handle + CTS_NONCE_AT;
-	int n;
+	int fd = side_open(handle, "cts", listen_end);
 
-	memset(a, 0, sizeof(*a));
-	a->sun_family = AF_UNIX;
-	n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1,
-		     "flsock-cts-%02x%02x%02x%02x%02x%02x%02x%02x", nonce[0], nonce[1],
-		     nonce[2], nonce[3], nonce[4], nonce[5], nonce[6], nonce[7]);
-	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
-}
-
-static int cts_listen(const void *handle, void *listen_comm)
-{
-	struct sockaddr_un a;
-	socklen_t len;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	cts_address(handle, &a, &len);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, len) || listen(fd, 4) ||
-	    cts_put(listen_comm, fd)) {
+	if (fd < 0 || cts_put(comm, fd)) {
 		if (fd >= 0)
 			close(fd);
 		return FL_ERR_SYSTEM;
 	}
 	return FL_OK;
+}
+
+static int cts_listen(const void *handle, void *listen_comm)
+{
+	return cts_open(handle, listen_comm, 1);
 }
 
 /* In the same call as the socket transport's connect: the peer's accept finds it at once. */
 static int cts_join(const void *handle, void *send_comm)
 {
-	struct sockaddr_un a;
-	socklen_t len;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	cts_address(handle, &a, &len);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, len) || cts_put(send_comm, fd)) {
-		if (fd >= 0)
-			close(fd);
-		return FL_ERR_SYSTEM;
-	}
-	return FL_OK;
+	return cts_open(handle, send_comm, 0);
 }
 
 static int cts_accept(void *listen_comm, void *recv_comm)

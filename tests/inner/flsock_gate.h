@@ -11,9 +11,8 @@
  *  - the first test of a send request blocks until then (ncclFastSocketTest ->
  *    ncclCommProgress -> enqueueTask -> waitConnect, :1432-1440, :1320, :688-692:
  *    a spin on comm->connected).
- * A small "gate" stands for the accept answer: an abstract Unix socket named
- * by the socket transport's handle nonce (bytes 40..47 of its handle); connect
- * joins it, accept writes one byte on it, and a send comm's first test reads
+ * A small "gate" stands for the accept answer: a side channel (flsock_side.h);
+ * connect joins it, accept writes one byte on it, and a send comm's first test reads
  * that byte, blocking. Bounded tables, one lock: a test artifact.
  * FLSOCK_GATE_STALL (tests of the shim's timeout): "accept" never answers, so
  * the peer's first send test blocks for ever; "connect" waits for the answer
@@ -27,11 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "flsock_side.h"
+
 #define GATE_SLOTS 256
-#define GATE_NONCE_AT 40 /* plugin/transport/socket/sock_handle.c: H_NONCE */
 
 struct gate_entry {
 	const void *key; /* a listen comm, a send comm, or a send request */
@@ -80,29 +79,11 @@ static int gate_take(const void *key, struct gate_entry *out)
 	return found;
 }
 
-static void gate_address(const void *handle, struct sockaddr_un *a, socklen_t *len)
-{
-	const unsigned char *nonce = (const unsigned char *)handle + GATE_NONCE_AT;
-	int n;
-
-	memset(a, 0, sizeof(*a));
-	a->sun_family = AF_UNIX;
-	/* abstract: a leading NUL, no file */
-	n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1,
-		     "flsock-gate-%02x%02x%02x%02x%02x%02x%02x%02x", nonce[0], nonce[1], nonce[2],
-		     nonce[3], nonce[4], nonce[5], nonce[6], nonce[7]);
-	*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
-}
-
 static int gate_listen(const void *handle, void *listen_comm)
 {
-	struct sockaddr_un a;
-	socklen_t len;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = side_open(handle, "gate", 1);
 
-	gate_address(handle, &a, &len);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, len) || listen(fd, 4) ||
-	    gate_put(listen_comm, fd, NULL)) {
+	if (fd < 0 || gate_put(listen_comm, fd, NULL)) {
 		if (fd >= 0)
 			close(fd);
 		return FL_ERR_SYSTEM;
@@ -113,12 +94,9 @@ static int gate_listen(const void *handle, void *listen_comm)
 /* The connection is under way: the comm goes back to the caller, not yet open. */
 static int gate_join(const void *handle, void *send_comm)
 {
-	struct sockaddr_un a;
-	socklen_t len;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = side_open(handle, "gate", 0);
 
-	gate_address(handle, &a, &len);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, len) || gate_put(send_comm, fd, NULL)) {
+	if (fd < 0 || gate_put(send_comm, fd, NULL)) {
 		if (fd >= 0)
 			close(fd);
 		return FL_ERR_SYSTEM;
