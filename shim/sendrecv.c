@@ -2,6 +2,13 @@
  * Send to the next rank while receiving from the previous one, in step-sized
  * transfers with up to NCCL_STEPS in flight each way. Receives land straight
  * in the destination buffer; sizes need not be multiples of anything.
+ *
+ * With FABRICLAB_SHIM_RECV_GROUP=G (up to the plugin's maxRecvs) each step is
+ * sent as G messages, each with a tag of its own (its bytes split evenly, so
+ * some may be empty), and received by one irecv of G buffers, as
+ * NCCL groups the receives of sub-operations that share a receive comm (PXN:
+ * 2.28.9 src/transport/net.cc:1376-1410 groups up to maxRecvs subs, :1469
+ * tags each with its sender's rank, :1483 posts one irecv of subCount).
  */
 #include "shim.h"
 
@@ -11,30 +18,62 @@ struct sr_state {
 	struct shim_fifo sends, recvs;
 	size_t bytes;
 	size_t step;
+	int group;    /* messages one step is sent as, and one receive takes */
+	int nranks;
 	char *src, *dst;
 	void *src_mh, *dst_mh;
 };
 
-static size_t transfers(const struct sr_state *st)
+static uint64_t steps(const struct sr_state *st)
 {
 	return (st->bytes + st->step - 1) / st->step;
 }
 
-static size_t part(const struct sr_state *st, uint64_t i, size_t *len)
+static uint64_t transfers(const struct sr_state *st, const struct shim_fifo *f)
 {
-	size_t off = (size_t)i * st->step;
+	return f->send ? steps(st) * (uint64_t)st->group : steps(st);
+}
 
-	*len = st->bytes - off < st->step ? st->bytes - off : st->step;
-	return off;
+/* Message m: part m % group of step m / group, the step's bytes split evenly (some may be 0). */
+static size_t part(const struct sr_state *st, uint64_t message, size_t *len)
+{
+	uint64_t j = message % (uint64_t)st->group;
+	size_t off = (size_t)(message / (uint64_t)st->group) * st->step;
+	size_t step_len = st->bytes - off < st->step ? st->bytes - off : st->step;
+	size_t from = step_len * j / (size_t)st->group;
+
+	*len = step_len * (j + 1) / (size_t)st->group - from;
+	return off + from;
+}
+
+/* Message m's tag: its sender's rank, one more lap of the ranks per place in the group. */
+static int tag_of(const struct sr_state *st, int sender, uint64_t message)
+{
+	return sender + (int)(message % (uint64_t)st->group) * st->nranks;
+}
+
+static int post_one(struct shim_world *w, struct sr_state *st, struct shim_fifo *f, char *base,
+		    void *mh)
+{
+	void *data[FL_MAX_RECVS];
+	size_t len[FL_MAX_RECVS];
+	int tags[FL_MAX_RECVS], n = 0;
+	uint64_t first = f->send ? f->posted : f->posted * (uint64_t)st->group;
+	int sender = f->send ? w->rank : f->link->recv_peer;
+
+	for (uint64_t m = first; n < (f->send ? 1 : st->group); m++, n++) {
+		data[n] = base + part(st, m, &len[n]);
+		tags[n] = tag_of(st, sender, m);
+	}
+	return shim_fifo_post_parts(w, f, n, data, len, tags, mh);
 }
 
 static int post(struct shim_world *w, struct sr_state *st, struct shim_fifo *f, char *base,
 		void *mh)
 {
-	while (f->posted < transfers(st) && !shim_fifo_full(f)) {
+	while (f->posted < transfers(st, f) && !shim_fifo_full(f)) {
 		uint64_t before = f->posted;
-		size_t len, off = part(st, f->posted, &len);
-		int rc = shim_fifo_post(w, f, base + off, len, mh);
+		int rc = post_one(w, st, f, base, mh);
 
 		if (rc || f->posted == before)
 			return rc;
@@ -45,13 +84,22 @@ static int post(struct shim_world *w, struct sr_state *st, struct shim_fifo *f, 
 /* Transfers still to post or complete; a direction without a buffer has none. */
 static int pending(const struct sr_state *st, const struct shim_fifo *f, const void *base)
 {
-	return base && f->done < transfers(st);
+	return base && f->done < transfers(st, f);
+}
+
+/* What NCCL would group: no more than the plugin takes in one irecv. */
+static int group_of(const struct shim_world *w)
+{
+	int max = w->props.max_recvs > 0 ? w->props.max_recvs : 1;
+
+	return w->recv_group < max ? w->recv_group : max;
 }
 
 static int link_sendrecv(struct shim_world *w, struct shim_link *link,
 			 const struct shim_buf *send, const struct shim_buf *recv, size_t bytes)
 {
-	struct sr_state st = { .bytes = bytes, .step = w->step_bytes };
+	struct sr_state st = { .bytes = bytes, .step = w->step_bytes, .group = group_of(w),
+			       .nranks = w->nranks };
 	struct shim_watch watch;
 	int rc = FL_OK;
 

@@ -50,6 +50,7 @@ struct shim_world {
 	int timeout_ms;
 	long idle_ns; /* sleep when idle; 0 = yield */
 	size_t step_bytes;
+	int recv_group; /* FABRICLAB_SHIM_RECV_GROUP: sendrecv's messages per grouped irecv */
 	uint64_t comm_id;
 	/* A transfer failed: comms may still hold requests, so close leaves the plugin alone. */
 	int broken;

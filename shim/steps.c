@@ -29,49 +29,66 @@ static int fail_call(struct shim_world *w, struct shim_fifo *f, const char *call
 			 peer_of(f), shim_result_name(rc), rc);
 }
 
-int shim_fifo_post(struct shim_world *w, struct shim_fifo *f, void *data, size_t bytes,
-		   void *mhandle)
+int shim_fifo_post_parts(struct shim_world *w, struct shim_fifo *f, int n, void **data,
+			 const size_t *bytes, const int *tags, void *mhandle)
 {
 	struct shim_link *link = f->link;
 	unsigned slot = f->posted % SHIM_STEPS;
-	void *req = NULL;
-	int rc;
+	size_t sizes[FL_MAX_RECVS];
+	void *mhs[FL_MAX_RECVS], *req = NULL;
+	int rc, tag[FL_MAX_RECVS];
 
-	if (f->send) {
-		/* NCCL's convention: a sender tags with its own rank. */
-		rc = SHIM_WATCHED(w, "isend() to", link->send_peer,
-				  shim_net_isend(&w->net, link->send_comm, data, bytes, w->rank,
-						 mhandle, &req));
-	} else {
-		size_t size = bytes;
-		int tag = link->recv_peer;
-
-		rc = SHIM_WATCHED(w, "irecv() from", link->recv_peer,
-				  shim_net_irecv(&w->net, link->recv_comm, 1, &data, &size, &tag,
-						 &mhandle, &req));
+	for (int i = 0; i < n; i++) {
+		sizes[i] = bytes[i];
+		tag[i] = tags[i];
+		mhs[i] = mhandle;
 	}
+	if (f->send)
+		rc = SHIM_WATCHED(w, "isend() to", link->send_peer,
+				  shim_net_isend(&w->net, link->send_comm, data[0], bytes[0],
+						 tags[0], mhandle, &req));
+	else
+		rc = SHIM_WATCHED(w, "irecv() from", link->recv_peer,
+				  shim_net_irecv(&w->net, link->recv_comm, n, data, sizes, tag,
+						 mhs, &req));
 	if (rc)
 		return fail_call(w, f, f->send ? "isend" : "irecv", rc);
 	if (!req)
 		return FL_OK;
 	f->req[slot] = req;
-	f->bytes[slot] = bytes;
-	f->data[slot] = data;
+	f->parts[slot] = n;
+	for (int i = 0; i < n; i++) {
+		f->bytes[slot][i] = bytes[i];
+		f->data[slot][i] = data[i];
+	}
 	f->mh[slot] = mhandle;
 	f->posted++;
 	return FL_OK;
+}
+
+int shim_fifo_post(struct shim_world *w, struct shim_fifo *f, void *data, size_t bytes,
+		   void *mhandle)
+{
+	/* NCCL's convention: a sender tags with its own rank, a receiver with its peer's. */
+	int tag = f->send ? w->rank : f->link->recv_peer;
+
+	return shim_fifo_post_parts(w, f, 1, &data, &bytes, &tag, mhandle);
 }
 
 /* NCCL's rule: data a NIC wrote into GPU memory is flushed before the GPU reads it. */
 static int flush_recv(struct shim_world *w, struct shim_fifo *f, unsigned slot)
 {
 	uint64_t deadline = shim_deadline_ms(w->timeout_ms);
-	int size = (int)f->bytes[slot], done = 0, rc;
-	void *req = NULL;
+	int n = f->parts[slot], sizes[FL_MAX_RECVS], done = 0, rc;
+	void *mhs[FL_MAX_RECVS], *req = NULL;
 
+	for (int i = 0; i < n; i++) {
+		sizes[i] = (int)f->bytes[slot][i];
+		mhs[i] = f->mh[slot];
+	}
 	rc = SHIM_WATCHED(w, "iflush() of a receive from", peer_of(f),
-			  shim_net_iflush(&w->net, f->link->recv_comm, 1, &f->data[slot], &size,
-					  &f->mh[slot], &req));
+			  shim_net_iflush(&w->net, f->link->recv_comm, n, f->data[slot], sizes,
+					  mhs, &req));
 	if (rc)
 		return fail_call(w, f, "iflush", rc);
 	while (req && !done) {
@@ -85,37 +102,53 @@ static int flush_recv(struct shim_world *w, struct shim_fifo *f, unsigned slot)
 	return FL_OK;
 }
 
+/*
+ * Sizes as NCCL reads them: never a send's (2.28.9 src/transport/net.cc:1336-1339,
+ * an uninitialised int), zero-filled for a receive's parts (:1505-1508), where 0
+ * is "unwritten" (fastsocket never writes them). A written size that is not what
+ * our peer sent means bytes went missing. Returns the bytes received (0: unknown).
+ */
+static int check_sizes(struct shim_world *w, struct shim_fifo *f, unsigned slot,
+		       const int *sizes, size_t *total)
+{
+	*total = 0;
+	for (int i = 0; !f->send && i < f->parts[slot]; i++) {
+		if (sizes[i] && (sizes[i] < 0 || (size_t)sizes[i] != f->bytes[slot][i])) {
+			w->broken = 1;
+			return shim_fail(FL_ERR_INTERNAL, "%s: test() on the receive from rank %d "
+					 "reported %d bytes for part %d of %d, %zu were sent",
+					 f->op, peer_of(f), sizes[i], i + 1, f->parts[slot],
+					 f->bytes[slot][i]);
+		}
+		*total += (size_t)sizes[i];
+	}
+	return FL_OK;
+}
+
 int shim_fifo_test(struct shim_world *w, struct shim_fifo *f)
 {
 	unsigned slot = f->done % SHIM_STEPS;
-	int done = 0, size = 0, rc;
+	int done = 0, sizes[FL_MAX_RECVS] = { 0 }, rc;
+	size_t got;
 
 	rc = SHIM_WATCHED(w, f->send ? "test() of a send to" : "test() of a receive from",
-			  peer_of(f), shim_net_test(&w->net, f->req[slot], &done, &size));
+			  peer_of(f), shim_net_test(&w->net, f->req[slot], &done, sizes));
 	if (rc)
 		return fail_call(w, f, "test", rc);
 	if (!done)
 		return FL_OK;
-	/*
-	 * As NCCL reads sizes: never for a send (2.28.9 src/transport/net.cc:1336-1339,
-	 * an uninitialised int), zero-filled for a receive (:1505-1508), where 0 is
-	 * "unwritten" (fastsocket never writes them) and no flush follows (:1530).
-	 * A written size that is not what our peer sent means bytes went missing.
-	 */
-	if (!f->send && size && (size < 0 || (size_t)size != f->bytes[slot])) {
-		w->broken = 1;
-		return shim_fail(FL_ERR_INTERNAL, "%s: test() on the receive from rank %d "
-				 "reported %d bytes, %zu were sent", f->op, peer_of(f), size,
-				 f->bytes[slot]);
-	}
-	if (!f->send && shim_mem_net_type(w) == FL_PTR_CUDA && size > 0) {
+	rc = check_sizes(w, f, slot, sizes, &got);
+	if (rc)
+		return rc;
+	/* as NCCL: no flush when the plugin reported no bytes (2.28.9 net.cc:1530) */
+	if (!f->send && shim_mem_net_type(w) == FL_PTR_CUDA && got > 0) {
 		rc = flush_recv(w, f, slot);
 		if (rc)
 			return rc;
 	}
 	/* the step is in our buffer: a plugin with irecvConsumed may now reuse what it held */
-	rc = f->send ? FL_OK : shim_net_irecv_consumed(&w->net, f->link->recv_comm, 1,
-						       f->req[slot]);
+	rc = f->send ? FL_OK : shim_net_irecv_consumed(&w->net, f->link->recv_comm,
+						       f->parts[slot], f->req[slot]);
 	f->req[slot] = NULL;
 	if (rc)
 		return fail_call(w, f, "irecvConsumed", rc);

@@ -15,8 +15,10 @@ struct shim_fifo {
 	uint64_t posted;
 	uint64_t done;
 	void *req[SHIM_STEPS];
-	size_t bytes[SHIM_STEPS];
-	void *data[SHIM_STEPS]; /* receives into GPU memory are flushed before they are read */
+	/* a transfer is one message, or a receive of up to FL_MAX_RECVS grouped ones */
+	int parts[SHIM_STEPS];
+	size_t bytes[SHIM_STEPS][FL_MAX_RECVS];
+	void *data[SHIM_STEPS][FL_MAX_RECVS]; /* receives into GPU memory are flushed first */
 	void *mh[SHIM_STEPS];
 };
 
@@ -41,7 +43,14 @@ static inline int shim_fifo_busy(const struct shim_fifo *f)
 /* Posts one transfer; f->posted moves on unless the plugin said "not now". */
 int shim_fifo_post(struct shim_world *w, struct shim_fifo *f, void *data, size_t bytes,
 		   void *mhandle);
-/* Tests the oldest transfer; f->done moves on when it completed with the size posted. */
+/*
+ * The same with tags of the caller's: a send of one message (n 1), or one receive
+ * of n grouped messages (1..FL_MAX_RECVS), each into its own buffer, as NCCL
+ * groups the receives of sub-operations that share a receive comm.
+ */
+int shim_fifo_post_parts(struct shim_world *w, struct shim_fifo *f, int n, void **data,
+			 const size_t *bytes, const int *tags, void *mhandle);
+/* Tests the oldest transfer; f->done moves on when it completed with the sizes posted. */
 int shim_fifo_test(struct shim_world *w, struct shim_fifo *f);
 
 void shim_watch_init(struct shim_watch *watch);

@@ -14,7 +14,7 @@
 
 static int read_settings(struct shim_world *w)
 {
-	long dev, timeout_s, idle_us;
+	long dev, timeout_s, idle_us, group;
 	size_t step;
 	int rc;
 
@@ -26,6 +26,8 @@ static int read_settings(struct shim_world *w)
 		rc = shim_env_long("FABRICLAB_SHIM_IDLE_US", 0, 0, 100000, &idle_us);
 	if (!rc)
 		rc = shim_env_bytes("FABRICLAB_SHIM_STEP", SHIM_STEP_DEFAULT, 4, 1UL << 30, &step);
+	if (!rc)
+		rc = shim_env_long("FABRICLAB_SHIM_RECV_GROUP", 1, 1, FL_MAX_RECVS, &group);
 	if (rc)
 		return rc;
 	if (step % sizeof(float))
@@ -35,6 +37,7 @@ static int read_settings(struct shim_world *w)
 	w->timeout_ms = (int)timeout_s * 1000;
 	w->idle_ns = idle_us * 1000;
 	w->step_bytes = step;
+	w->recv_group = (int)group;
 	return FL_OK;
 }
 

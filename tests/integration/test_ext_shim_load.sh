@@ -10,6 +10,8 @@
 #   lists      NCCL_NET_PLUGIN / ext: comma lists, the first to init with a device wins
 #   errors     the inner's own error code, 0 devices, a FIFO or a directory refused
 #   version    the shim binds the highest version an older NCCL knows
+#   groups     FABRICLAB_SHIM_RECV_GROUP: one irecv takes several tagged messages, as NCCL
+#              groups receives sharing a comm (2.28.9 src/transport/net.cc:1376-1410, 1483)
 #   sizes      test leaves sizes unwritten (fastsocket): NCCL never reads a send's size
 #              and zero-fills a receive's (2.28.9 src/transport/net.cc:1336-1339, 1505-1508)
 # Usage: test_ext_shim_load.sh [BUILD_DIR]
@@ -191,12 +193,48 @@ sizes() {
 	runs nosizes-through-ext FABRICLAB_TRANSPORT="ext:$(so nosizes)"
 }
 
+# Grouped receives: the report counts each request once, so the receiving end sees a quarter
+# of the sender's messages; #wrong 0 says every tagged message landed in its own buffer. A plugin
+# taking one buffer per irecv (flsock: maxRecvs 1) gets none grouped, as from NCCL.
+grouped() { # report dir, min ratio of sends to receive requests, max ratio
+	python3 - "$@" <<'PY'
+import glob, json, sys
+sent = got = 0
+for f in glob.glob(sys.argv[1] + "/*.json"):
+    for h in json.load(open(f))["hops"]:
+        if h["view"] == "send":
+            sent += h["messages"]
+        else:
+            got += h["messages"]
+sys.exit(0 if got and float(sys.argv[2]) <= sent / got <= float(sys.argv[3]) else 1)
+PY
+}
+
+groups() {
+	runs group4-socket FABRICLAB_SHIM_RECV_GROUP=4 FABRICLAB_REPORT_DIR="$tmp/group4-socket"
+	if grouped "$tmp/group4-socket" 3 4; then
+		ok "group4-socket: 4 sends to each receive request"
+	else
+		not_ok "group4-socket: receives not grouped in $tmp/group4-socket"
+	fi
+	runs group4-ext-maxrecvs1 FABRICLAB_SHIM_RECV_GROUP=4 FABRICLAB_TRANSPORT="ext:$(so v12)" \
+		FABRICLAB_REPORT_DIR="$tmp/group4-ext"
+	if grouped "$tmp/group4-ext" 1 1; then
+		ok "group4-ext-maxrecvs1: the inner's maxRecvs 1 holds receives to one buffer"
+	else
+		not_ok "group4-ext-maxrecvs1: grouped past the inner's maxRecvs in $tmp/group4-ext"
+	fi
+	fails group9 "FABRICLAB_SHIM_RECV_GROUP=\"9\": expected an integer from 1 to 8" \
+		FABRICLAB_SHIM_RECV_GROUP=9
+}
+
 fill
 config
 lists
 errors
 version
 sizes
+groups
 
 [ "$failures" -eq 0 ] || { echo "# $failures failed (outputs in $tmp kept)"; trap - EXIT; exit 1; }
 exit 0
