@@ -412,12 +412,27 @@ static bool foreign_text(const char *text)
 }
 
 /*
- * The whole text as one tree, or (most reports) the tree without the hops'
- * elements, which read_hops then parses one at a time from the text.
+ * A report up to this size is parsed as one tree (its hops' trees take a few
+ * MB at most): one parse, not one for the rest and one per hop, which cost
+ * 131 072 reports of two hops a second.
+ */
+#define WHOLE_PARSE_BYTES (1UL << 20)
+
+/*
+ * The whole text as one tree, or (large reports) the tree without the hops'
+ * elements, which read_hops then parses one at a time from the text. A small
+ * report the whole parse refuses is parsed again that way: the message names
+ * the same place either way.
  */
 static json_t *load_json(const char *text, size_t len, struct report_hops_text *stream,
 			 bool *streamed, json_error_t *jerr)
 {
+	json_t *root;
+
+	*streamed = false;
+	if (len <= WHOLE_PARSE_BYTES &&
+	    (root = json_loadb(text, len, JSON_REJECT_DUPLICATES, jerr)))
+		return root;
 	*streamed = report_hops_find(text, len, stream);
 	if (*streamed)
 		return report_hops_load_rest(stream, jerr);
