@@ -26,9 +26,9 @@ static uint64_t hash_key(const struct report_hop_key *k)
 		h = (h ^ 0xff) * 1099511628211ULL; /* keeps "ab"+"c" apart from "a"+"bc" */
 	}
 	/*
-	 * The table takes the low bits, which FNV's multiplications fill from the low bits
-	 * alone: names differing only early clustered (10^6 hops spent 13% probing). A
-	 * final mix brings the high bits down.
+	 * The table takes the low bits, and FNV's multiplications carry only upward: the
+	 * low bits of the product see only the low bits of the state. A final mix brings
+	 * the high bits down.
 	 */
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;
