@@ -1,8 +1,10 @@
 /*
  * `fabriclab report` at fleet scale, on generated reports in a temporary folder:
- *   report_scale fleet [NODES]  NODES (16384) x 8 devices, one report per device on its rail's
- *                               ring: 131 072 reports read, joined and judged in < 10 s and
- *                               < 1 GiB; one slow rail of one node must be named.
+ *   report_scale fleet [NODES [DIR]]  NODES (16384) x 8 devices, one report per device on its
+ *                               rail's ring: 131 072 reports read, joined and judged in < 10 s
+ *                               and < 1 GiB; one slow rail of one node must be named. With DIR
+ *                               the reports are kept there (written when it has none yet): a
+ *                               profiler then sees the reading alone.
  *   report_scale hops [N]       one report of N (10^6) distinct hops, < 30 s.
  *   report_scale repeat [N]     one report of N (500 000) identical hops: refused as repeated
  *                               views, not summed into one (< 30 s).
@@ -14,6 +16,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "plugin/base/error.h"
 #include "tools/report/report.h"
@@ -171,19 +174,22 @@ static int run(const char *what, const char *path, double goal_s, double goal_mi
 
 int main(int argc, char **argv)
 {
-	char dir[] = "/tmp/fabriclab-bench-scale.XXXXXX", path[600], cmd[700];
+	char tmp[] = "/tmp/fabriclab-bench-scale.XXXXXX", path[600], cmd[700];
 	const char *mode = argc > 1 ? argv[1] : "fleet";
+	const char *kept = argc > 3 && !strcmp(mode, "fleet") ? argv[3] : NULL;
+	const char *dir = kept ? kept : tmp;
 	long n = argc > 2 ? atol(argv[2]) : 0;
 	int rc = 1;
 
-	if (!mkdtemp(dir)) {
+	if (!kept && !mkdtemp(tmp)) {
 		perror("report_scale: mkdtemp");
 		return 1;
 	}
 	if (!strcmp(mode, "fleet")) {
 		int nodes = n > 1 ? (int)n : 16384, slow = nodes / 2 + 1;
 
-		if (!write_fleet(dir, nodes, slow))
+		snprintf(path, sizeof(path), "%s/node00000-10000.json", dir);
+		if ((kept && !access(path, R_OK)) || !write_fleet(dir, nodes, slow))
 			rc = run("fleet", dir, FLEET_GOAL_S, FLEET_GOAL_MIB, NULL, slow);
 	} else if (!strcmp(mode, "hops") || !strcmp(mode, "repeat")) {
 		bool same = !strcmp(mode, "repeat");
@@ -197,7 +203,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: report_scale fleet|hops|repeat [N]\n");
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd))
+	if (!kept && system(cmd))
 		fprintf(stderr, "report_scale: could not remove %s\n", dir);
 	return rc;
 }

@@ -22,5 +22,11 @@ int fl_open_regular(const char *path, const char **why);
  * file, cannot be read or is larger than max bytes.
  */
 int fl_read_regular(const char *path, size_t max, char **text, size_t *len);
+/*
+ * The same for a file the caller's folder listing (readdir's d_type) showed as
+ * a regular file: no stat before the open. The opened file's fstat still
+ * refuses anything else, should it have been swapped since the listing.
+ */
+int fl_read_listed_regular(const char *path, size_t max, char **text, size_t *len);
 
 #endif

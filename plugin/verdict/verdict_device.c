@@ -155,8 +155,7 @@ static double candidate_reference(const struct verdict_input *in, double *v)
 	}
 	if (!n)
 		return 0.0;
-	verdict_median(v, n); /* sorts */
-	return v[(5 * n) / 8 < n ? (5 * n) / 8 : n - 1];
+	return verdict_kth(v, n, (5 * n) / 8 < n ? (5 * n) / 8 : n - 1);
 }
 
 /* Ends of hops below min_ratio x that reference: a slow device has some. */

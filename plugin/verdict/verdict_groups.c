@@ -10,6 +10,15 @@
 
 #define MAX_GROUPS 4
 
+static size_t members(const int *group, size_t nhops, int g)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nhops; i++)
+		n += group[i] == g;
+	return n;
+}
+
 /* Group g's hops into sub (in order), their indices into map; returns the count. */
 static size_t pick(const struct fl_hop_figures *hops, const int *group, size_t nhops, int g,
 		   struct fl_hop_figures *sub, size_t *map)
@@ -25,10 +34,13 @@ static size_t pick(const struct fl_hop_figures *hops, const int *group, size_t n
 	return n;
 }
 
+/* map NULL: sub is every hop, in order (no copy taken). */
 static void judge_group(const struct fl_hop_figures *sub, const size_t *map, size_t n,
 			const struct fl_verdict_params *params, struct fl_verdict *out)
 {
 	fl_verdict_compute(sub, n, params, out);
+	if (!map)
+		return;
 	if (out->hop >= 0 && (size_t)out->hop < n)
 		out->hop = (int)map[out->hop];
 	/* Each finding names its hop too (a report marks culprits by them). */
@@ -57,11 +69,16 @@ void fl_verdict_compute_groups(const struct fl_hop_figures *hops, const int *gro
 	fl_verdict_compute(hops, 0, params, out);
 	for (int g = 0; g < MAX_GROUPS; g++) {
 		struct fl_verdict v;
-		size_t n = pick(hops, group, nhops, g, sub, map);
+		size_t n = members(group, nhops, g);
 
 		if (!n)
 			continue;
-		judge_group(sub, map, n, params, &v);
+		/* one group holding all (the usual case) is judged in place: a copy of 10^6 hops
+		 * is 376 MB */
+		if (n == nhops)
+			judge_group(hops, NULL, n, params, &v);
+		else
+			judge_group(sub, map, pick(hops, group, nhops, g, sub, map), params, &v);
 		judged += v.judged_hops;
 		if (v.kind != FL_VERDICT_NONE) {
 			*out = v;

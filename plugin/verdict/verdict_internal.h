@@ -44,8 +44,10 @@ bool verdict_has_rate(const struct verdict_input *in, size_t i);
 bool verdict_wire_bound(const struct fl_hop_figures *h);
 /* Moved anything at all: enough to know how it was configured. */
 bool verdict_has_traffic(const struct fl_hop_figures *h);
-/* Median of v[0..n), which it sorts; 0 when n is 0. */
+/* Median of v[0..n), which it reorders; 0 when n is 0. */
 double verdict_median(double *v, size_t n);
+/* The k-th smallest of v (k < n), which it reorders. */
+double verdict_kth(double *v, size_t n, size_t k);
 /* Median wire rate of every hop with a rate; 0 when none. -1 when out of memory. */
 double verdict_median_rate(const struct verdict_input *in);
 /* The hop leaves or enters node (and dev, unless dev is NULL). */

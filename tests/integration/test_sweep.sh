@@ -142,5 +142,15 @@ sweep gateunknown 2 --ranks 3 -b 64K -e 64K -t 0.01 --gate --node node9 --peers 
 	else
 		not_ok "gateunknown: exit 2 without naming the node"
 	fi
+# A --node name carrying a terminal escape (ESC ] 0 ; T BEL retitles it) is shown escaped, as the
+# ranks' own names are, wherever it is printed.
+esc=$(printf 'node9\033]0;T\007')
+sweep gateescape 2 --ranks 3 -b 64K -e 64K -t 0.01 --gate --node "$esc" --peers node0 &&
+	if ! LC_ALL=C grep -q "$(printf '[\033\007]')" "$tmp/gateescape.err" &&
+		grep -qF 'node9\x1b]0;T\x07 is not one of the job' "$tmp/gateescape.err"; then
+		ok "gateescape: control characters of --node are escaped in what the gate prints"
+	else
+		not_ok "gateescape: --node's control characters reached the terminal raw"
+	fi
 
 [ "$failures" -eq 0 ]

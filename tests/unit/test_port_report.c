@@ -107,7 +107,7 @@ static void test_rdma_figures_name_the_node_with_the_port(void **state)
 	strcpy(h.key.dst_node, "b");
 	h.recv.present = true;
 	h.recv.rdma_port_active = true;
-	strcpy(h.recv.rdma_port, "mlx5_0/1");
+	h.recv.rdma_port = "mlx5_0/1";
 	h.send.present = true;
 	memset(&fig, 0, sizeof(fig));
 	report_rdma_figures(&h, &fig);
@@ -115,7 +115,7 @@ static void test_rdma_figures_name_the_node_with_the_port(void **state)
 	assert_string_equal(fig.rdma_node, "b"); /* the receiver wrote it */
 	assert_string_equal(fig.rdma_port, "mlx5_0/1");
 	h.send.rdma_port_active = true;
-	strcpy(h.send.rdma_port, "mlx5_3/1");
+	h.send.rdma_port = "mlx5_3/1";
 	report_rdma_figures(&h, &fig);
 	assert_string_equal(fig.rdma_node, "a");
 	assert_string_equal(fig.rdma_port, "mlx5_3/1");

@@ -277,7 +277,7 @@ static void test_gate(void **state)
 
 	(void)state;
 	o.gate = true;
-	o.gate_node = "n3";
+	snprintf(o.gate_node, sizeof(o.gate_node), "n3");
 	/* The peers among themselves at 10; n3 at 7 with each: below 80% of the fleet. */
 	for (int i = 0; i < 3; i++) {
 		set(4, 3, i, 7);

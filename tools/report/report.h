@@ -27,9 +27,18 @@
 #define REPORT_SIZE_BUCKETS 48 /* power-of-two message size buckets, 1 B .. 128 TiB */
 #define REPORT_COMMANDS_LEN 4096
 
-/* One end's figures for one hop, as that process wrote them. */
+/*
+ * One end's figures for one hop, as that process wrote them. Kept small (a
+ * joined hop holds two, 10^6 hops are read in one report): flags first, the
+ * size histogram and the port name out of line.
+ */
 struct report_view {
 	bool present;
+	bool profiler;           /* measured from NCCL's profiler events, not our transport */
+	bool gdr;
+	bool dev_gdr_capable;  /* the writer's device advertised CUDA or dma-buf */
+	bool rdma_port_active; /* the writer's node has an active RDMA port */
+	int mem_types;         /* FL_PTR_* */
 	int processes; /* processes that wrote this view: more than one share a device */
 	int input;     /* the file it came from (the first, when several) */
 	int last_input;      /* the last file that added to it, and at which hops[] entry: */
@@ -42,16 +51,22 @@ struct report_view {
 	double wire_seconds, wire_gbs;
 	double active_seconds, peer_wait_seconds;
 	double gpu_wait_seconds; /* profiler mode: the GPU filling or draining steps */
-	bool profiler;           /* measured from NCCL's profiler events, not our transport */
 	double outstanding_seconds; /* posted -> done summed over requests; 0 in older reports */
 	double p50_us, p99_us, max_us;
-	uint64_t sizes[REPORT_SIZE_BUCKETS]; /* counts, bucket b holds [2^b, 2^(b+1)) */
-	int mem_types;                       /* FL_PTR_* */
-	bool gdr;
-	bool dev_gdr_capable;  /* the writer's device advertised CUDA or dma-buf */
-	bool rdma_port_active; /* the writer's node has an active RDMA port */
-	char rdma_port[48];    /* which ("mlx5_0/1"), "" unknown */
+	/*
+	 * Message size counts, bucket b holding [2^b, 2^(b+1)), 1 B .. 128 TiB: bit b of
+	 * size_mask says bucket b has some, size_counts their counts in bucket order
+	 * (report_sizes_get() gives all buckets).
+	 */
+	uint64_t size_mask;
+	const uint64_t *size_counts;
+	const char *rdma_port; /* which ("mlx5_0/1", a name in its file's ports), NULL unknown */
 	char link_layer[FL_LINK_LAYER_LEN]; /* of the writer's device: FL_LINK_*, "" unknown */
+};
+
+/* Where the views' size counts live (report_sizes.c); zeroed, it is empty. */
+struct report_arena {
+	struct report_arena_chunk *head;
 };
 
 struct report_hop_key {
@@ -173,6 +188,7 @@ struct report_set {
 	size_t nroce;   /* RoCE interfaces (node, netdev) whose lossless settings were read */
 	struct report_lossless_diff *lossless; /* where one differs from the rest */
 	size_t nlossless;
+	struct report_arena sizes; /* the views' size counts */
 };
 
 /* Loading (report_load.c): 0, or FL_ERR_USAGE with fl_error_text() naming the file. */
@@ -214,6 +230,13 @@ int report_read_hop_mode(const struct report_reader *r, json_t *hop,
 void report_name_ranks(struct report_set *set);
 /* Ranks and nodes expected but without a report, and shared hop names (report_expected.c). */
 int report_find_missing(struct report_set *set);
+
+/* A view's size histogram (report_sizes.c): stored from all buckets' counts (-1 out of
+ * memory), read back into all buckets. */
+int report_sizes_store(struct report_arena *a, struct report_view *v,
+		       const uint64_t counts[REPORT_SIZE_BUCKETS]);
+void report_sizes_get(const struct report_view *v, uint64_t counts[REPORT_SIZE_BUCKETS]);
+void report_arena_free(struct report_arena *a);
 
 /* Joining and judging (report_merge.c). */
 int report_merge(struct report_set *set, const struct fl_verdict_params *params);

@@ -26,12 +26,14 @@ static json_t *memory_names(int mem_types)
 
 static json_t *size_histogram(const struct report_view *v)
 {
+	uint64_t sizes[REPORT_SIZE_BUCKETS];
 	json_t *a = json_array();
 
+	report_sizes_get(v, sizes);
 	for (size_t b = 0; b < REPORT_SIZE_BUCKETS; b++) {
-		if (v->sizes[b])
+		if (sizes[b])
 			json_array_append_new(
-				a, json_pack("[II]", (json_int_t)1 << b, (json_int_t)v->sizes[b]));
+				a, json_pack("[II]", (json_int_t)1 << b, (json_int_t)sizes[b]));
 	}
 	return a;
 }

@@ -93,8 +93,10 @@ static int size_bucket(uint64_t floor_bytes)
 }
 
 /* [[floor_bytes, count], ...] */
-static int get_sizes(const struct report_reader *r, json_t *hop, struct report_view *v)
+static int get_sizes(const struct report_reader *r, json_t *hop, struct report_arena *sizes,
+		     struct report_view *v)
 {
+	uint64_t counts[REPORT_SIZE_BUCKETS] = { 0 };
 	size_t i;
 	json_t *pair;
 	int err;
@@ -112,9 +114,11 @@ static int get_sizes(const struct report_reader *r, json_t *hop, struct report_v
 		    !json_is_integer(c) || json_integer_value(f) < 0 || json_integer_value(c) < 0)
 			return report_bad(r, "size_histogram",
 				   "expected [floor_bytes, count] pairs of non-negative integers");
-		v->sizes[size_bucket((uint64_t)json_integer_value(f))] +=
+		counts[size_bucket((uint64_t)json_integer_value(f))] +=
 			(uint64_t)json_integer_value(c);
 	}
+	if (report_sizes_store(sizes, v, counts))
+		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", r->path);
 	return 0;
 }
 
@@ -171,7 +175,8 @@ static int get_link_layer(const struct report_reader *r, json_t *hop, struct rep
 	return err;
 }
 
-static int get_figures(const struct report_reader *r, json_t *hop, struct report_view *v)
+static int get_figures(const struct report_reader *r, json_t *hop, struct report_arena *sizes,
+		       struct report_view *v)
 {
 	long long x;
 	int err = report_get_uint(r, hop, "bytes", &v->bytes);
@@ -197,7 +202,7 @@ static int get_figures(const struct report_reader *r, json_t *hop, struct report
 	err = err ? err : report_get_int(r, hop, "connections", false, 0, &x);
 	v->connections = (long)x;
 	err = err ? err : get_wire_time(r, hop, v);
-	err = err ? err : get_sizes(r, hop, v);
+	err = err ? err : get_sizes(r, hop, sizes, v);
 	err = err ? err : get_memory(r, hop, "memory", &v->mem_types);
 	err = err ? err : get_link_layer(r, hop, v);
 	return err ? err : report_get_bool(r, hop, "gdr", &v->gdr);
@@ -213,7 +218,8 @@ static bool device_capable(const struct devices *d, const char *name)
 }
 
 static int read_view(const struct report_reader *r, json_t *hop, const char *file_transport,
-		     const struct devices *devs, struct report_file_view *out)
+		     const struct devices *devs, struct report_arena *sizes,
+		     struct report_file_view *out)
 {
 	struct report_view *v = &out->v;
 	int err;
@@ -226,7 +232,7 @@ static int read_view(const struct report_reader *r, json_t *hop, const char *fil
 	err = err ? err
 		  : report_get_string(r, hop, "transport", !*file_transport, out->transport,
 				      sizeof(out->transport));
-	err = err ? err : get_figures(r, hop, v);
+	err = err ? err : get_figures(r, hop, sizes, v);
 	err = err ? err : report_read_hop_mode(r, hop, out);
 	if (err)
 		return err;
@@ -319,7 +325,7 @@ static json_t *next_hop(const struct report_reader *r, json_t *hops,
 }
 
 static int read_hops(const struct report_reader *r, json_t *root, struct report_file *f,
-		     struct report_hops_text *stream)
+		     struct report_hops_text *stream, struct report_arena *sizes)
 {
 	char transport[16] = "";
 	struct devices devs = { NULL, 0 };
@@ -338,7 +344,7 @@ static int read_hops(const struct report_reader *r, json_t *root, struct report_
 		struct report_reader sub = report_reader_at(r, "hops", i);
 
 		err = grow_views(r, f, &cap);
-		err = err ? err : read_view(&sub, hop, transport, &devs, &f->views[i]);
+		err = err ? err : read_view(&sub, hop, transport, &devs, sizes, &f->views[i]);
 		json_decref(hop);
 		if (!err)
 			f->views[f->nviews++].v.rdma_port_active = rdma;
@@ -406,12 +412,27 @@ static bool foreign_text(const char *text)
 }
 
 /*
- * The whole text as one tree, or (most reports) the tree without the hops'
- * elements, which read_hops then parses one at a time from the text.
+ * A report up to this size is parsed as one tree (its hops' trees take a few
+ * MB at most): one parse, not one for the rest and one per hop, which cost
+ * 131 072 reports of two hops a second.
+ */
+#define WHOLE_PARSE_BYTES (1UL << 20)
+
+/*
+ * The whole text as one tree, or (large reports) the tree without the hops'
+ * elements, which read_hops then parses one at a time from the text. A small
+ * report the whole parse refuses is parsed again that way: the message names
+ * the same place either way.
  */
 static json_t *load_json(const char *text, size_t len, struct report_hops_text *stream,
 			 bool *streamed, json_error_t *jerr)
 {
+	json_t *root;
+
+	*streamed = false;
+	if (len <= WHOLE_PARSE_BYTES &&
+	    (root = json_loadb(text, len, JSON_REJECT_DUPLICATES, jerr)))
+		return root;
 	*streamed = report_hops_find(text, len, stream);
 	if (*streamed)
 		return report_hops_load_rest(stream, jerr);
@@ -419,7 +440,8 @@ static json_t *load_json(const char *text, size_t len, struct report_hops_text *
 }
 
 /* *foreign: the failure is that the file is no fabriclab report at all. */
-static int parse(const char *path, struct report_file *f, bool *foreign)
+static int parse(const char *path, struct report_file *f, struct report_arena *sizes,
+		 bool listed, bool *foreign)
 {
 	struct report_reader r = { path, "" };
 	struct report_hops_text stream;
@@ -428,7 +450,8 @@ static int parse(const char *path, struct report_file *f, bool *foreign)
 	bool streamed;
 	size_t len;
 	char *text;
-	int err = fl_read_regular(path, REPORT_MAX_BYTES, &text, &len);
+	int err = listed ? fl_read_listed_regular(path, REPORT_MAX_BYTES, &text, &len)
+			 : fl_read_regular(path, REPORT_MAX_BYTES, &text, &len);
 
 	*foreign = true;
 	if (err)
@@ -442,7 +465,7 @@ static int parse(const char *path, struct report_file *f, bool *foreign)
 	}
 	err = check_schema(&r, root, foreign);
 	err = err ? err : read_header(&r, root, f);
-	err = err ? err : read_hops(&r, root, f, streamed ? &stream : NULL);
+	err = err ? err : read_hops(&r, root, f, streamed ? &stream : NULL, sizes);
 	free(text);
 	err = err ? err : report_read_ports(path, root, f);
 	err = err ? err : report_read_injected(path, root, f);
@@ -468,7 +491,8 @@ static struct report_file *new_file(struct report_set *set)
 	return &set->files[set->nfiles];
 }
 
-static int load_file(struct report_set *set, const char *path, bool *foreign)
+/* listed: a folder's listing said path is a regular file */
+static int load_file(struct report_set *set, const char *path, bool listed, bool *foreign)
 {
 	struct report_file *f = new_file(set);
 	int err;
@@ -476,7 +500,7 @@ static int load_file(struct report_set *set, const char *path, bool *foreign)
 	*foreign = false;
 	if (!f || !(f->path = strdup(path)))
 		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", path);
-	err = parse(path, f, foreign);
+	err = parse(path, f, &set->sizes, listed, foreign);
 	if (err) {
 		free(f->path);
 		free(f->views);
@@ -502,7 +526,7 @@ int report_add_file(struct report_set *set, const char *path)
 {
 	bool foreign;
 
-	return load_file(set, path, &foreign);
+	return load_file(set, path, false, &foreign);
 }
 
 static bool is_report_name(const char *name)
@@ -512,12 +536,18 @@ static bool is_report_name(const char *name)
 	return name[0] != '.' && n > 5 && !strcmp(name + n - 5, ".json");
 }
 
+/* A *.json of a folder, and whether the listing said it is a regular file. */
+struct listed {
+	char *name;
+	bool regular;
+};
+
 static int cmp_names(const void *a, const void *b)
 {
-	return strverscmp(*(char *const *)a, *(char *const *)b);
+	return strverscmp(((const struct listed *)a)->name, ((const struct listed *)b)->name);
 }
 
-static int list_reports(const char *dir, char ***names, size_t *n)
+static int list_reports(const char *dir, struct listed **names, size_t *n)
 {
 	size_t cap = 0;
 	struct dirent *e;
@@ -531,21 +561,22 @@ static int list_reports(const char *dir, char ***names, size_t *n)
 		if (!is_report_name(e->d_name))
 			continue;
 		if (*n == cap) {
-			char **grown = realloc(*names, (cap = cap ? 2 * cap : 64) * sizeof(char *));
+			struct listed *grown = realloc(*names, (cap = cap ? 2 * cap : 64) *
+								       sizeof(**names));
 
 			if (!grown)
 				break;
 			*names = grown;
 		}
-		if (!((*names)[*n] = strdup(e->d_name)))
+		if (!((*names)[*n].name = strdup(e->d_name)))
 			break;
-		(*n)++;
+		(*names)[(*n)++].regular = e->d_type == DT_REG; /* DT_UNKNOWN: asked at the open */
 	}
 	closedir(d);
 	if (e)
 		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory listing reports", dir);
 	if (*n)
-		qsort(*names, *n, sizeof(char *), cmp_names);
+		qsort(*names, *n, sizeof(**names), cmp_names);
 	return 0;
 }
 
@@ -566,21 +597,22 @@ static int skip_foreign(struct report_set *set, int err, bool foreign, char *las
 static int add_dir(struct report_set *set, const char *dir)
 {
 	size_t n, before = set->nfiles, skipped = set->skipped;
-	char **names, last[FL_ERROR_LEN] = "";
+	char last[FL_ERROR_LEN] = "";
+	struct listed *names;
 	int err = list_reports(dir, &names, &n);
 
 	for (size_t i = 0; i < n; i++) {
 		char *path = NULL;
 		bool foreign = false;
 
-		if (!err && asprintf(&path, "%s/%s", dir, names[i]) < 0)
+		if (!err && asprintf(&path, "%s/%s", dir, names[i].name) < 0)
 			err = fl_fail(FL_ERR_SYSTEM, "%s: out of memory", dir);
 		if (!err) {
-			err = load_file(set, path, &foreign);
+			err = load_file(set, path, names[i].regular, &foreign);
 			err = skip_foreign(set, err, foreign, last, sizeof(last));
 		}
 		free(path);
-		free(names[i]);
+		free(names[i].name);
 	}
 	free(names);
 	if (!err && !n)

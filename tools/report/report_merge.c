@@ -25,7 +25,14 @@ static uint64_t hash_key(const struct report_hop_key *k)
 			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
 		h = (h ^ 0xff) * 1099511628211ULL; /* keeps "ab"+"c" apart from "a"+"bc" */
 	}
-	return h;
+	/*
+	 * The table takes the low bits, and FNV's multiplications carry only upward: the
+	 * low bits of the product see only the low bits of the state. A final mix brings
+	 * the high bits down.
+	 */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 33);
 }
 
 static bool same_key(const struct report_hop_key *a, const struct report_hop_key *b)
@@ -108,8 +115,11 @@ static double max_of(double a, double b)
  * that their ratio stays a share of time; the percentiles are approximated by
  * the worse of the two.
  */
-static void combine(struct report_view *into, const struct report_view *v)
+static int combine(struct report_arena *sizes, struct report_view *into,
+		   const struct report_view *v)
 {
+	uint64_t a[REPORT_SIZE_BUCKETS], b[REPORT_SIZE_BUCKETS];
+
 	into->processes += v->processes;
 	into->connections += v->connections;
 	into->bytes += v->bytes;
@@ -126,12 +136,17 @@ static void combine(struct report_view *into, const struct report_view *v)
 	into->p50_us = max_of(into->p50_us, v->p50_us);
 	into->p99_us = max_of(into->p99_us, v->p99_us);
 	into->max_us = max_of(into->max_us, v->max_us);
-	for (size_t b = 0; b < REPORT_SIZE_BUCKETS; b++)
-		into->sizes[b] += v->sizes[b];
 	into->mem_types |= v->mem_types;
 	into->gdr |= v->gdr;
 	into->dev_gdr_capable |= v->dev_gdr_capable;
 	into->rdma_port_active |= v->rdma_port_active;
+	if (!v->size_mask)
+		return 0;
+	report_sizes_get(into, a);
+	report_sizes_get(v, b);
+	for (size_t k = 0; k < REPORT_SIZE_BUCKETS; k++)
+		a[k] += b[k];
+	return report_sizes_store(sizes, into, a) ? fl_fail(FL_ERR_SYSTEM, "out of memory") : 0;
 }
 
 /*
@@ -139,7 +154,7 @@ static void combine(struct report_view *into, const struct report_view *v)
  * view, mode, communicator and ranks): the same view twice in one file is a
  * duplicated entry, refused by name rather than silently added up.
  */
-static int add_view(const struct report_set *set, struct report_hop *h,
+static int add_view(struct report_set *set, struct report_hop *h,
 		    const struct report_file_view *fv, int input, size_t index)
 {
 	struct report_view *slot = fv->is_send ? &h->send : &h->recv;
@@ -151,7 +166,10 @@ static int add_view(const struct report_set *set, struct report_hop *h,
 			       fv->key.src_dev, fv->key.dst_node, fv->key.dst_dev,
 			       fv->is_send ? "send" : "recv", fv->v.src_rank, fv->v.dst_rank);
 	if (slot->present) {
-		combine(slot, &fv->v);
+		int err = combine(&set->sizes, slot, &fv->v);
+
+		if (err)
+			return err;
 	} else {
 		*slot = fv->v;
 		slot->input = input;
@@ -228,6 +246,10 @@ static int join_views(struct report_set *set)
 		for (size_t i = 0; !err && file->superseded_by < 0 && i < file->nviews; i++)
 			err = add_view(set, find_or_add(set, &ix, &file->views[i]), &file->views[i],
 				       (int)f, i);
+		/* in the hops now: what they took goes back before the next file's are copied */
+		free(set->files[f].views);
+		set->files[f].views = NULL;
+		set->files[f].nviews = 0;
 	}
 	free(ix.slots);
 	return err;
@@ -295,18 +317,13 @@ static int sort_hops(struct report_set *set)
 	return 0;
 }
 
-/* The views are in the hops now: what they took goes back before the judgement's arrays. */
-static void drop_views(struct report_set *set)
+/* The hops array was sized for every view joining none: what the joins left goes back. */
+static void fit_hops(struct report_set *set)
 {
 	struct report_hop *fit = realloc(set->hops, (set->nhops + 1) * sizeof(*set->hops));
 
 	if (fit)
 		set->hops = fit;
-	for (size_t f = 0; f < set->nfiles; f++) {
-		free(set->files[f].views);
-		set->files[f].views = NULL;
-		set->files[f].nviews = 0;
-	}
 }
 
 bool report_has_wire(const struct report_view *v)
@@ -427,10 +444,11 @@ static void join_gdr(const struct report_hop *h, struct fl_hop_figures *f)
 /* A view's size buckets hold [2^b, 2^(b+1)); the plugin's bucket b + 1 holds the same. */
 static uint64_t typical_request(const struct report_view *v)
 {
-	uint64_t counts[FL_SIZE_BUCKETS] = { 0 };
+	uint64_t counts[FL_SIZE_BUCKETS] = { 0 }, sizes[REPORT_SIZE_BUCKETS];
 
+	report_sizes_get(v, sizes);
 	for (size_t b = 0; b + 1 < FL_SIZE_BUCKETS && b < REPORT_SIZE_BUCKETS; b++)
-		counts[b + 1] = v->sizes[b];
+		counts[b + 1] = sizes[b];
 	return fl_size_median_byte(counts);
 }
 
@@ -516,7 +534,7 @@ int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 		report_name_ranks(set);
 	err = err ? err : join_views(set);
 	if (!err)
-		drop_views(set);
+		fit_hops(set);
 	err = err ? err : sort_hops(set);
 	if (err)
 		return err;
@@ -600,5 +618,6 @@ void report_free(struct report_set *set)
 	free(set->files);
 	free(set->hops);
 	free(set->figures);
+	report_arena_free(&set->sizes);
 	memset(set, 0, sizeof(*set));
 }

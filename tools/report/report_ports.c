@@ -124,8 +124,7 @@ int report_read_ports(const char *path, json_t *root, struct report_file *f)
 	}
 	for (size_t v = 0; active && v < f->nviews; v++) {
 		f->views[v].v.rdma_port_active = true;
-		snprintf(f->views[v].v.rdma_port, sizeof(f->views[v].v.rdma_port), "%s",
-			 active->name);
+		f->views[v].v.rdma_port = active->name; /* f->ports lives as long as the set */
 	}
 	return 0;
 }
@@ -137,7 +136,7 @@ void report_rdma_figures(const struct report_hop *h, struct fl_hop_figures *f)
 	const struct report_view *v = send ? &h->send : &h->recv;
 
 	f->rdma_port_active = send || recv;
-	if (!f->rdma_port_active || !v->rdma_port[0])
+	if (!f->rdma_port_active || !v->rdma_port || !v->rdma_port[0])
 		return;
 	snprintf(f->rdma_node, sizeof(f->rdma_node), "%s",
 		 send ? h->key.src_node : h->key.dst_node);

@@ -41,7 +41,8 @@ struct sweep_opts {
 	const char *save;
 	const char *baseline;
 	bool gate;
-	const char *gate_node;
+	/* escaped (\xNN) like the ranks' own names: compared with them, shown as they are */
+	char gate_node[SWEEP_NAME_LEN]; /* "" without --node */
 	char gate_peers[SWEEP_MAX_PEERS][SWEEP_NAME_LEN];
 	int npeers;
 	const char *tool_dir;
@@ -166,6 +167,8 @@ void sweep_commands(const struct sweep_result *res, const struct sweep_verdict *
 		    const struct sweep_opts *o, struct sweep_commands *c);
 
 /* sweep_out.c */
+/* "fabriclab sweep: TEXT" on stderr, TEXT escaped: errors name nodes and files. */
+void sweep_print_error(const char *text);
 void sweep_print_text(const struct sweep_result *res, const struct sweep_verdict *v,
 		      const struct sweep_opts *o, FILE *out);
 int sweep_print_json(const struct sweep_result *res, const struct sweep_verdict *v,

@@ -62,13 +62,13 @@ int sweep_conclude(const struct sweep_result *res, const struct sweep_opts *o)
 	if (!rc)
 		rc = sweep_judge(res, o, o->baseline ? &base : NULL, &v);
 	if (rc) {
-		fprintf(stderr, "fabriclab sweep: %s\n", shim_error_text());
+		sweep_print_error(shim_error_text());
 		sweep_baseline_free(&base);
 		return SWEEP_EXIT_USAGE;
 	}
 	rc = outputs(res, &v, o);
 	if (rc)
-		fprintf(stderr, "fabriclab sweep: %s\n", shim_error_text());
+		sweep_print_error(shim_error_text());
 	if (res->wrong)
 		fprintf(stderr, "fabriclab sweep: %llu bytes arrived wrong\n",
 			(unsigned long long)res->wrong);

@@ -95,6 +95,17 @@ static int parse_number(const char *opt, const char *v, double min, double max, 
 	return 0;
 }
 
+/* A node name as the ranks keep theirs: escaped, and short enough so. */
+static bool escape_name(char *dst, const char *name, size_t len)
+{
+	char raw[SWEEP_NAME_LEN];
+
+	if (!len || len >= SWEEP_NAME_LEN)
+		return false;
+	snprintf(raw, sizeof(raw), "%.*s", (int)len, name);
+	return tool_text_escape(dst, SWEEP_NAME_LEN, raw) < SWEEP_NAME_LEN;
+}
+
 static int parse_peers(const char *v, struct sweep_opts *o)
 {
 	const char *p = v;
@@ -103,9 +114,8 @@ static int parse_peers(const char *v, struct sweep_opts *o)
 	while (*p) {
 		size_t len = strcspn(p, ",");
 
-		if (!len || len >= SWEEP_NAME_LEN || o->npeers == SWEEP_MAX_PEERS)
+		if (o->npeers == SWEEP_MAX_PEERS || !escape_name(o->gate_peers[o->npeers++], p, len))
 			return bad("--peers", v, "node names separated by commas, at most 64");
-		snprintf(o->gate_peers[o->npeers++], SWEEP_NAME_LEN, "%.*s", (int)len, p);
 		p += len + (p[len] == ',');
 	}
 	return o->npeers ? 0 : bad("--peers", v, "one node name or more");
@@ -143,7 +153,10 @@ static int parse_one(int c, const char *arg, struct sweep_opts *o)
 	case OPT_JSON: o->json = true; return 0;
 	case OPT_SVG: o->svg = arg; return 0;
 	case OPT_GATE: o->gate = true; return 0;
-	case OPT_NODE: o->gate_node = arg; return 0;
+	case OPT_NODE:
+		if (!escape_name(o->gate_node, arg, strlen(arg)))
+			return bad("--node", arg, "a node name of 1 to 63 characters");
+		return 0;
 	case OPT_PEERS: return parse_peers(arg, o);
 	case OPT_MEM:
 		if (strcmp(arg, "host") && strcmp(arg, "cuda"))
@@ -160,9 +173,9 @@ static int check_args(const struct sweep_opts *o)
 
 	if (o->min_bytes > o->max_bytes)
 		why = "-b is larger than -e";
-	else if (o->gate && (!o->gate_node || !o->npeers))
+	else if (o->gate && (!o->gate_node[0] || !o->npeers))
 		why = "--gate needs --node NODE and --peers A,B,...";
-	else if (!o->gate && (o->gate_node || o->npeers))
+	else if (!o->gate && (o->gate_node[0] || o->npeers))
 		why = "--node and --peers go with --gate";
 	if (why)
 		fprintf(stderr, "fabriclab sweep: %s (see `fabriclab sweep --help`)\n", why);
@@ -202,16 +215,19 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 			return 1;
 		}
 		if (c == '?' || c == ':') {
-			fprintf(stderr, "fabriclab sweep: %s %s (see `fabriclab sweep --help`)\n",
-				c == '?' ? "unknown option" : "missing value for",
-				argv[optind - 1]);
+			fprintf(stderr, "fabriclab sweep: %s ",
+				c == '?' ? "unknown option" : "missing value for");
+			tool_text_put(stderr, argv[optind - 1]);
+			fputs(" (see `fabriclab sweep --help`)\n", stderr);
 			return SWEEP_EXIT_USAGE;
 		}
 		if (parse_one(c, optarg, o))
 			return SWEEP_EXIT_USAGE;
 	}
 	if (optind < argc) {
-		fprintf(stderr, "fabriclab sweep: unexpected argument \"%s\"\n", argv[optind]);
+		fputs("fabriclab sweep: unexpected argument \"", stderr);
+		tool_text_put(stderr, argv[optind]);
+		fputs("\"\n", stderr);
 		return SWEEP_EXIT_USAGE;
 	}
 	return check_args(o);
@@ -299,7 +315,7 @@ static int run_local(struct sweep_opts *o)
 	if (!rc)
 		return status;
 	if (status != SWEEP_EXIT_USAGE)
-		fprintf(stderr, "fabriclab sweep: %s\n", shim_error_text());
+		print_error("");
 	return status == SWEEP_EXIT_USAGE ? status : SWEEP_EXIT_FAILED;
 }
 

@@ -10,6 +10,7 @@
 #include "plugin/base/version.h"
 #include "plugin/report/report.h"
 #include "shim/shim.h"
+#include "tools/common/tool_text.h"
 
 static const char *why(enum sweep_flag f)
 {
@@ -226,4 +227,11 @@ int sweep_print_json(const struct sweep_result *res, const struct sweep_verdict 
 	fputc('\n', out);
 	json_decref(root);
 	return rc ? shim_fail(FL_ERR_SYSTEM, "cannot write the JSON output") : FL_OK;
+}
+
+void sweep_print_error(const char *text)
+{
+	fputs("fabriclab sweep: ", stderr);
+	tool_text_put(stderr, text);
+	fputc('\n', stderr);
 }

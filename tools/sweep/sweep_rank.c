@@ -366,7 +366,11 @@ static void report_failure(void)
 {
 	const char *rank = shim_env("RANK");
 
-	fprintf(stderr, "fabriclab sweep: rank %s: %s\n", rank ? rank : "?", shim_error_text());
+	fputs("fabriclab sweep: rank ", stderr);
+	tool_text_put(stderr, rank ? rank : "?");
+	fputs(": ", stderr);
+	tool_text_put(stderr, shim_error_text());
+	fputc('\n', stderr);
 }
 
 int sweep_rank(const struct sweep_opts *o)
@@ -383,7 +387,7 @@ int sweep_rank(const struct sweep_opts *o)
 	if (rc == FL_ERR_USAGE) {
 		/* Every rank knows the same: rank 0 says it, all leave with the same status. */
 		if (r.w.rank == 0)
-			fprintf(stderr, "fabriclab sweep: %s\n", shim_error_text());
+			sweep_print_error(shim_error_text());
 		code = agree_exit(&r, SWEEP_EXIT_USAGE);
 	} else if (rc) {
 		report_failure();

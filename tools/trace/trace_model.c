@@ -430,7 +430,8 @@ static void fill_ranks(struct trace_process *p)
 	}
 }
 
-static void to_view(struct trace_hop *h, int input, struct report_file_view *fv)
+static int to_view(struct trace_hop *h, int input, struct report_arena *sizes,
+		   struct report_file_view *fv)
 {
 	struct report_view *v = &fv->v;
 	uint64_t wire_ns = trace_spans_union(&h->wire);
@@ -455,13 +456,14 @@ static void to_view(struct trace_hop *h, int input, struct report_file_view *fv)
 	v->active_seconds = (double)trace_spans_union(&h->active) / 1e9;
 	v->peer_wait_seconds = (double)h->peer_wait_ns / 1e9;
 	wire_percentiles(&h->wire, v);
-	memcpy(v->sizes, h->sizes, sizeof(v->sizes));
 	v->mem_types = h->mem_types;
 	v->gdr = (h->mem_types & (FL_PTR_CUDA | FL_PTR_DMABUF)) != 0;
 	v->dev_gdr_capable = h->gdr_capable;
+	return report_sizes_store(sizes, v, h->sizes) ? fl_fail(FL_ERR_SYSTEM, "out of memory") : 0;
 }
 
-static int to_file(struct trace_process *p, int index, struct report_file *f)
+static int to_file(struct trace_process *p, int index, struct report_arena *sizes,
+		   struct report_file *f)
 {
 	char path[128];
 
@@ -478,8 +480,10 @@ static int to_file(struct trace_process *p, int index, struct report_file *f)
 	f->rank = p->rank;
 	f->final = true;
 	f->superseded_by = -1;
-	for (size_t i = 0; i < p->nhops; i++)
-		to_view(&p->hops[i], index, &f->views[f->nviews++]);
+	for (size_t i = 0; i < p->nhops; i++) {
+		if (to_view(&p->hops[i], index, sizes, &f->views[f->nviews++]))
+			return -1;
+	}
 	/* The report set frees them from now on. */
 	f->injected = p->injected;
 	f->ninjected = p->ninjected;
@@ -497,7 +501,7 @@ int trace_model_to_reports(struct trace_model *m, struct report_set *set)
 	for (size_t i = 0; i < m->nprocs; i++) {
 		if (!m->procs[i].nhops)
 			continue; /* a process without a connection has nothing to report */
-		if (to_file(&m->procs[i], (int)set->nfiles, &set->files[set->nfiles]))
+		if (to_file(&m->procs[i], (int)set->nfiles, &set->sizes, &set->files[set->nfiles]))
 			return -1;
 		set->nfiles++;
 	}
