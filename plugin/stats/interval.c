@@ -7,10 +7,12 @@
 
 static int ring_has_room(struct fl_runs *r)
 {
-	if (fl_runs_roomy(r))
+	uint64_t head = fl_runs_own(&r->head);
+
+	if (fl_runs_roomy(r, head))
 		return 1;
 	r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-	return fl_runs_roomy(r);
+	return fl_runs_roomy(r, head);
 }
 
 static void add_relaxed(_Atomic uint64_t *c, uint64_t v)
@@ -21,14 +23,15 @@ static void add_relaxed(_Atomic uint64_t *c, uint64_t v)
 
 void fl_runs_close_slow(struct fl_runs *r, uint64_t s, uint64_t e)
 {
+	uint64_t we = fl_runs_own(&r->open_end);
+
 	if (ring_has_room(r)) {
-		fl_runs_close(r, s, e);
+		fl_runs_close(r, s, e, we);
 		return;
 	}
 	/* Nobody drained the ring: cover the gap rather than lose the run, and say so. */
-	add_relaxed(&r->bridged_ns, s - r->w_end);
+	add_relaxed(&r->bridged_ns, s - we);
 	add_relaxed(&r->overflows, 1);
-	r->w_end = e;
 	atomic_store_explicit(&r->open_end, e, memory_order_release);
 }
 
@@ -38,9 +41,8 @@ void fl_runs_push_early(struct fl_runs *r, uint64_t s, uint64_t e)
 		fl_runs_push(r, s, e);
 		return;
 	}
-	add_relaxed(&r->bridged_ns, r->w_start - e);
+	add_relaxed(&r->bridged_ns, fl_runs_own(&r->open_start) - e);
 	add_relaxed(&r->overflows, 1);
-	r->w_start = s;
 	atomic_store_explicit(&r->open_start, s, memory_order_release);
 }
 

@@ -381,7 +381,7 @@ static struct {
 /* Test harness only: never outrun the reader, so the result must be exact. */
 static void wait_for_room(struct fl_runs *r)
 {
-	while (r->head_w - atomic_load(&r->tail) > FL_RUN_RING - 4)
+	while (atomic_load(&r->head) - atomic_load(&r->tail) > FL_RUN_RING - 4)
 		sched_yield();
 }
 
