@@ -5,14 +5,30 @@
 
 /* ---- writer side: the slow paths of fl_runs_add ---- */
 
+static _Atomic(void (*)(void)) nudge_hook;
+
+void fl_runs_set_nudge(void (*nudge)(void))
+{
+	atomic_store_explicit(&nudge_hook, nudge, memory_order_release);
+}
+
+/*
+ * The writer's view of the ring was past the nudge mark: reads the reader's tail again; still
+ * past it, wakes the reader (once per FL_RUN_NUDGE_AGAIN words). Room for the longest run?
+ */
 static int ring_has_room(struct fl_runs *r)
 {
 	uint64_t head = fl_runs_own(&r->head);
+	void (*nudge)(void);
 
-	if (fl_runs_roomy(r, head))
-		return 1;
 	r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-	return fl_runs_roomy(r, head);
+	if (head - r->tail_seen > FL_RUN_NUDGE && head - r->nudged >= FL_RUN_NUDGE_AGAIN) {
+		r->nudged = head;
+		nudge = atomic_load_explicit(&nudge_hook, memory_order_acquire);
+		if (nudge)
+			nudge();
+	}
+	return head - r->tail_seen <= FL_RUN_RING - FL_RUN_WORDS_MAX;
 }
 
 static void add_relaxed(_Atomic uint64_t *c, uint64_t v)
@@ -26,7 +42,7 @@ void fl_runs_close_slow(struct fl_runs *r, uint64_t s, uint64_t e)
 	uint64_t we = fl_runs_own(&r->open_end);
 
 	if (ring_has_room(r)) {
-		fl_runs_close(r, s, e, we);
+		fl_runs_close_at(r, fl_runs_own(&r->head), s, e, we);
 		return;
 	}
 	/* Nobody drained the ring: cover the gap rather than lose the run, and say so. */

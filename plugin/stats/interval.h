@@ -45,6 +45,14 @@
  */
 #define FL_RUN_RING 2048
 #define FL_RUN_WORDS_MAX 3
+/*
+ * Past this many words the writer asks the reader for a drain (fl_runs_set_nudge), again
+ * every FL_RUN_NUDGE_AGAIN words while it stays there: a burst after a quiet spell, when the
+ * reader's adaptive period has grown long, is drained before the ring is full, not bridged.
+ * The fast path tests this bound in place of "full", so a nudge costs nothing until then.
+ */
+#define FL_RUN_NUDGE (FL_RUN_RING / 2)
+#define FL_RUN_NUDGE_AGAIN (FL_RUN_RING / 8)
 #define FL_RUN_ESCAPE 0xffffffffULL /* a word's high half: the run follows in full */
 
 struct fl_run {
@@ -60,6 +68,7 @@ struct fl_runs {
 	_Atomic uint64_t head;                  /* next ring word to fill */
 	uint64_t tail_seen;                     /* the reader's tail as last read (writer-private) */
 	uint64_t w_last; /* end of the run pushed last: the next is coded from it (writer-private) */
+	uint64_t nudged; /* head at the writer's last nudge (writer-private) */
 	_Atomic uint64_t bridged_ns;
 	_Atomic uint64_t overflows; /* times the ring was full and a gap was bridged */
 	/* the reader's, on a line of its own */
@@ -68,7 +77,12 @@ struct fl_runs {
 	_Alignas(64) _Atomic uint64_t ring[FL_RUN_RING];
 };
 
-/* The ring looked full: reads the reader's tail again, else bridges to [s, e). */
+/*
+ * Called by a writer whose ring is filling faster than it is drained (any thread, often;
+ * must not block): wakes the reader. NULL: nobody to wake (the default).
+ */
+void fl_runs_set_nudge(void (*nudge)(void));
+/* The ring looked half full: reads the reader's tail again (nudging it), else bridges to [s, e). */
 void fl_runs_close_slow(struct fl_runs *r, uint64_t s, uint64_t e);
 /* An interval entirely before the open run: pushed as a run of its own. */
 void fl_runs_push_early(struct fl_runs *r, uint64_t s, uint64_t e);
@@ -79,10 +93,10 @@ static inline uint64_t fl_runs_own(const _Atomic uint64_t *w)
 	return atomic_load_explicit(w, memory_order_relaxed);
 }
 
-/* Room for the longest run at ring word `head`, as the writer last saw the reader. */
+/* Below the nudge mark at ring word `head`, as the writer last saw the reader. */
 static inline int fl_runs_roomy(const struct fl_runs *r, uint64_t head)
 {
-	return head - r->tail_seen <= FL_RUN_RING - FL_RUN_WORDS_MAX;
+	return head - r->tail_seen <= FL_RUN_NUDGE;
 }
 
 /*
@@ -125,6 +139,16 @@ static inline void fl_runs_push(struct fl_runs *r, uint64_t s, uint64_t e)
 	fl_runs_push_at(r, fl_runs_own(&r->head), s, e);
 }
 
+/* The open run, ending at we, into the ring at word `head` (room checked); [s, e) opens. */
+static inline __attribute__((always_inline)) void fl_runs_close_at(struct fl_runs *r,
+								    uint64_t head, uint64_t s,
+								    uint64_t e, uint64_t we)
+{
+	if (__builtin_expect(we != 0, 1))
+		fl_runs_push_at(r, head, fl_runs_own(&r->open_start), we);
+	fl_runs_publish(r, s, e);
+}
+
 /*
  * [s, e) starts after the open run, which ends at we: close the open run into the ring,
  * open a new one.
@@ -138,9 +162,7 @@ static inline __attribute__((always_inline)) void fl_runs_close(struct fl_runs *
 		fl_runs_close_slow(r, s, e);
 		return;
 	}
-	if (__builtin_expect(we != 0, 1))
-		fl_runs_push_at(r, head, fl_runs_own(&r->open_start), we);
-	fl_runs_publish(r, s, e);
+	fl_runs_close_at(r, head, s, e, we);
 }
 
 /*
