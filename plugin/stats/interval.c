@@ -88,14 +88,6 @@ static int by_start(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
-static int in_order(const struct fl_run *runs, size_t n)
-{
-	for (size_t i = 1; i < n; i++)
-		if (runs[i].start < runs[i - 1].start)
-			return 0;
-	return 1;
-}
-
 /* Sorted, overlapping or touching runs become one; returns the new count. */
 static size_t coalesce(struct fl_run *runs, size_t n)
 {
@@ -185,6 +177,8 @@ void fl_union_add(struct fl_union *u, struct fl_run_scratch *sc, uint64_t start,
 		u->bridges++;
 		return;
 	}
+	sc->unsorted |= sc->n && start < sc->last_start;
+	sc->last_start = start;
 	sc->runs[sc->n++] = (struct fl_run){ start, end };
 }
 
@@ -193,7 +187,47 @@ static uint64_t ring_word(const struct fl_runs *r, uint64_t i)
 	return atomic_load_explicit(&r->ring[i & (FL_RUN_RING - 1)], memory_order_relaxed);
 }
 
-/* Decodes the runs the writer pushed (fl_runs_push), in order, against r_last. */
+/*
+ * Decodes the runs the writer pushed (fl_runs_push_at), in order, against r_last, into
+ * the scratch from `out` on (room checked); returns the end of what it wrote. Each run
+ * clipped to the watermark; empty ones dropped.
+ */
+static struct fl_run *take_runs(struct fl_run_scratch *sc, struct fl_run *out,
+				const struct fl_runs *r, uint64_t tail, uint64_t head,
+				uint64_t watermark, uint64_t *r_last)
+{
+	/* an empty scratch starts no earlier than 0: no run is out of order against it */
+	uint64_t last = *r_last, prev = sc->n ? sc->last_start : 0;
+	const _Atomic uint64_t *ring = r->ring;
+	int unsorted = 0;
+
+	for (uint64_t i = tail; i != head;) {
+		uint64_t word = atomic_load_explicit(&ring[i++ & (FL_RUN_RING - 1)],
+						     memory_order_relaxed), from, to;
+
+		if (__builtin_expect(word >> 32 == FL_RUN_ESCAPE, 0)) {
+			from = ring_word(r, i++);
+			to = ring_word(r, i++);
+		} else {
+			from = last + (word >> 32);
+			to = from + (word & UINT32_MAX);
+		}
+		last = to;
+		from = from < watermark ? watermark : from;
+		if (to > from) {
+			unsorted |= from < prev;
+			prev = from;
+			out->start = from;
+			out->end = to;
+			out++;
+		}
+	}
+	sc->unsorted |= unsorted;
+	sc->last_start = prev;
+	*r_last = last;
+	return out;
+}
+
 size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_runs *r)
 {
 	/* The open run first: a run closed after this read is then in the ring. */
@@ -203,36 +237,28 @@ size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_ru
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 
 	/* Sizes the scratch once for the batch (a run takes at least one word, plus the open run). */
-	int roomy = scratch_room(sc, (size_t)(head - tail) + 1);
-	/* In locals: stores into the scratch could alias them, and would keep them in memory. */
-	uint64_t last = r->r_last, watermark = u->watermark;
-	struct fl_run *runs = sc->runs;
-	size_t n = sc->n;
+	if (scratch_room(sc, (size_t)(head - tail) + 1)) {
+		sc->n = (size_t)(take_runs(sc, sc->runs + sc->n, r, tail, head, u->watermark,
+					   &r->r_last) - sc->runs);
+	} else {
+		/* no memory: fl_union_add copes with each run, and counts what it must */
+		uint64_t last = r->r_last;
 
-	for (uint64_t i = tail; i != head;) {
-		uint64_t word = ring_word(r, i++), from, to;
+		for (uint64_t i = tail; i != head;) {
+			uint64_t word = ring_word(r, i++), from, to;
 
-		if (word >> 32 == FL_RUN_ESCAPE) {
-			from = ring_word(r, i++);
-			to = ring_word(r, i++);
-		} else {
-			from = last + (word >> 32);
-			to = from + (word & UINT32_MAX);
+			if (word >> 32 == FL_RUN_ESCAPE) {
+				from = ring_word(r, i++);
+				to = ring_word(r, i++);
+			} else {
+				from = last + (word >> 32);
+				to = from + (word & UINT32_MAX);
+			}
+			last = to;
+			fl_union_add(u, sc, from, to);
 		}
-		last = to;
-		if (!roomy) {
-			sc->n = n;
-			fl_union_add(u, sc, from, to); /* no memory: it copes, and counts what it must */
-			n = sc->n;
-			continue;
-		}
-		if (from < watermark)
-			from = watermark;
-		if (to > from)
-			runs[n++] = (struct fl_run){ from, to };
+		r->r_last = last;
 	}
-	sc->n = n;
-	r->r_last = last;
 	/* read first, added last: the runs stay in time order, and settle skips its sort */
 	if (end > start)
 		fl_union_add(u, sc, start, end);
@@ -319,7 +345,11 @@ static int pending_room(struct fl_union *u, size_t n)
 void fl_union_settle(struct fl_union *u, struct fl_run_scratch *sc, uint64_t floor)
 {
 	size_t taken = sc->n, limit = taken > FL_UNION_PENDING ? taken : FL_UNION_PENDING, n;
+	/* pending is sorted; the scratch knows whether it is, and where it starts */
+	int sorted = !sc->unsorted && (!u->npending || !sc->n ||
+				       u->pending[u->npending - 1].start <= sc->runs[0].start);
 
+	sc->unsorted = 0;
 	if (!scratch_room(sc, u->npending)) {
 		fold_all_as_bridged(u, sc->runs, sc->n);
 		sc->n = 0;
@@ -332,7 +362,7 @@ void fl_union_settle(struct fl_union *u, struct fl_run_scratch *sc, uint64_t flo
 	}
 	n = sc->n + u->npending;
 	sc->n = 0;
-	if (n && !in_order(sc->runs, n))
+	if (n && !sorted)
 		qsort(sc->runs, n, sizeof(sc->runs[0]), by_start);
 	n = coalesce_fold(u, sc->runs, n, floor);
 	if (n > limit) {

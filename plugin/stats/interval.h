@@ -204,6 +204,9 @@ static inline __attribute__((always_inline)) void fl_runs_add(struct fl_runs *r,
 struct fl_run_scratch {
 	struct fl_run *runs;
 	size_t n, cap;
+	/* kept as runs come in, so settle need not check the order again */
+	uint64_t last_start; /* start of runs[n - 1] */
+	int unsorted;        /* a run came in starting before the one before it */
 };
 
 struct fl_union {
