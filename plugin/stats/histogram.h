@@ -21,6 +21,9 @@
 
 struct fl_size_hist {
 	_Atomic uint64_t n[FL_SIZE_BUCKETS];
+	/* writer-private: the size recorded last and its bucket (NCCL repeats its sizes) */
+	uint64_t last_bytes;
+	unsigned last_bucket; /* fl_size_bucket(last_bytes); 0 for the zeroed start */
 };
 
 struct fl_time_hist {
@@ -58,7 +61,11 @@ static inline void fl_hist_bump(_Atomic uint64_t *slot)
 
 static inline void fl_size_hist_add(struct fl_size_hist *h, uint64_t bytes)
 {
-	fl_hist_bump(&h->n[fl_size_bucket(bytes)]);
+	if (bytes != h->last_bytes) {
+		h->last_bytes = bytes;
+		h->last_bucket = fl_size_bucket(bytes);
+	}
+	fl_hist_bump(&h->n[h->last_bucket]);
 }
 
 static inline void fl_time_hist_add(struct fl_time_hist *h, uint64_t ns)

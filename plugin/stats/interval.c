@@ -190,14 +190,16 @@ static uint64_t ring_word(const struct fl_runs *r, uint64_t i)
 /*
  * Decodes the runs the writer pushed (fl_runs_push_at), in order, against r_last, into
  * the scratch from `out` on (room checked); returns the end of what it wrote. Each run
- * clipped to the watermark; empty ones dropped.
+ * clipped to the watermark; empty ones dropped. Runs coded in one word start after the end
+ * of the run before (from = last + gap), so only an escaped run can start earlier: the order
+ * is checked there, where the batch meets what the scratch held, and nowhere else.
  */
 static struct fl_run *take_runs(struct fl_run_scratch *sc, struct fl_run *out,
 				const struct fl_runs *r, uint64_t tail, uint64_t head,
 				uint64_t watermark, uint64_t *r_last)
 {
-	/* an empty scratch starts no earlier than 0: no run is out of order against it */
-	uint64_t last = *r_last, prev = sc->n ? sc->last_start : 0;
+	struct fl_run *first = out;
+	uint64_t last = *r_last;
 	const _Atomic uint64_t *ring = r->ring;
 	int unsorted = 0;
 
@@ -208,6 +210,7 @@ static struct fl_run *take_runs(struct fl_run_scratch *sc, struct fl_run *out,
 		if (__builtin_expect(word >> 32 == FL_RUN_ESCAPE, 0)) {
 			from = ring_word(r, i++);
 			to = ring_word(r, i++);
+			unsorted |= from < last; /* may start before a run kept earlier */
 		} else {
 			from = last + (word >> 32);
 			to = from + (word & UINT32_MAX);
@@ -215,15 +218,16 @@ static struct fl_run *take_runs(struct fl_run_scratch *sc, struct fl_run *out,
 		last = to;
 		from = from < watermark ? watermark : from;
 		if (to > from) {
-			unsorted |= from < prev;
-			prev = from;
 			out->start = from;
 			out->end = to;
 			out++;
 		}
 	}
+	if (out != first) {
+		unsorted |= sc->n && first->start < sc->last_start;
+		sc->last_start = out[-1].start;
+	}
 	sc->unsorted |= unsorted;
-	sc->last_start = prev;
 	*r_last = last;
 	return out;
 }

@@ -120,9 +120,8 @@ static inline void fl_stats_wire(struct fl_conn_stats *s, uint64_t post_ns, uint
 {
 	uint64_t took = t->wire_end_ns - t->wire_start_ns;
 
-	/* A transport may time only part of a request: rate only what was timed. */
-	fl_stats_add(&s->wire_bytes,
-		     t->wire_bytes && t->wire_bytes < bytes ? t->wire_bytes : bytes);
+	/* A transport may time only part of a request: rate only what was timed (0: all of it). */
+	fl_stats_add(&s->wire_bytes, t->wire_bytes - 1 < bytes ? t->wire_bytes : bytes);
 	fl_time_hist_add(&s->wire_times, took);
 	if (took > fl_stats_load(&s->wire_max_ns))
 		atomic_store_explicit(&s->wire_max_ns, took, memory_order_relaxed);
