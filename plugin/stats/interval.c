@@ -207,7 +207,7 @@ static struct fl_run *take_runs(struct fl_run_scratch *sc, struct fl_run *out,
 		uint64_t word = atomic_load_explicit(&ring[i++ & (FL_RUN_RING - 1)],
 						     memory_order_relaxed), from, to;
 
-		if (__builtin_expect(word >> 32 == FL_RUN_ESCAPE, 0)) {
+		if (__builtin_expect(word == FL_RUN_ESCAPE, 0)) {
 			from = ring_word(r, i++);
 			to = ring_word(r, i++);
 			unsorted |= from < last; /* may start before a run kept earlier */
@@ -251,7 +251,7 @@ size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_ru
 		for (uint64_t i = tail; i != head;) {
 			uint64_t word = ring_word(r, i++), from, to;
 
-			if (word >> 32 == FL_RUN_ESCAPE) {
+			if (word == FL_RUN_ESCAPE) {
 				from = ring_word(r, i++);
 				to = ring_word(r, i++);
 			} else {

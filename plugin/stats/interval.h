@@ -38,10 +38,11 @@
  * Words, a power of two. A run is usually one word: its gap after the run
  * pushed before it and its length, 32 bits each. One that does not fit (the
  * first, one that starts earlier, a gap or length of 4.3 s or more) is an
- * escape word and its start and end in two more. The reader drains when a
- * ring is about a quarter full (report_thread.c): at one run per message, as
- * small messages make, 2048 keeps its wake-ups milliseconds apart, with room
- * for a wake-up three periods late before the writer has to bridge, in 16 KB.
+ * escape word (FL_RUN_ESCAPE) and its start and end in two more. The reader
+ * drains when a ring is about a quarter full (report_thread.c): at one run per
+ * message, as small messages make, 2048 keeps its wake-ups milliseconds apart,
+ * with room for a wake-up three periods late before the writer has to bridge,
+ * in 16 KB.
  */
 #define FL_RUN_RING 2048
 #define FL_RUN_WORDS_MAX 3
@@ -53,7 +54,11 @@
  */
 #define FL_RUN_NUDGE (FL_RUN_RING / 2)
 #define FL_RUN_NUDGE_AGAIN (FL_RUN_RING / 8)
-#define FL_RUN_ESCAPE 0xffffffffULL /* a word's high half: the run follows in full */
+/*
+ * A word of length 0 (no run has one): the run follows in full. Any gap and length below 2^32
+ * then fit, so one test of their high halves tells a run that fits.
+ */
+#define FL_RUN_ESCAPE 0ULL
 
 struct fl_run {
 	uint64_t start, end;
@@ -110,9 +115,9 @@ static inline void fl_runs_publish(struct fl_runs *r, uint64_t s, uint64_t e)
 }
 
 /*
- * [s, e) into the ring at word `head`; the caller has checked for room (fl_runs_roomy).
- * No test of s >= w_last: below w_last, gap wraps to 2^64 - (w_last - s), far above
- * FL_RUN_ESCAPE for any time under 2^63 ns, and the run escapes.
+ * [s, e), s < e, into the ring at word `head`; the caller has checked for room
+ * (fl_runs_roomy). No test of s >= w_last: below w_last, gap wraps to 2^64 - (w_last - s),
+ * past 2^32 for any time under 2^63 ns, and the run escapes.
  */
 static inline __attribute__((always_inline)) void fl_runs_push_at(struct fl_runs *r,
 								   uint64_t head, uint64_t s,
@@ -121,11 +126,11 @@ static inline __attribute__((always_inline)) void fl_runs_push_at(struct fl_runs
 	uint64_t gap = s - r->w_last, len = e - s;
 	_Atomic uint64_t *ring = r->ring;
 
-	if (__builtin_expect(gap < FL_RUN_ESCAPE && len <= UINT32_MAX, 1)) {
+	if (__builtin_expect(((gap | len) >> 32) == 0, 1)) {
 		atomic_store_explicit(&ring[head++ & (FL_RUN_RING - 1)], gap << 32 | len,
 				      memory_order_relaxed);
 	} else {
-		atomic_store_explicit(&ring[head++ & (FL_RUN_RING - 1)], FL_RUN_ESCAPE << 32,
+		atomic_store_explicit(&ring[head++ & (FL_RUN_RING - 1)], FL_RUN_ESCAPE,
 				      memory_order_relaxed);
 		atomic_store_explicit(&ring[head++ & (FL_RUN_RING - 1)], s, memory_order_relaxed);
 		atomic_store_explicit(&ring[head++ & (FL_RUN_RING - 1)], e, memory_order_relaxed);
