@@ -48,7 +48,7 @@ static inline uint64_t fl_clock_ns(void)
 #ifdef FL_HAVE_TSC
 	uint64_t mult = atomic_load_explicit(&fl_clock_scale.mult, memory_order_acquire);
 
-	if (mult)
+	if (__builtin_expect(mult != 0, 1)) /* the TSC path falls through: no jump back */
 		return atomic_load_explicit(&fl_clock_scale.ns_off, memory_order_relaxed) +
 		       (uint64_t)(((unsigned __int128)__rdtsc() * mult) >> FL_CLOCK_SHIFT);
 #endif
