@@ -29,4 +29,16 @@ for spec in "$@"; do
 	# the ranks' profiles: those that called into a net plugin (the parent only spawns them)
 	files=$(grep -l -E "^c?fn=\([0-9]+\) .*(isend|fl_wrap_test)" "$dir"/callgrind.out.* || true)
 	python3 bench/callgrind_cost.py "$label" $files
+	# A ring that overflowed sent its writer down the bridging path and left its runs unread:
+	# such a run does not measure the normal one (under valgrind the report thread may drain late).
+	python3 - "$dir"/rep/*.json <<-'PY'
+		import json, sys
+		ovf = br = 0
+		for p in sys.argv[1:]:
+		    for h in json.load(open(p)).get("hops") or []:
+		        ovf += h.get("ring_overflows") or 0
+		        br += h.get("union_bridges") or 0
+		print("  %-20s ring overflows %d, union bridges %d%s" % ("", ovf, br,
+		      "" if ovf + br == 0 else "  (NOT a clean run: figures include the bridging path)"))
+	PY
 done

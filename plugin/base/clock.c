@@ -57,6 +57,7 @@ static void calibrate(void)
 {
 	const uint64_t window_ns = 2000000;
 	struct clock_pair start, end;
+	uint64_t mult;
 
 	if (!tsc_is_invariant() || read_pair(&start))
 		return;
@@ -64,11 +65,13 @@ static void calibrate(void)
 		;
 	if (read_pair(&end) || end.tsc <= start.tsc)
 		return;
-	atomic_store_explicit(&fl_clock_scale.tsc_base, end.tsc, memory_order_relaxed);
-	atomic_store_explicit(&fl_clock_scale.ns_base, end.ns, memory_order_relaxed);
-	atomic_store_explicit(&fl_clock_scale.mult,
-			      ((end.ns - start.ns) << FL_CLOCK_SHIFT) / (end.tsc - start.tsc),
-			      memory_order_release);
+	mult = ((end.ns - start.ns) << FL_CLOCK_SHIFT) / (end.tsc - start.tsc);
+	/* end.ns at end.tsc, to within a nanosecond of rounding */
+	atomic_store_explicit(&fl_clock_scale.ns_off,
+			      end.ns - (uint64_t)(((unsigned __int128)end.tsc * mult) >>
+						  FL_CLOCK_SHIFT),
+			      memory_order_relaxed);
+	atomic_store_explicit(&fl_clock_scale.mult, mult, memory_order_release);
 }
 #else
 static void calibrate(void)

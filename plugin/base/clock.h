@@ -18,10 +18,14 @@
 #define FL_HAVE_TSC 1
 #endif
 
+/*
+ * ns = ns_off + (tsc * mult >> FL_CLOCK_SHIFT): the calibration point's offset folded into one
+ * word (mod 2^64), so a read is a multiply and an add, and monotonic in the TSC wherever it is
+ * read (no tick count below the calibration point to wrap).
+ */
 struct fl_clock_scale {
 	_Atomic uint64_t mult; /* ns per tick << FL_CLOCK_SHIFT; 0 = use clock_gettime */
-	_Atomic uint64_t tsc_base;
-	_Atomic uint64_t ns_base;
+	_Atomic uint64_t ns_off;
 };
 
 #define FL_CLOCK_SHIFT 24
@@ -44,13 +48,9 @@ static inline uint64_t fl_clock_ns(void)
 #ifdef FL_HAVE_TSC
 	uint64_t mult = atomic_load_explicit(&fl_clock_scale.mult, memory_order_acquire);
 
-	if (mult) {
-		uint64_t ticks = __rdtsc() -
-				 atomic_load_explicit(&fl_clock_scale.tsc_base, memory_order_relaxed);
-
-		return atomic_load_explicit(&fl_clock_scale.ns_base, memory_order_relaxed) +
-		       (uint64_t)(((unsigned __int128)ticks * mult) >> FL_CLOCK_SHIFT);
-	}
+	if (__builtin_expect(mult != 0, 1)) /* the TSC path falls through: no jump back */
+		return atomic_load_explicit(&fl_clock_scale.ns_off, memory_order_relaxed) +
+		       (uint64_t)(((unsigned __int128)__rdtsc() * mult) >> FL_CLOCK_SHIFT);
 #endif
 	return fl_clock_mono_ns();
 }

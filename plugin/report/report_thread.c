@@ -366,6 +366,12 @@ static void init_wake(void)
 	pthread_condattr_destroy(&attr);
 }
 
+/* A connection's ring is half full before its drain (fl_runs_set_nudge): drain now. */
+static void nudge(void)
+{
+	pthread_cond_signal(&rs.wake); /* without the lock: a nudge lost to a race waits its timer */
+}
+
 /* With every signal blocked, so the application's handlers never run on it. */
 static int start_thread(void)
 {
@@ -381,11 +387,13 @@ static int start_thread(void)
 		return fl_fail(FL_ERR_SYSTEM, "cannot start the report thread: %s", strerror(rc));
 	pthread_setname_np(rs.thread, "fabriclab-rep");
 	rs.thread_running = 1;
+	fl_runs_set_nudge(nudge);
 	return FL_OK;
 }
 
 static void stop_thread(void)
 {
+	fl_runs_set_nudge(NULL);
 	pthread_mutex_lock(&rs.lock);
 	rs.stop = 1;
 	if (rs.thread_running)

@@ -21,6 +21,9 @@
 
 struct fl_size_hist {
 	_Atomic uint64_t n[FL_SIZE_BUCKETS];
+	/* writer-private: the size recorded last and its bucket (NCCL repeats its sizes) */
+	uint64_t last_bytes;
+	unsigned last_bucket; /* fl_size_bucket(last_bytes); 0 for the zeroed start */
 };
 
 struct fl_time_hist {
@@ -34,17 +37,19 @@ static inline unsigned fl_size_bucket(uint64_t bytes)
 	return k < FL_SIZE_BUCKETS ? k : FL_SIZE_BUCKETS - 1;
 }
 
+/*
+ * Without branches: for ns >= 16, ns >> sh lies in [16, 32) where sh = floor(log2 ns) - 4,
+ * so sh * 16 + (ns >> sh) is 16 + (sh * 16) + the four bits below the top one; below 16,
+ * sh = 0 and the bucket is ns. Values past the top share its last bucket.
+ */
 static inline unsigned fl_time_bucket(uint64_t ns)
 {
-	unsigned e;
+	const uint64_t cap = 1ULL << (FL_TIME_MAX_EXP + 1);
+	uint64_t v = ns < cap ? ns : cap - 1;
+	unsigned e = 63u - (unsigned)__builtin_clzll(v | 1);
+	unsigned sh = e > FL_TIME_SUB_BITS ? e - FL_TIME_SUB_BITS : 0;
 
-	if (ns < FL_TIME_SUB)
-		return (unsigned)ns;
-	e = 63u - (unsigned)__builtin_clzll(ns);
-	if (e > FL_TIME_MAX_EXP)
-		return FL_TIME_BUCKETS - 1;
-	return FL_TIME_SUB + (e - FL_TIME_SUB_BITS) * FL_TIME_SUB +
-	       (unsigned)((ns >> (e - FL_TIME_SUB_BITS)) & (FL_TIME_SUB - 1));
+	return (sh << FL_TIME_SUB_BITS) + (unsigned)(v >> sh);
 }
 
 /* Single writer: a plain increment that readers may load at any time. */
@@ -56,7 +61,11 @@ static inline void fl_hist_bump(_Atomic uint64_t *slot)
 
 static inline void fl_size_hist_add(struct fl_size_hist *h, uint64_t bytes)
 {
-	fl_hist_bump(&h->n[fl_size_bucket(bytes)]);
+	if (bytes != h->last_bytes) {
+		h->last_bytes = bytes;
+		h->last_bucket = fl_size_bucket(bytes);
+	}
+	fl_hist_bump(&h->n[h->last_bucket]);
 }
 
 static inline void fl_time_hist_add(struct fl_time_hist *h, uint64_t ns)

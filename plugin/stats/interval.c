@@ -5,12 +5,30 @@
 
 /* ---- writer side: the slow paths of fl_runs_add ---- */
 
+static _Atomic(void (*)(void)) nudge_hook;
+
+void fl_runs_set_nudge(void (*nudge)(void))
+{
+	atomic_store_explicit(&nudge_hook, nudge, memory_order_release);
+}
+
+/*
+ * The writer's view of the ring was past the nudge mark: reads the reader's tail again; still
+ * past it, wakes the reader (once per FL_RUN_NUDGE_AGAIN words). Room for the longest run?
+ */
 static int ring_has_room(struct fl_runs *r)
 {
-	if (fl_runs_roomy(r))
-		return 1;
+	uint64_t head = fl_runs_own(&r->head);
+	void (*nudge)(void);
+
 	r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-	return fl_runs_roomy(r);
+	if (head - r->tail_seen > FL_RUN_NUDGE && head - r->nudged >= FL_RUN_NUDGE_AGAIN) {
+		r->nudged = head;
+		nudge = atomic_load_explicit(&nudge_hook, memory_order_acquire);
+		if (nudge)
+			nudge();
+	}
+	return head - r->tail_seen <= FL_RUN_RING - FL_RUN_WORDS_MAX;
 }
 
 static void add_relaxed(_Atomic uint64_t *c, uint64_t v)
@@ -21,14 +39,15 @@ static void add_relaxed(_Atomic uint64_t *c, uint64_t v)
 
 void fl_runs_close_slow(struct fl_runs *r, uint64_t s, uint64_t e)
 {
+	uint64_t we = fl_runs_own(&r->open_end);
+
 	if (ring_has_room(r)) {
-		fl_runs_close(r, s, e);
+		fl_runs_close_at(r, fl_runs_own(&r->head), s, e, we);
 		return;
 	}
 	/* Nobody drained the ring: cover the gap rather than lose the run, and say so. */
-	add_relaxed(&r->bridged_ns, s - r->w_end);
+	add_relaxed(&r->bridged_ns, s - we);
 	add_relaxed(&r->overflows, 1);
-	r->w_end = e;
 	atomic_store_explicit(&r->open_end, e, memory_order_release);
 }
 
@@ -38,9 +57,8 @@ void fl_runs_push_early(struct fl_runs *r, uint64_t s, uint64_t e)
 		fl_runs_push(r, s, e);
 		return;
 	}
-	add_relaxed(&r->bridged_ns, r->w_start - e);
+	add_relaxed(&r->bridged_ns, fl_runs_own(&r->open_start) - e);
 	add_relaxed(&r->overflows, 1);
-	r->w_start = s;
 	atomic_store_explicit(&r->open_start, s, memory_order_release);
 }
 
@@ -68,14 +86,6 @@ static int by_start(const void *a, const void *b)
 	const struct fl_run *x = a, *y = b;
 
 	return (x->start > y->start) - (x->start < y->start);
-}
-
-static int in_order(const struct fl_run *runs, size_t n)
-{
-	for (size_t i = 1; i < n; i++)
-		if (runs[i].start < runs[i - 1].start)
-			return 0;
-	return 1;
 }
 
 /* Sorted, overlapping or touching runs become one; returns the new count. */
@@ -167,6 +177,8 @@ void fl_union_add(struct fl_union *u, struct fl_run_scratch *sc, uint64_t start,
 		u->bridges++;
 		return;
 	}
+	sc->unsorted |= sc->n && start < sc->last_start;
+	sc->last_start = start;
 	sc->runs[sc->n++] = (struct fl_run){ start, end };
 }
 
@@ -175,7 +187,51 @@ static uint64_t ring_word(const struct fl_runs *r, uint64_t i)
 	return atomic_load_explicit(&r->ring[i & (FL_RUN_RING - 1)], memory_order_relaxed);
 }
 
-/* Decodes the runs the writer pushed (fl_runs_push), in order, against r_last. */
+/*
+ * Decodes the runs the writer pushed (fl_runs_push_at), in order, against r_last, into
+ * the scratch from `out` on (room checked); returns the end of what it wrote. Each run
+ * clipped to the watermark; empty ones dropped. Runs coded in one word start after the end
+ * of the run before (from = last + gap), so only an escaped run can start earlier: the order
+ * is checked there, where the batch meets what the scratch held, and nowhere else.
+ */
+static struct fl_run *take_runs(struct fl_run_scratch *sc, struct fl_run *out,
+				const struct fl_runs *r, uint64_t tail, uint64_t head,
+				uint64_t watermark, uint64_t *r_last)
+{
+	struct fl_run *first = out;
+	uint64_t last = *r_last;
+	const _Atomic uint64_t *ring = r->ring;
+	int unsorted = 0;
+
+	for (uint64_t i = tail; i != head;) {
+		uint64_t word = atomic_load_explicit(&ring[i++ & (FL_RUN_RING - 1)],
+						     memory_order_relaxed), from, to;
+
+		if (__builtin_expect(word == FL_RUN_ESCAPE, 0)) {
+			from = ring_word(r, i++);
+			to = ring_word(r, i++);
+			unsorted |= from < last; /* may start before a run kept earlier */
+		} else {
+			from = last + (word >> 32);
+			to = from + (word & UINT32_MAX);
+		}
+		last = to;
+		from = from < watermark ? watermark : from;
+		if (to > from) {
+			out->start = from;
+			out->end = to;
+			out++;
+		}
+	}
+	if (out != first) {
+		unsorted |= sc->n && first->start < sc->last_start;
+		sc->last_start = out[-1].start;
+	}
+	sc->unsorted |= unsorted;
+	*r_last = last;
+	return out;
+}
+
 size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_runs *r)
 {
 	/* The open run first: a run closed after this read is then in the ring. */
@@ -185,36 +241,28 @@ size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_ru
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 
 	/* Sizes the scratch once for the batch (a run takes at least one word, plus the open run). */
-	int roomy = scratch_room(sc, (size_t)(head - tail) + 1);
-	/* In locals: stores into the scratch could alias them, and would keep them in memory. */
-	uint64_t last = r->r_last, watermark = u->watermark;
-	struct fl_run *runs = sc->runs;
-	size_t n = sc->n;
+	if (scratch_room(sc, (size_t)(head - tail) + 1)) {
+		sc->n = (size_t)(take_runs(sc, sc->runs + sc->n, r, tail, head, u->watermark,
+					   &r->r_last) - sc->runs);
+	} else {
+		/* no memory: fl_union_add copes with each run, and counts what it must */
+		uint64_t last = r->r_last;
 
-	for (uint64_t i = tail; i != head;) {
-		uint64_t word = ring_word(r, i++), from, to;
+		for (uint64_t i = tail; i != head;) {
+			uint64_t word = ring_word(r, i++), from, to;
 
-		if (word >> 32 == FL_RUN_ESCAPE) {
-			from = ring_word(r, i++);
-			to = ring_word(r, i++);
-		} else {
-			from = last + (word >> 32);
-			to = from + (word & UINT32_MAX);
+			if (word == FL_RUN_ESCAPE) {
+				from = ring_word(r, i++);
+				to = ring_word(r, i++);
+			} else {
+				from = last + (word >> 32);
+				to = from + (word & UINT32_MAX);
+			}
+			last = to;
+			fl_union_add(u, sc, from, to);
 		}
-		last = to;
-		if (!roomy) {
-			sc->n = n;
-			fl_union_add(u, sc, from, to); /* no memory: it copes, and counts what it must */
-			n = sc->n;
-			continue;
-		}
-		if (from < watermark)
-			from = watermark;
-		if (to > from)
-			runs[n++] = (struct fl_run){ from, to };
+		r->r_last = last;
 	}
-	sc->n = n;
-	r->r_last = last;
 	/* read first, added last: the runs stay in time order, and settle skips its sort */
 	if (end > start)
 		fl_union_add(u, sc, start, end);
@@ -301,7 +349,11 @@ static int pending_room(struct fl_union *u, size_t n)
 void fl_union_settle(struct fl_union *u, struct fl_run_scratch *sc, uint64_t floor)
 {
 	size_t taken = sc->n, limit = taken > FL_UNION_PENDING ? taken : FL_UNION_PENDING, n;
+	/* pending is sorted; the scratch knows whether it is, and where it starts */
+	int sorted = !sc->unsorted && (!u->npending || !sc->n ||
+				       u->pending[u->npending - 1].start <= sc->runs[0].start);
 
+	sc->unsorted = 0;
 	if (!scratch_room(sc, u->npending)) {
 		fold_all_as_bridged(u, sc->runs, sc->n);
 		sc->n = 0;
@@ -314,7 +366,7 @@ void fl_union_settle(struct fl_union *u, struct fl_run_scratch *sc, uint64_t flo
 	}
 	n = sc->n + u->npending;
 	sc->n = 0;
-	if (n && !in_order(sc->runs, n))
+	if (n && !sorted)
 		qsort(sc->runs, n, sizeof(sc->runs[0]), by_start);
 	n = coalesce_fold(u, sc->runs, n, floor);
 	if (n > limit) {

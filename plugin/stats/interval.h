@@ -38,28 +38,42 @@
  * Words, a power of two. A run is usually one word: its gap after the run
  * pushed before it and its length, 32 bits each. One that does not fit (the
  * first, one that starts earlier, a gap or length of 4.3 s or more) is an
- * escape word and its start and end in two more. The reader drains when a
- * ring is about a quarter full (report_thread.c): at one run per message, as
- * small messages make, 2048 keeps its wake-ups milliseconds apart, with room
- * for a wake-up three periods late before the writer has to bridge, in 16 KB.
+ * escape word (FL_RUN_ESCAPE) and its start and end in two more. The reader
+ * drains when a ring is about a quarter full (report_thread.c): at one run per
+ * message, as small messages make, 2048 keeps its wake-ups milliseconds apart,
+ * with room for a wake-up three periods late before the writer has to bridge,
+ * in 16 KB.
  */
 #define FL_RUN_RING 2048
 #define FL_RUN_WORDS_MAX 3
-#define FL_RUN_ESCAPE 0xffffffffULL /* a word's high half: the run follows in full */
+/*
+ * Past this many words the writer asks the reader for a drain (fl_runs_set_nudge), again
+ * every FL_RUN_NUDGE_AGAIN words while it stays there: a burst after a quiet spell, when the
+ * reader's adaptive period has grown long, is drained before the ring is full, not bridged.
+ * The fast path tests this bound in place of "full", so a nudge costs nothing until then.
+ */
+#define FL_RUN_NUDGE (FL_RUN_RING / 2)
+#define FL_RUN_NUDGE_AGAIN (FL_RUN_RING / 8)
+/*
+ * A word of length 0 (no run has one): the run follows in full. Any gap and length below 2^32
+ * then fit, so one test of their high halves tells a run that fits.
+ */
+#define FL_RUN_ESCAPE 0ULL
 
 struct fl_run {
 	uint64_t start, end;
 };
 
 struct fl_runs {
-	/* writer-private */
-	uint64_t w_start, w_end; /* the open run; w_end == 0 before the first interval */
-	uint64_t head_w;         /* next ring word to fill */
-	uint64_t tail_seen;      /* the reader's tail as last read */
-	uint64_t w_last;         /* end of the run pushed last: the next is coded from it */
-	/* published by the writer */
-	_Atomic uint64_t open_start, open_end;
-	_Atomic uint64_t head;
+	/*
+	 * The writer's state is what it publishes: it reads its own words back (plain loads on
+	 * x86), so a closed run costs one copy of each, not a private one and a published one.
+	 */
+	_Atomic uint64_t open_start, open_end; /* the open run; open_end == 0 before the first */
+	_Atomic uint64_t head;                  /* next ring word to fill */
+	uint64_t tail_seen;                     /* the reader's tail as last read (writer-private) */
+	uint64_t w_last; /* end of the run pushed last: the next is coded from it (writer-private) */
+	uint64_t nudged; /* head at the writer's last nudge (writer-private) */
 	_Atomic uint64_t bridged_ns;
 	_Atomic uint64_t overflows; /* times the ring was full and a gap was bridged */
 	/* the reader's, on a line of its own */
@@ -68,90 +82,124 @@ struct fl_runs {
 	_Alignas(64) _Atomic uint64_t ring[FL_RUN_RING];
 };
 
-/* The ring looked full: reads the reader's tail again, else bridges to [s, e). */
+/*
+ * Called by a writer whose ring is filling faster than it is drained (any thread, often;
+ * must not block): wakes the reader. NULL: nobody to wake (the default).
+ */
+void fl_runs_set_nudge(void (*nudge)(void));
+/* The ring looked half full: reads the reader's tail again (nudging it), else bridges to [s, e). */
 void fl_runs_close_slow(struct fl_runs *r, uint64_t s, uint64_t e);
 /* An interval entirely before the open run: pushed as a run of its own. */
 void fl_runs_push_early(struct fl_runs *r, uint64_t s, uint64_t e);
 
-/* Room for the longest run, as the writer last saw the reader. */
-static inline int fl_runs_roomy(const struct fl_runs *r)
+/* The writer reading its own words back. */
+static inline uint64_t fl_runs_own(const _Atomic uint64_t *w)
 {
-	return r->head_w - r->tail_seen <= FL_RUN_RING - FL_RUN_WORDS_MAX;
+	return atomic_load_explicit(w, memory_order_relaxed);
+}
+
+/* Below the nudge mark at ring word `head`, as the writer last saw the reader. */
+static inline int fl_runs_roomy(const struct fl_runs *r, uint64_t head)
+{
+	return head - r->tail_seen <= FL_RUN_NUDGE;
 }
 
 /*
  * Release on both words: a reader that sees either one of a new run also sees
  * the ring words the previous run was closed into.
  */
-static inline void fl_runs_publish(struct fl_runs *r)
+static inline void fl_runs_publish(struct fl_runs *r, uint64_t s, uint64_t e)
 {
-	atomic_store_explicit(&r->open_start, r->w_start, memory_order_release);
-	atomic_store_explicit(&r->open_end, r->w_end, memory_order_release);
-}
-
-static inline void fl_runs_put(struct fl_runs *r, uint64_t word)
-{
-	atomic_store_explicit(&r->ring[r->head_w++ & (FL_RUN_RING - 1)], word,
-			      memory_order_relaxed);
-}
-
-/* The caller has checked for room (fl_runs_roomy). */
-static inline __attribute__((always_inline)) void fl_runs_push(struct fl_runs *r, uint64_t s,
-								uint64_t e)
-{
-	uint64_t gap = s - r->w_last, len = e - s;
-
-	if (s >= r->w_last && gap < FL_RUN_ESCAPE && len <= UINT32_MAX) {
-		fl_runs_put(r, gap << 32 | len);
-	} else {
-		fl_runs_put(r, FL_RUN_ESCAPE << 32);
-		fl_runs_put(r, s);
-		fl_runs_put(r, e);
-	}
-	r->w_last = e;
-	atomic_store_explicit(&r->head, r->head_w, memory_order_release);
-}
-
-/* [s, e) starts after the open run: close the open run into the ring, open a new one. */
-static inline __attribute__((always_inline)) void fl_runs_close(struct fl_runs *r, uint64_t s,
-								 uint64_t e)
-{
-	if (__builtin_expect(!fl_runs_roomy(r), 0)) {
-		fl_runs_close_slow(r, s, e);
-		return;
-	}
-	if (r->w_end)
-		fl_runs_push(r, r->w_start, r->w_end);
-	r->w_start = s;
-	r->w_end = e;
-	fl_runs_publish(r);
+	atomic_store_explicit(&r->open_start, s, memory_order_release);
+	atomic_store_explicit(&r->open_end, e, memory_order_release);
 }
 
 /*
- * Adds [s, e) to a connection's union. Writer thread only. Always inlined: it runs twice per
- * completed request, and a call costs as much as its common paths do.
+ * [s, e), s < e, into the ring at word `head`; the caller has checked for room
+ * (fl_runs_roomy). No test of s >= w_last: below w_last, gap wraps to 2^64 - (w_last - s),
+ * past 2^32 for any time under 2^63 ns, and the run escapes.
  */
-static inline __attribute__((always_inline)) void fl_runs_add(struct fl_runs *r, uint64_t s,
-							       uint64_t e)
+static inline __attribute__((always_inline)) void fl_runs_push_at(struct fl_runs *r,
+								   uint64_t head, uint64_t s,
+								   uint64_t e)
 {
-	if (e <= s)
-		return;
-	if (s > r->w_end) {
-		fl_runs_close(r, s, e);
+	uint64_t gap = s - r->w_last, len = e - s;
+	_Atomic uint64_t *ring = r->ring;
+
+	if (__builtin_expect(((gap | len) >> 32) == 0, 1)) {
+		atomic_store_explicit(&ring[head++ & (FL_RUN_RING - 1)], gap << 32 | len,
+				      memory_order_relaxed);
+	} else {
+		atomic_store_explicit(&ring[head++ & (FL_RUN_RING - 1)], FL_RUN_ESCAPE,
+				      memory_order_relaxed);
+		atomic_store_explicit(&ring[head++ & (FL_RUN_RING - 1)], s, memory_order_relaxed);
+		atomic_store_explicit(&ring[head++ & (FL_RUN_RING - 1)], e, memory_order_relaxed);
+	}
+	r->w_last = e;
+	atomic_store_explicit(&r->head, head, memory_order_release);
+}
+
+static inline void fl_runs_push(struct fl_runs *r, uint64_t s, uint64_t e)
+{
+	fl_runs_push_at(r, fl_runs_own(&r->head), s, e);
+}
+
+/* The open run, ending at we, into the ring at word `head` (room checked); [s, e) opens. */
+static inline __attribute__((always_inline)) void fl_runs_close_at(struct fl_runs *r,
+								    uint64_t head, uint64_t s,
+								    uint64_t e, uint64_t we)
+{
+	if (__builtin_expect(we != 0, 1))
+		fl_runs_push_at(r, head, fl_runs_own(&r->open_start), we);
+	fl_runs_publish(r, s, e);
+}
+
+/*
+ * [s, e) starts after the open run, which ends at we: close the open run into the ring,
+ * open a new one.
+ */
+static inline __attribute__((always_inline)) void fl_runs_close(struct fl_runs *r, uint64_t s,
+								 uint64_t e, uint64_t we)
+{
+	uint64_t head = fl_runs_own(&r->head);
+
+	if (__builtin_expect(!fl_runs_roomy(r, head), 0)) {
+		fl_runs_close_slow(r, s, e);
 		return;
 	}
-	if (__builtin_expect(e < r->w_start, 0)) {
+	fl_runs_close_at(r, head, s, e, we);
+}
+
+/*
+ * Adds [s, e), s < e, to a connection's union. Writer thread only. Always inlined: it runs
+ * twice per completed request, and a call costs as much as its common paths do.
+ */
+static inline __attribute__((always_inline)) void fl_runs_add_nonempty(struct fl_runs *r,
+									uint64_t s, uint64_t e)
+{
+	uint64_t we = fl_runs_own(&r->open_end), ws;
+
+	if (s > we) {
+		fl_runs_close(r, s, e, we);
+		return;
+	}
+	ws = fl_runs_own(&r->open_start);
+	if (__builtin_expect(e < ws, 0)) {
 		fl_runs_push_early(r, s, e);
 		return;
 	}
-	if (e > r->w_end) {
-		r->w_end = e;
+	if (e > we)
 		atomic_store_explicit(&r->open_end, e, memory_order_release);
-	}
-	if (s < r->w_start) {
-		r->w_start = s;
+	if (s < ws)
 		atomic_store_explicit(&r->open_start, s, memory_order_release);
-	}
+}
+
+/* Adds [s, e) to a connection's union (nothing when it is empty). Writer thread only. */
+static inline __attribute__((always_inline)) void fl_runs_add(struct fl_runs *r, uint64_t s,
+							       uint64_t e)
+{
+	if (e > s)
+		fl_runs_add_nonempty(r, s, e);
 }
 
 /* disjoint runs kept after a pinned watermark: a ring's worth */
@@ -161,6 +209,9 @@ static inline __attribute__((always_inline)) void fl_runs_add(struct fl_runs *r,
 struct fl_run_scratch {
 	struct fl_run *runs;
 	size_t n, cap;
+	/* kept as runs come in, so settle need not check the order again */
+	uint64_t last_start; /* start of runs[n - 1] */
+	int unsorted;        /* a run came in starting before the one before it */
 };
 
 struct fl_union {

@@ -69,12 +69,26 @@ static inline void fl_stats_add(_Atomic uint64_t *c, uint64_t v)
 	atomic_store_explicit(c, fl_stats_load(c) + v, memory_order_relaxed);
 }
 
+/*
+ * Readers scan posted[] up to `used` from now on: called before a slot at or past the old
+ * bound is first posted (release: a reader that sees the bound sees the slot with it).
+ */
+static inline void fl_stats_slots_used(struct fl_conn_stats *s, unsigned used)
+{
+	if (used > atomic_load_explicit(&s->slots_used, memory_order_relaxed))
+		atomic_store_explicit(&s->slots_used, used, memory_order_release);
+}
+
+/* A post into a slot the caller told fl_stats_slots_used about before its first post. */
+static inline void fl_stats_post_listed(struct fl_conn_stats *s, unsigned slot, uint64_t now)
+{
+	atomic_store_explicit(&s->posted[slot], now, memory_order_relaxed);
+}
+
 static inline void fl_stats_post(struct fl_conn_stats *s, unsigned slot, uint64_t now)
 {
-	/* Before the post time (release): a reader that sees the bound sees the slot with it. */
-	if (__builtin_expect(slot >= atomic_load_explicit(&s->slots_used, memory_order_relaxed), 0))
-		atomic_store_explicit(&s->slots_used, slot + 1, memory_order_release);
-	atomic_store_explicit(&s->posted[slot], now, memory_order_relaxed);
+	fl_stats_slots_used(s, slot + 1);
+	fl_stats_post_listed(s, slot, now);
 }
 
 /* The transport refused the request after all ("not now"). */
@@ -95,14 +109,19 @@ static inline void fl_stats_note_tag(struct fl_conn_stats *s, int tag)
 		atomic_store_explicit(&s->tag_rank, tag, memory_order_relaxed);
 }
 
+/* The writer needs no more tags (fl_stats_note_tag would change nothing). */
+static inline int fl_stats_tag_known(const struct fl_conn_stats *s)
+{
+	return atomic_load_explicit(&s->tag_rank, memory_order_relaxed) >= 0;
+}
+
 static inline void fl_stats_wire(struct fl_conn_stats *s, uint64_t post_ns, uint64_t bytes,
 				 const struct fl_xfer_times *t)
 {
 	uint64_t took = t->wire_end_ns - t->wire_start_ns;
 
-	/* A transport may time only part of a request: rate only what was timed. */
-	fl_stats_add(&s->wire_bytes,
-		     t->wire_bytes && t->wire_bytes < bytes ? t->wire_bytes : bytes);
+	/* A transport may time only part of a request: rate only what was timed (0: all of it). */
+	fl_stats_add(&s->wire_bytes, t->wire_bytes - 1 < bytes ? t->wire_bytes : bytes);
 	fl_time_hist_add(&s->wire_times, took);
 	if (took > fl_stats_load(&s->wire_max_ns))
 		atomic_store_explicit(&s->wire_max_ns, took, memory_order_relaxed);
@@ -115,18 +134,21 @@ static inline void fl_stats_wire(struct fl_conn_stats *s, uint64_t post_ns, uint
  * One request of `bytes`, posted at post_ns, completed at done_ns: its counts,
  * wait and intervals. The caller frees the request's slot afterwards.
  */
-static inline void fl_stats_account(struct fl_conn_stats *s, uint64_t bytes, uint64_t post_ns,
-				    uint64_t done_ns, const struct fl_xfer_times *t)
+static inline __attribute__((always_inline)) void
+fl_stats_account(struct fl_conn_stats *s, uint64_t bytes, uint64_t post_ns, uint64_t done_ns,
+		 const struct fl_xfer_times *t)
 {
 	fl_stats_add(&s->bytes, bytes);
 	fl_size_hist_add(&s->sizes, bytes);
 	if (t->ready_ns > post_ns)
 		fl_stats_add(&s->peer_wait_ns, t->ready_ns - post_ns);
-	if (done_ns > post_ns)
-		fl_stats_add(&s->outstanding_ns, done_ns - post_ns);
 	if (t->wire_start_ns && t->wire_end_ns > t->wire_start_ns)
 		fl_stats_wire(s, post_ns, bytes, t);
-	fl_runs_add(&s->active, post_ns, done_ns);
+	/* one test for the sum and the run: an empty interval adds to neither */
+	if (done_ns > post_ns) {
+		fl_stats_add(&s->outstanding_ns, done_ns - post_ns);
+		fl_runs_add_nonempty(&s->active, post_ns, done_ns);
+	}
 }
 
 /* Frees a slot last (release): a reader that sees it free also sees its intervals. */

@@ -105,8 +105,9 @@ static struct fl_wcomm *new_wcomm(void)
 	memset(c, 0, sizeof(*c));
 	fl_stats_init(&c->stats);
 	for (int i = 0; i < FL_WRAP_POOL; i++)
-		c->reqs[i].next_free = i + 1 < FL_WRAP_POOL ? i + 1 : -1;
-	c->free_head = 0;
+		c->reqs[i].slot = (unsigned)i;
+	c->free_head = -1; /* slots come fresh first (fl_wrap_req_fresh) */
+	c->late = COUNTING ? FL_LATE_TAG : 0;
 	return c;
 }
 
@@ -120,7 +121,7 @@ static void join(struct fl_wcomm *c)
 {
 	int send = c->kind == FL_COMM_SEND;
 
-	c->peer_later = 0;
+	c->late &= ~(unsigned)FL_LATE_PEER;
 	c->joined = 1;
 	join_hop(c);
 	fl_names_conn_up(c, send, &c->self, &c->peer);
@@ -178,7 +179,7 @@ static int wrap_established(const struct fl_transport *tp, void *tcomm, enum fl_
 		.self = &c->self, .peer = &c->peer, .stats = &c->stats,
 	};
 	if (ask_peer(c))
-		c->peer_later = 1;
+		c->late |= FL_LATE_PEER;
 	else
 		join(c);
 	*out = c;

@@ -8,12 +8,29 @@
 #include "wrap.h"
 #include "wrap_internal.h"
 
+/*
+ * A slot never handed out before: its first use also tells the stats how far readers must
+ * scan posted[] (before its post time is stored). Off the fast path: at most once per slot.
+ */
+static __attribute__((noinline)) struct fl_wreq *req_fresh(struct fl_wcomm *c)
+{
+	struct fl_wreq *r;
+
+	if (c->fresh >= FL_WRAP_POOL)
+		return NULL;
+	r = &c->reqs[c->fresh++];
+	if (COUNTING)
+		fl_stats_slots_used(&c->stats, r->slot + 1);
+	r->comm = c;
+	return r;
+}
+
 static inline struct fl_wreq *req_get(struct fl_wcomm *c)
 {
 	struct fl_wreq *r;
 
-	if (c->free_head < 0)
-		return NULL;
+	if (__builtin_expect(c->free_head < 0, 0))
+		return req_fresh(c);
 	r = &c->reqs[c->free_head];
 	c->free_head = r->next_free;
 	r->comm = c;
@@ -23,7 +40,7 @@ static inline struct fl_wreq *req_get(struct fl_wcomm *c)
 static void req_put(struct fl_wcomm *c, struct fl_wreq *r)
 {
 	r->next_free = c->free_head;
-	c->free_head = (int)(r - c->reqs);
+	c->free_head = (int)r->slot;
 }
 
 void fl_wrap_req_put(struct fl_wcomm *c, struct fl_wreq *r)
@@ -75,13 +92,6 @@ int fl_wrap_dereg_mr(void *comm, void *mhandle)
 	return c->tp->dereg_mr(c->tcomm, mhandle);
 }
 
-/* Built with -DFABRICLAB_NO_COUNTING only so `make bench` can measure what counting costs. */
-#ifdef FABRICLAB_NO_COUNTING
-#define COUNTING 0
-#else
-#define COUNTING 1
-#endif
-
 /*
  * A pooled request is taken, and its post time stamped, before the transport
  * sees the request: a transport may move bytes inside isend, and nothing it
@@ -96,7 +106,7 @@ static inline __attribute__((always_inline)) struct fl_wreq *stamp(struct fl_wco
 		return NULL;
 	r->n = n;
 	if (COUNTING && n)
-		fl_stats_post(&c->stats, (unsigned)(r - c->reqs), fl_clock_ns());
+		fl_stats_post_listed(&c->stats, r->slot, fl_clock_ns()); /* req_fresh listed it */
 	return r;
 }
 
@@ -106,13 +116,28 @@ static int post(struct fl_wcomm *c, struct fl_wreq *r, void **request, int rc, v
 {
 	if (rc || !treq) {
 		if (COUNTING && r->n)
-			fl_stats_unpost(&c->stats, (unsigned)(r - c->reqs));
+			fl_stats_unpost(&c->stats, r->slot);
 		req_put(c, r);
 		return rc ? fl_wrap_report_error(c, op, rc) : FL_OK;
 	}
 	r->treq = treq;
 	*request = r;
 	return FL_OK;
+}
+
+/*
+ * What the first isend/irecv (or test) of a comm must do: join once the peer is known, note
+ * NCCL's first tag (tags == NULL: none this time).
+ */
+static __attribute__((noinline)) void post_late(struct fl_wcomm *c, const int *tags)
+{
+	if (c->late & FL_LATE_PEER)
+		fl_wrap_join_late(c);
+	if (COUNTING && (c->late & FL_LATE_TAG) && tags) {
+		fl_stats_note_tag(&c->stats, tags[0]);
+		if (fl_stats_tag_known(&c->stats))
+			c->late &= ~(unsigned)FL_LATE_TAG;
+	}
 }
 
 int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle, void *phandle,
@@ -126,13 +151,11 @@ int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhand
 	*request = NULL;
 	if (!c)
 		return FL_ERR_INTERNAL;
-	if (c->peer_later)
-		fl_wrap_join_late(c);
+	if (c->late) /* NCCL's tag: this process's rank */
+		post_late(c, &tag);
 	/* slow: the send is held back before the wire; NCCL posts it again */
 	if (FL_FAULTS && c->fault && fl_fault_hold_post(c->fault, size, fl_clock_ns()))
 		return FL_OK;
-	if (COUNTING)
-		fl_stats_note_tag(&c->stats, tag); /* NCCL's tag: this process's rank */
 	r = stamp(c, 1);
 	if (!r)
 		return FL_OK;
@@ -143,7 +166,7 @@ int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhand
 	if (FL_FAULTS && c->fault && !rc && treq)
 		fl_fault_post_taken(c->fault);
 	if (!rc && treq)
-		fl_trace_posted(&c->trace, (unsigned)(r - c->reqs), 1, &size, &tag);
+		fl_trace_posted(&c->trace, r->slot, 1, &size, &tag);
 	return post(c, r, request, rc, treq, "isend");
 }
 
@@ -172,14 +195,12 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 		return fl_wrap_report_error(c, "irecv",
 					    fl_fail(FL_ERR_INTERNAL, "irecv of %d buffers (1..%d)",
 						    n, FL_MAX_RECVS));
-	if (c->peer_later)
-		fl_wrap_join_late(c);
+	if (c->late) /* NCCL's tags: the sender's rank */
+		post_late(c, tags);
 	/* slow: the receive is held back too, as a slow GPU frees its buffers late */
 	if (FL_FAULTS && c->fault &&
 	    fl_fault_hold_post(c->fault, total_size(n, sizes), fl_clock_ns()))
 		return FL_OK;
-	if (COUNTING && tags)
-		fl_stats_note_tag(&c->stats, tags[0]); /* NCCL's tags: the sender's rank */
 	r = stamp(c, n);
 	if (!r)
 		return FL_OK;
@@ -190,7 +211,7 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 	if (FL_FAULTS && c->fault && !rc && treq)
 		fl_fault_post_taken(c->fault);
 	if (!rc && treq)
-		fl_trace_posted(&c->trace, (unsigned)(r - c->reqs), n, sizes, tags);
+		fl_trace_posted(&c->trace, r->slot, n, sizes, tags);
 	return post(c, r, request, rc, treq, "irecv");
 }
 
@@ -221,23 +242,55 @@ int fl_wrap_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhand
 	return post(c, r, request, rc, treq, "iflush");
 }
 
+/*
+ * A request test found done: its sizes, counts, trace event and pool slot. Out of line, so
+ * that the polls that find nothing done keep a small frame.
+ */
+static __attribute__((noinline)) int finish(struct fl_wcomm *c, struct fl_wreq *r, int *sizes,
+					    const int *got, struct fl_xfer_times *times)
+{
+	unsigned slot = r->slot;
+	uint64_t bytes = 0, done_ns = 0;
+	int n = r->n;
+
+	for (int i = 0; i < n; i++) {
+		bytes += (uint64_t)got[i];
+		if (sizes)
+			sizes[i] = got[i];
+	}
+	if (COUNTING && n) {
+		done_ns = fl_clock_ns();
+		if (times->whole_request) {
+			times->wire_start_ns = fl_stats_posted_at(&c->stats, slot);
+			times->wire_end_ns = done_ns;
+		}
+	}
+	if (n) /* before the stats free the slot: the event reads its post time */
+		fl_trace_done(&c->trace, slot, bytes, times);
+	if (COUNTING && n)
+		fl_stats_complete(&c->stats, slot, bytes, done_ns, times);
+	if (FL_FAULTS && c->fault)
+		fl_fault_moved(c->fault, bytes);
+	/* NCCL ends a receive with irecvConsumed when it can (device offload over ext) */
+	if (!(n && c->kind == FL_COMM_RECV && c->hold_consumed))
+		req_put(c, r);
+	return FL_OK;
+}
+
 int fl_wrap_test(void *request, int *done, int *sizes)
 {
 	struct fl_wreq *r = request;
 	struct fl_xfer_times times = { 0 };
 	int got[FL_MAX_RECVS] = { 0 };
 	struct fl_wcomm *c;
-	uint64_t bytes = 0, done_ns = 0;
-	unsigned slot;
 	int rc;
 
 	*done = 0;
 	if (!r || !r->comm)
 		return FL_ERR_INTERNAL;
 	c = r->comm;
-	if (c->peer_later)
+	if (c->late & FL_LATE_PEER)
 		fl_wrap_join_late(c);
-	slot = (unsigned)(r - c->reqs);
 	if (FL_FAULTS && c->fault) {
 		rc = fl_fault_check_fail(c->fault, fl_clock_ns());
 		if (rc)
@@ -248,26 +301,5 @@ int fl_wrap_test(void *request, int *done, int *sizes)
 		return fl_wrap_report_error(c, "test", rc);
 	if (!*done)
 		return FL_OK;
-	for (int i = 0; i < r->n; i++) {
-		bytes += (uint64_t)got[i];
-		if (sizes)
-			sizes[i] = got[i];
-	}
-	if (COUNTING && r->n) {
-		done_ns = fl_clock_ns();
-		if (times.whole_request) {
-			times.wire_start_ns = fl_stats_posted_at(&c->stats, slot);
-			times.wire_end_ns = done_ns;
-		}
-	}
-	if (r->n) /* before the stats free the slot: the event reads its post time */
-		fl_trace_done(&c->trace, slot, bytes, &times);
-	if (COUNTING && r->n)
-		fl_stats_complete(&c->stats, slot, bytes, done_ns, &times);
-	if (FL_FAULTS && c->fault)
-		fl_fault_moved(c->fault, bytes);
-	/* NCCL ends a receive with irecvConsumed when it can (device offload over ext) */
-	if (!(r->n && c->kind == FL_COMM_RECV && c->hold_consumed))
-		req_put(c, r);
-	return FL_OK;
+	return finish(c, r, sizes, got, &times);
 }

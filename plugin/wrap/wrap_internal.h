@@ -29,12 +29,29 @@ struct fl_wlisten {
 struct fl_wcomm;
 struct fl_fault_conn;
 
-/* A request's post time lives in comm->stats.posted[its index], where reports read it. */
+/*
+ * One test on the fast path for all of it: the transport names the peer later (join at a
+ * later isend/irecv/test), and NCCL's tag has not been seen yet (counting only).
+ */
+enum { FL_LATE_PEER = 1, FL_LATE_TAG = 2 };
+
+/* Built with -DFABRICLAB_NO_COUNTING only so `make bench` can measure what counting costs. */
+#ifdef FABRICLAB_NO_COUNTING
+#define COUNTING 0
+#else
+#define COUNTING 1
+#endif
+
+/*
+ * A request's post time lives in comm->stats.posted[slot], where reports read it. The slot is
+ * its index in the comm's pool, kept so that no call divides by the request's size to find it.
+ */
 struct fl_wreq {
 	struct fl_wcomm *comm;
 	void *treq;
 	int n;
 	int next_free;
+	unsigned slot;
 };
 
 _Static_assert(FL_WRAP_POOL == FL_CONN_SLOTS, "one stats slot per pooled request");
@@ -49,11 +66,12 @@ struct fl_wcomm {
 	struct fl_endpoint self;
 	struct fl_endpoint peer;
 	int failed;      /* an error was logged; do not flood the log */
-	int peer_later;  /* the transport names the peer later: join at a later isend/irecv/test */
+	unsigned late;   /* FL_LATE_*: work left for a later isend/irecv (test: FL_LATE_PEER only) */
 	int joined;      /* in its hop, the names, the trace and the fault rules */
 	int hold_consumed; /* done receives wait for irecvConsumed (fl_wrap_offload) */
 	struct fl_fault_conn *fault; /* FABRICLAB_FAULT state; NULL when no rule applies */
-	int free_head;
+	int free_head;   /* pool slots given back, last in first out; -1 when none */
+	int fresh;       /* slots from fresh on were never handed out */
 	struct fl_wreq reqs[FL_WRAP_POOL];
 	struct fl_conn_stats stats; /* memory types registered: stats.mem_types */
 };

@@ -294,6 +294,59 @@ static void test_full_ring_bridges_within_the_bound(void **state)
 	free(r);
 }
 
+static struct {
+	struct fl_runs *r;
+	struct fl_union u;
+	struct fl_run_scratch sc;
+	int nudges, drain;
+} nw;
+
+/* The reader's side of a nudge: counted, and (nw.drain) answered with a drain at once. */
+static void nudged(void)
+{
+	nw.nudges++;
+	if (nw.drain)
+		fl_union_take(&nw.u, &nw.sc, nw.r);
+}
+
+/* Disjoint runs of one word each: the ring holds i words after run i + 1 is added. */
+static void add_runs(size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		fl_runs_add(nw.r, 100 * i + 10, 100 * i + 60);
+}
+
+/* A ring past half full wakes its reader, again while it stays there, and not before. */
+static void test_half_full_ring_nudges_its_reader(void **state)
+{
+	(void)state;
+	memset(&nw, 0, sizeof(nw));
+	nw.r = new_runs();
+	fl_union_init(&nw.u);
+	fl_runs_set_nudge(nudged);
+	add_runs(0, FL_RUN_NUDGE + 2); /* FL_RUN_NUDGE + 1 words: the bound itself is no nudge */
+	assert_int_equal(nw.nudges, 0);
+	add_runs(FL_RUN_NUDGE + 2, FL_RUN_NUDGE + 3);
+	assert_int_equal(nw.nudges, 1);
+	add_runs(FL_RUN_NUDGE + 3, FL_RUN_NUDGE + 2 + FL_RUN_NUDGE_AGAIN);
+	assert_int_equal(nw.nudges, 1);
+	add_runs(FL_RUN_NUDGE + 2 + FL_RUN_NUDGE_AGAIN, FL_RUN_NUDGE + 3 + FL_RUN_NUDGE_AGAIN);
+	assert_int_equal(nw.nudges, 2);
+	assert_int_equal(atomic_load(&nw.r->overflows), 0);
+	/* A reader that drains when nudged: thousands of runs more, none bridged, exact. */
+	nw.drain = 1;
+	add_runs(FL_RUN_NUDGE + 3 + FL_RUN_NUDGE_AGAIN, 8 * FL_RUN_RING);
+	fl_union_take(&nw.u, &nw.sc, nw.r);
+	fl_union_settle(&nw.u, &nw.sc, UINT64_MAX);
+	assert_int_equal(atomic_load(&nw.r->overflows), 0);
+	assert_int_equal(fl_union_ns(&nw.u), 50 * (8 * FL_RUN_RING));
+	assert_true(nw.nudges >= 8 * FL_RUN_RING / FL_RUN_NUDGE - 1); /* about one per half ring */
+	fl_runs_set_nudge(NULL);
+	fl_union_free(&nw.u);
+	fl_run_scratch_free(&nw.sc);
+	free(nw.r);
+}
+
 /* Runs that do not fit one word (far apart, long, earlier than the last) come back exact. */
 static void test_runs_that_escape_decode_exactly(void **state)
 {
@@ -381,7 +434,7 @@ static struct {
 /* Test harness only: never outrun the reader, so the result must be exact. */
 static void wait_for_room(struct fl_runs *r)
 {
-	while (r->head_w - atomic_load(&r->tail) > FL_RUN_RING - 4)
+	while (atomic_load(&r->head) - atomic_load(&r->tail) > FL_RUN_RING - 4)
 		sched_yield();
 }
 
@@ -464,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_many_connections_interleaved_with_drains),
 		cmocka_unit_test(test_one_drain_of_many_full_rings_is_exact),
 		cmocka_unit_test(test_full_ring_bridges_within_the_bound),
+		cmocka_unit_test(test_half_full_ring_nudges_its_reader),
 		cmocka_unit_test(test_runs_that_escape_decode_exactly),
 		cmocka_unit_test(test_pinned_watermark_keeps_pending_bounded),
 		cmocka_unit_test(test_writer_and_reader_threads_agree_exactly),
