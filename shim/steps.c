@@ -106,7 +106,8 @@ static int flush_recv(struct shim_world *w, struct shim_fifo *f, unsigned slot)
  * Sizes as NCCL reads them: never a send's (2.28.9 src/transport/net.cc:1336-1339,
  * an uninitialised int), zero-filled for a receive's parts (:1505-1508), where 0
  * is "unwritten" (fastsocket never writes them). A written size that is not what
- * our peer sent means bytes went missing. Returns the bytes received (0: unknown).
+ * our peer sent means bytes went missing. *total: the bytes the plugin said it
+ * received (0: none said).
  */
 static int check_sizes(struct shim_world *w, struct shim_fifo *f, unsigned slot,
 		       const int *sizes, size_t *total)

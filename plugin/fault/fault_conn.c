@@ -185,11 +185,14 @@ static void apply_peer_rx(struct attach_ctx *a)
 
 	for (int i = 0; i < spec->nrules; i++) {
 		const struct fl_fault_rule *r = &spec->rules[i];
-		uint64_t rate = throttle_rate(a, &r->throttle);
+		uint64_t rate;
 
-		if (r->action != FL_FAULT_THROTTLE || !(r->throttle.dir & FL_FAULT_RX) || !rate ||
+		if (r->action != FL_FAULT_THROTTLE || !(r->throttle.dir & FL_FAULT_RX) ||
 		    !fl_fault_rule_matches(r, &site))
 			continue;
+		rate = throttle_rate(a, &r->throttle);
+		if (!rate)
+			continue; /* the line rate is unknown: the receiver's own WARN says so */
 		share(a, fl_fault_shared_pacer(i, a->self->dev, a->peer->node, FL_FAULT_PEER_RX,
 					       rate, 0, 0), i);
 		FL_INFO("connection %u (send %s/%s -> %s/%s): FABRICLAB_FAULT rule %d "

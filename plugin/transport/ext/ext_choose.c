@@ -100,8 +100,8 @@ int ext_inner_choose(const char *list, fl_logger_fn logger, fl_prof_fn prof,
 	snprintf(names, sizeof(names), "%s", list);
 	for (name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
 		rc = try_one(name, logger, prof, in, ctx);
-		if (!rc) {
-			ext_lib_chosen(in->lib); /* its tuner, CollNet and GIN are the ones NCCL finds */
+		if (!rc) { /* its tuner, CollNet and GIN are the ones NCCL finds through us */
+			ext_lib_chosen(in->lib);
 			return FL_OK;
 		}
 		tried++;
