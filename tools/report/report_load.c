@@ -292,7 +292,8 @@ static int read_rdma(const struct report_reader *r, json_t *root, bool *active)
 static int reserve_views(const struct report_reader *r, struct report_file *f, size_t n,
 			 size_t *cap)
 {
-	struct report_file_view *more = realloc(f->views, (n + 1) * sizeof(*more));
+	/* exactly n (> 0): 131 072 reports' views are all held until the join */
+	struct report_file_view *more = realloc(f->views, n * sizeof(*more));
 
 	if (!more)
 		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", r->path);
