@@ -8,6 +8,27 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+/*
+ * Under AddressSanitizer what is not carved is poisoned: a value read after
+ * its file's arena went off or after a release is reported, as a freed one
+ * would be without the arena.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define ARENA_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ARENA_ASAN 1
+#endif
+#endif
+#ifdef ARENA_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 #define FIRST_CHUNK (64UL << 10) /* a 2 KB report's tree is ~10 KB; a hop's ~2 KB */
 #define LARGEST_CHUNK (16UL << 20)
 
@@ -35,8 +56,10 @@ static struct tool_json_chunk *new_chunk(size_t size, struct tool_json_chunk *ne
 {
 	struct tool_json_chunk *c = malloc(sizeof(*c) + size);
 
-	if (c)
+	if (c) {
 		*c = (struct tool_json_chunk){ next, size, 0 };
+		POISON(c->mem, size);
+	}
 	return c;
 }
 
@@ -60,9 +83,17 @@ static struct tool_json_chunk *next_chunk(struct tool_json_arena *a, size_t n)
 	return c;
 }
 
+/* From chunk c at offset used on: no longer carved. */
+static void poison_from(struct tool_json_chunk *c, size_t used)
+{
+	for (; c; c = c->next, used = 0)
+		POISON(c->mem + used, c->size - used);
+}
+
 static void *arena_malloc(size_t n)
 {
 	struct tool_json_arena *a = current;
+	size_t asked = n;
 	void *p;
 
 	if (!a)
@@ -77,6 +108,7 @@ static void *arena_malloc(size_t n)
 	}
 	p = a->cur->mem + a->cur->used;
 	a->cur->used += n;
+	UNPOISON(p, asked);
 	return p;
 }
 
@@ -100,6 +132,7 @@ void tool_json_arena_on(struct tool_json_arena *a)
 	a->cur = a->first;
 	if (a->cur)
 		a->cur->used = 0;
+	poison_from(a->first, 0);
 	current = a;
 }
 
@@ -107,6 +140,7 @@ void tool_json_arena_off(struct tool_json_arena *a)
 {
 	if (current == a)
 		current = NULL;
+	poison_from(a->first, 0);
 }
 
 struct tool_json_mark tool_json_arena_mark(const struct tool_json_arena *a)
@@ -119,6 +153,7 @@ void tool_json_arena_release(struct tool_json_arena *a, struct tool_json_mark m)
 	a->cur = m.chunk ? m.chunk : a->first;
 	if (a->cur)
 		a->cur->used = m.chunk ? m.used : 0;
+	poison_from(a->cur, a->cur ? a->cur->used : 0);
 }
 
 void tool_json_arena_free(struct tool_json_arena *a)
@@ -126,6 +161,7 @@ void tool_json_arena_free(struct tool_json_arena *a)
 	while (a->first) {
 		struct tool_json_chunk *next = a->first->next;
 
+		UNPOISON(a->first->mem, a->first->size);
 		free(a->first);
 		a->first = next;
 	}
