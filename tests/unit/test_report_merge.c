@@ -412,6 +412,57 @@ static void test_minimal_reports_natural_order_odd_names(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * A report over 1 MiB is read a hop at a time from its text, each hop's tree
+ * given back once read: what the rest of the report holds (its devices, read
+ * during the hops, and its ports, after them) must come through intact.
+ */
+static void test_large_report_streams_hops_and_keeps_the_rest(void **state)
+{
+	char dir[] = "/tmp/fabriclab-report-test.XXXXXX";
+	char path[600], cmd[600];
+	const size_t n = 4000;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/n0-1.json", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("{\"schema\": \"fabriclab-report\", \"schema_version\": 1, \"node\": \"n0\", "
+	      "\"pid\": 1, \"transport\": \"ib\", \"devices\": [{\"name\": \"mlx5_0\", "
+	      "\"ptr_support\": [\"host\", \"cuda\"]}], \"hops\": [", f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s{\"src_node\": \"n0\", \"src_dev\": \"mlx5_0\", \"dst_node\": "
+			"\"peer%05zu\", \"dst_dev\": \"mlx5_0\", \"view\": \"send\", \"bytes\": "
+			"%zu, \"messages\": 1, \"wire_seconds\": 0.5, \"wire_gbs\": 1.0, "
+			"\"line_rate_gbs\": 50.0, \"active_seconds\": 1.0, \"peer_wait_seconds\": 0, "
+			"\"size_histogram\": [[1024, 1]], \"memory\": [\"cuda\"], \"gdr\": true, "
+			"\"wire_time_us\": {\"p50\": 1.0, \"p99\": 2.0, \"max\": 3.0}}",
+			i ? ", " : "", i, 1000 + i);
+	fputs("], \"ports\": [{\"name\": \"mlx5_0/1\", \"device\": \"mlx5_0\", "
+	      "\"active\": true, \"active_gbps\": 200.0}]}\n", f);
+	assert_true(ftell(f) > (1L << 20)); /* past the size parsed as one tree */
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(load(dir), 0);
+	assert_int_equal(set.nhops, n);
+	assert_int_equal(set.files[0].nports, 1);
+	assert_string_equal(set.files[0].ports[0].name, "mlx5_0/1");
+	assert_true(set.files[0].ports[0].active_gbps == 200.0);
+	for (size_t i = 0; i < n; i += 997) {
+		char peer[16];
+		const struct report_hop *h;
+
+		snprintf(peer, sizeof(peer), "peer%05zu", i);
+		h = find_hop("n0", peer);
+		assert_int_equal(h->send.bytes, 1000 + i);
+		assert_true(h->send.dev_gdr_capable); /* the devices' names, read from the rest */
+		assert_string_equal(h->send.rdma_port, "mlx5_0/1");
+		assert_true(h->send.p99_us == 2.0);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* The link layer (which decides RoCE or IB commands) reaches the merged figures; others are refused. */
 static void test_link_layer_is_kept_and_checked(void **state)
 {
@@ -467,6 +518,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_bad_inputs_name_the_file, teardown),
 		cmocka_unit_test_teardown(test_minimal_reports_natural_order_odd_names, teardown),
 		cmocka_unit_test_teardown(test_empty_folder_is_an_error, teardown),
+		cmocka_unit_test_teardown(test_large_report_streams_hops_and_keeps_the_rest, teardown),
 		cmocka_unit_test_teardown(test_link_layer_is_kept_and_checked, teardown),
 	};
 

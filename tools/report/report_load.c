@@ -20,6 +20,7 @@
 #include "report.h"
 #include "report_fields.h"
 #include "report_hops_text.h"
+#include "tools/common/tool_json_arena.h"
 #include "tools/common/tool_text.h"
 
 /* One device of the writer's node: can NCCL hand it GPU memory? */
@@ -288,22 +289,34 @@ static int read_rdma(const struct report_reader *r, json_t *root, bool *active)
 	return err;
 }
 
-/* Room for one more view: the streamed hops are not counted ahead. */
-static int grow_views(const struct report_reader *r, struct report_file *f, size_t *cap)
+static int reserve_views(const struct report_reader *r, struct report_file *f, size_t n,
+			 size_t *cap)
 {
-	struct report_file_view *more;
+	/* exactly n (> 0): 131 072 reports' views are all held until the join */
+	struct report_file_view *more = realloc(f->views, n * sizeof(*more));
 
-	if (f->nviews < *cap)
-		return 0;
-	*cap = *cap ? 2 * *cap : 2; /* most reports hold a few hops: 131 072 of them add up */
-	more = realloc(f->views, (*cap + 1) * sizeof(*more));
 	if (!more)
 		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", r->path);
 	f->views = more;
+	*cap = n;
 	return 0;
 }
 
-/* The next hop: from the array in the tree, or parsed from the text (stream). */
+/*
+ * Room for one more view. A tree's hops are counted ahead (one allocation a
+ * file: 131 072 reports add up); the streamed hops are not.
+ */
+static int grow_views(const struct report_reader *r, struct report_file *f, size_t *cap)
+{
+	if (f->nviews < *cap)
+		return 0;
+	return reserve_views(r, f, *cap ? 2 * *cap : 2, cap);
+}
+
+/*
+ * The next hop: from the array in the tree, or parsed from the text (stream)
+ * into the arena after the rest's tree, given back once the hop is read.
+ */
 static json_t *next_hop(const struct report_reader *r, json_t *hops,
 			struct report_hops_text *stream, size_t i, int *err)
 {
@@ -325,10 +338,12 @@ static json_t *next_hop(const struct report_reader *r, json_t *hops,
 }
 
 static int read_hops(const struct report_reader *r, json_t *root, struct report_file *f,
-		     struct report_hops_text *stream, struct report_arena *sizes)
+		     struct report_hops_text *stream, struct report_arena *sizes,
+		     struct tool_json_arena *arena)
 {
 	char transport[16] = "";
 	struct devices devs = { NULL, 0 };
+	struct tool_json_mark rest = tool_json_arena_mark(arena);
 	bool rdma = false;
 	size_t cap = 0;
 	json_t *hop;
@@ -340,12 +355,16 @@ static int read_hops(const struct report_reader *r, json_t *root, struct report_
 	err = report_get_string(r, root, "transport", false, transport, sizeof(transport));
 	err = err ? err : read_rdma(r, root, &rdma);
 	err = err ? err : read_devices(r, root, &devs);
+	if (!err && !stream && json_array_size(hops))
+		err = reserve_views(r, f, json_array_size(hops), &cap);
 	for (size_t i = 0; !err && (hop = next_hop(r, hops, stream, i, &err)); i++) {
 		struct report_reader sub = report_reader_at(r, "hops", i);
 
 		err = grow_views(r, f, &cap);
 		err = err ? err : read_view(&sub, hop, transport, &devs, sizes, &f->views[i]);
 		json_decref(hop);
+		if (stream)
+			tool_json_arena_release(arena, rest);
 		if (!err)
 			f->views[f->nviews++].v.rdma_port_active = rdma;
 	}
@@ -439,9 +458,12 @@ static json_t *load_json(const char *text, size_t len, struct report_hops_text *
 	return json_loadb(text, len, JSON_REJECT_DUPLICATES, jerr);
 }
 
-/* *foreign: the failure is that the file is no fabriclab report at all. */
+/*
+ * *foreign: the failure is that the file is no fabriclab report at all. The
+ * file's trees are built in arena (on from the parse to the last decref).
+ */
 static int parse(const char *path, struct report_file *f, struct report_arena *sizes,
-		 bool listed, bool *foreign)
+		 struct tool_json_arena *arena, bool listed, bool *foreign)
 {
 	struct report_reader r = { path, "" };
 	struct report_hops_text stream;
@@ -456,8 +478,10 @@ static int parse(const char *path, struct report_file *f, struct report_arena *s
 	*foreign = true;
 	if (err)
 		return err;
+	tool_json_arena_on(arena);
 	root = load_json(text, len, &stream, &streamed, &jerr);
 	if (!root) {
+		tool_json_arena_off(arena);
 		*foreign = foreign_text(text);
 		free(text);
 		return fl_fail(FL_ERR_USAGE, "%s: truncated or not JSON (line %d, column %d: %s)",
@@ -465,13 +489,14 @@ static int parse(const char *path, struct report_file *f, struct report_arena *s
 	}
 	err = check_schema(&r, root, foreign);
 	err = err ? err : read_header(&r, root, f);
-	err = err ? err : read_hops(&r, root, f, streamed ? &stream : NULL, sizes);
+	err = err ? err : read_hops(&r, root, f, streamed ? &stream : NULL, sizes, arena);
 	free(text);
 	err = err ? err : report_read_ports(path, root, f);
 	err = err ? err : report_read_injected(path, root, f);
 	err = err ? err : report_read_ranks(path, root, f);
 	err = err ? err : report_read_gaps(path, root, f);
 	json_decref(root);
+	tool_json_arena_off(arena);
 	return err;
 }
 
@@ -491,8 +516,9 @@ static struct report_file *new_file(struct report_set *set)
 	return &set->files[set->nfiles];
 }
 
-/* listed: a folder's listing said path is a regular file */
-static int load_file(struct report_set *set, const char *path, bool listed, bool *foreign)
+/* listed: a folder's listing said path is a regular file; arena: for its trees */
+static int load_file(struct report_set *set, const char *path, struct tool_json_arena *arena,
+		     bool listed, bool *foreign)
 {
 	struct report_file *f = new_file(set);
 	int err;
@@ -500,7 +526,7 @@ static int load_file(struct report_set *set, const char *path, bool listed, bool
 	*foreign = false;
 	if (!f || !(f->path = strdup(path)))
 		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", path);
-	err = parse(path, f, &set->sizes, listed, foreign);
+	err = parse(path, f, &set->sizes, arena, listed, foreign);
 	if (err) {
 		free(f->path);
 		free(f->views);
@@ -524,9 +550,12 @@ static int load_file(struct report_set *set, const char *path, bool listed, bool
 
 int report_add_file(struct report_set *set, const char *path)
 {
+	struct tool_json_arena arena = { NULL, NULL };
 	bool foreign;
+	int err = load_file(set, path, &arena, false, &foreign);
 
-	return load_file(set, path, false, &foreign);
+	tool_json_arena_free(&arena);
+	return err;
 }
 
 static bool is_report_name(const char *name)
@@ -597,6 +626,7 @@ static int skip_foreign(struct report_set *set, int err, bool foreign, char *las
 static int add_dir(struct report_set *set, const char *dir)
 {
 	size_t n, before = set->nfiles, skipped = set->skipped;
+	struct tool_json_arena arena = { NULL, NULL }; /* one for all the files, reused */
 	char last[FL_ERROR_LEN] = "";
 	struct listed *names;
 	int err = list_reports(dir, &names, &n);
@@ -608,13 +638,14 @@ static int add_dir(struct report_set *set, const char *dir)
 		if (!err && asprintf(&path, "%s/%s", dir, names[i].name) < 0)
 			err = fl_fail(FL_ERR_SYSTEM, "%s: out of memory", dir);
 		if (!err) {
-			err = load_file(set, path, names[i].regular, &foreign);
+			err = load_file(set, path, &arena, names[i].regular, &foreign);
 			err = skip_foreign(set, err, foreign, last, sizeof(last));
 		}
 		free(path);
 		free(names[i].name);
 	}
 	free(names);
+	tool_json_arena_free(&arena);
 	if (!err && !n)
 		err = fl_fail(FL_ERR_USAGE, "%s: no *.json reports in this folder", dir);
 	if (!err && set->nfiles == before)

@@ -9,6 +9,7 @@
 #include "plugin/base/error.h"
 #include "plugin/stats/histogram.h"
 #include "report.h"
+#include "report_hop_order.h"
 
 struct hop_index {
 	size_t *slots; /* hop index + 1; 0 is empty */
@@ -255,46 +256,18 @@ static int join_views(struct report_set *set)
 	return err;
 }
 
-static int cmp_hop(const void *pa, const void *pb)
-{
-	const struct report_hop *x = pa, *y = pb;
-	const struct report_hop_key *a = &((const struct report_hop *)pa)->key;
-	const struct report_hop_key *b = &((const struct report_hop *)pb)->key;
-	int c = strverscmp(a->src_node, b->src_node);
-
-	c = c ? c : strverscmp(a->src_dev, b->src_dev);
-	c = c ? c : strverscmp(a->dst_node, b->dst_node);
-	c = c ? c : strverscmp(a->dst_dev, b->dst_dev);
-	if (c)
-		return c;
-	/* Several processes of the same nodes: in rank order; then by communicator. */
-	c = (x->src_rank > y->src_rank) - (x->src_rank < y->src_rank);
-	c = c ? c : (x->dst_rank > y->dst_rank) - (x->dst_rank < y->dst_rank);
-	return c ? c : (a->comm_hash > b->comm_hash) - (a->comm_hash < b->comm_hash);
-}
-
-static int cmp_hop_at(const void *pa, const void *pb, void *hops)
-{
-	const struct report_hop *h = hops;
-
-	return cmp_hop(&h[*(const size_t *)pa], &h[*(const size_t *)pb]);
-}
-
 /*
- * The hops in cmp_hop's order, sorted through their indices and moved in
- * place along the permutation's cycles: qsort on the 1.4 KB hops themselves
- * takes a copy of them all (1.4 GB for 10^6 hops).
+ * The hops in report_hop_order's order, moved in place along the
+ * permutation's cycles: qsort on the 568-byte hops themselves takes a copy of
+ * them all. *nodes: the distinct node names, counted on the way.
  */
-static int sort_hops(struct report_set *set)
+static int sort_hops(struct report_set *set, size_t *nodes)
 {
 	size_t *order = malloc((set->nhops + 1) * sizeof(*order));
+	int err = order ? report_hop_order(set->hops, set->nhops, order, nodes)
+			: fl_fail(FL_ERR_SYSTEM, "out of memory sorting %zu hops", set->nhops);
 
-	if (!order)
-		return fl_fail(FL_ERR_SYSTEM, "out of memory sorting %zu hops", set->nhops);
-	for (size_t i = 0; i < set->nhops; i++)
-		order[i] = i;
-	qsort_r(order, set->nhops, sizeof(*order), cmp_hop_at, set->hops);
-	for (size_t i = 0; i < set->nhops; i++) {
+	for (size_t i = 0; !err && i < set->nhops; i++) {
 		struct report_hop first;
 		size_t j = i;
 
@@ -314,7 +287,7 @@ static int sort_hops(struct report_set *set)
 		}
 	}
 	free(order);
-	return 0;
+	return err;
 }
 
 /* The hops array was sized for every view joining none: what the joins left goes back. */
@@ -486,30 +459,6 @@ static void to_figures(const struct report_hop *h, struct fl_hop_figures *f)
 	join_gdr(h, f);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static int count_nodes(struct report_set *set)
-{
-	const char **names = malloc((2 * set->nhops + 1) * sizeof(*names));
-	size_t n = 0;
-
-	if (!names)
-		return fl_fail(FL_ERR_SYSTEM, "out of memory");
-	for (size_t i = 0; i < set->nhops; i++) {
-		names[n++] = set->hops[i].key.src_node;
-		names[n++] = set->hops[i].key.dst_node;
-	}
-	qsort(names, n, sizeof(*names), cmp_str);
-	set->nodes = 0;
-	for (size_t i = 0; i < n; i++)
-		set->nodes += i == 0 || strcmp(names[i], names[i - 1]);
-	free(names);
-	return 0;
-}
-
 /* Net-mode and profiler-mode hops time different things: each kind is judged on its own. */
 static int judge(struct report_set *set, const struct fl_verdict_params *params)
 {
@@ -528,6 +477,7 @@ static int judge(struct report_set *set, const struct fl_verdict_params *params)
 
 int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 {
+	size_t nodes = 0;
 	int err = drop_duplicates(set);
 
 	if (!err)
@@ -535,7 +485,7 @@ int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 	err = err ? err : join_views(set);
 	if (!err)
 		fit_hops(set);
-	err = err ? err : sort_hops(set);
+	err = err ? err : sort_hops(set, &nodes);
 	if (err)
 		return err;
 	set->figures = calloc(set->nhops + 1, sizeof(*set->figures));
@@ -549,8 +499,8 @@ int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 		fl_verdict_note_sender_view(&set->verdict);
 	set->ncommands = fl_verdict_commands(&set->verdict, set->figures, set->nhops, set->commands,
 					     sizeof(set->commands));
-	err = count_nodes(set);
-	err = err ? err : report_find_missing(set);
+	set->nodes = nodes;
+	err = report_find_missing(set);
 	err = err ? err : report_collect_ports(set);
 	return err ? err : report_compare_lossless(set);
 }
