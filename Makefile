@@ -266,7 +266,7 @@ FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_LIB_SRC := $(sort $(shell find plugin/base plugin/fault plugin/stats plugin/verdict plugin/port \
 	-name '*.c') plugin/transport/socket/sock_handle.c plugin/transport/socket/sock_sys.c \
 	$(filter-out tools/report/report_main.c,$(wildcard tools/report/*.c)) tools/trace/trace_check.c \
-	tools/common/tool_text.c $(filter-out tools/nccllog/nccllog_main.c,$(wildcard tools/nccllog/*.c)) \
+	tools/common/tool_text.c tools/common/tool_json_arena.c $(filter-out tools/nccllog/nccllog_main.c,$(wildcard tools/nccllog/*.c)) \
 	tools/sweep/sweep_baseline.c tools/sweep/sweep_judge.c shim/shim_error.c)
 FUZZ_OBJ   := $(FUZZ_LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
 FUZZ_LIB   := $(BUILD)/fuzz/libfabriclab-fuzz.a
