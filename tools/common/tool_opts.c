@@ -1,15 +1,18 @@
 #include "tool_opts.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "shim/shim_env.h"
 #include "tool_text.h"
 
 int tool_bad_option(const char *cmd, const char *opt, const char *value, const char *expected)
 {
-	fprintf(stderr, "fabriclab %s: %s \"", cmd, opt);
-	tool_text_put(stderr, value); /* a value may carry a terminal's escapes */
-	fprintf(stderr, "\": expected %s (see `fabriclab %s --help`)\n", expected, cmd);
+	char *shown = tool_text_dup(value); /* a value may carry a terminal's escapes */
+
+	fprintf(stderr, "fabriclab %s: %s \"%s\": expected %s (see `fabriclab %s --help`)\n", cmd,
+		opt, shown ? shown : "?", expected, cmd);
+	free(shown);
 	return TOOL_EXIT_USAGE;
 }
 

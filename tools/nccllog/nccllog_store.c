@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/common/tool_hash.h"
+
 #define BLOCK_BYTES (64u << 10)
 #define ALIGN 8 /* every piece suits any struct of the ranks (nl_dev) */
 
@@ -40,19 +42,10 @@ const char *nl_keep(struct nl_log *log, const char *s, size_t n)
 	return out;
 }
 
-static uint64_t hash_key(const char *key)
-{
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-
-	for (; *key; key++)
-		h = (h ^ (unsigned char)*key) * 1099511628211ULL;
-	return h;
-}
-
 /* The slot that holds key, or the empty slot where it would go. */
 static size_t slot_of(const struct nl_log *log, const char *key)
 {
-	size_t s = hash_key(key) & (log->nslots - 1);
+	size_t s = tool_hash_mix(tool_fnv1a(TOOL_FNV_OFFSET, key)) & (log->nslots - 1);
 
 	while (log->slots[s] && strcmp(log->ranks[log->slots[s] - 1].key, key))
 		s = (s + 1) & (log->nslots - 1);

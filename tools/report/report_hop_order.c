@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "plugin/base/error.h"
+#include "tools/common/tool_hash.h"
 
 /* What cmp_hop compares, with each name replaced by its rank. */
 struct hop_key {
@@ -22,20 +23,9 @@ struct names {
 	size_t nslots;
 };
 
-static uint64_t hash_name(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a, then mixed: the table takes low bits */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	return h ^ (h >> 33);
-}
-
 static uint32_t intern(struct names *t, const char *s)
 {
-	size_t at = hash_name(s) & (t->nslots - 1);
+	size_t at = tool_hash_mix(tool_fnv1a(TOOL_FNV_OFFSET, s)) & (t->nslots - 1);
 
 	while (t->slots[at]) {
 		uint32_t id = t->slots[at] - 1;
@@ -128,6 +118,7 @@ int report_hop_order(const struct report_hop *hops, size_t nhops, size_t *order,
 	struct names t = { NULL, 0, NULL, 16 };
 	struct hop_key *keys = malloc((nhops + 1) * sizeof(*keys));
 	uint32_t *rank = NULL;
+	int ok;
 
 	while (t.nslots < 8 * nhops) /* 4 names a hop, at most half full */
 		t.nslots *= 2;
@@ -147,9 +138,10 @@ int report_hop_order(const struct report_hop *hops, size_t nhops, size_t *order,
 		}
 		qsort_r(order, nhops, sizeof(*order), cmp_key, keys);
 	}
+	ok = rank != NULL;
 	free(rank);
 	free(t.slots);
 	free(t.text);
 	free(keys);
-	return rank ? 0 : fl_fail(FL_ERR_SYSTEM, "out of memory ordering %zu hops", nhops);
+	return ok ? 0 : fl_fail(FL_ERR_SYSTEM, "out of memory ordering %zu hops", nhops);
 }

@@ -10,6 +10,7 @@
 #include "plugin/stats/histogram.h"
 #include "report.h"
 #include "report_hop_order.h"
+#include "tools/common/tool_hash.h"
 
 struct hop_index {
 	size_t *slots; /* hop index + 1; 0 is empty */
@@ -19,21 +20,13 @@ struct hop_index {
 static uint64_t hash_key(const struct report_hop_key *k)
 {
 	const char *parts[] = { k->src_node, k->src_dev, k->dst_node, k->dst_dev };
-	uint64_t h = 1469598103934665603ULL ^ k->comm_hash; /* FNV-1a */
+	uint64_t h = TOOL_FNV_OFFSET ^ k->comm_hash;
 
 	for (size_t p = 0; p < 4; p++) {
-		for (const char *c = parts[p]; *c; c++)
-			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-		h = (h ^ 0xff) * 1099511628211ULL; /* keeps "ab"+"c" apart from "a"+"bc" */
+		h = tool_fnv1a(h, parts[p]);
+		h = (h ^ 0xff) * TOOL_FNV_PRIME; /* keeps "ab"+"c" apart from "a"+"bc" */
 	}
-	/*
-	 * The table takes the low bits, and FNV's multiplications carry only upward: the
-	 * low bits of the product see only the low bits of the state. A final mix brings
-	 * the high bits down.
-	 */
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	return h ^ (h >> 33);
+	return tool_hash_mix(h);
 }
 
 static bool same_key(const struct report_hop_key *a, const struct report_hop_key *b)

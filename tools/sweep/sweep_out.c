@@ -231,7 +231,9 @@ int sweep_print_json(const struct sweep_result *res, const struct sweep_verdict 
 
 void sweep_print_error(const char *text)
 {
-	fputs("fabriclab sweep: ", stderr);
-	tool_text_put(stderr, text);
-	fputc('\n', stderr);
+	char *shown = tool_text_dup(text);
+
+	/* one write, as report_failure's: other ranks may be writing too */
+	fprintf(stderr, "fabriclab sweep: %s\n", shown ? shown : "(no memory to show the error)");
+	free(shown);
 }

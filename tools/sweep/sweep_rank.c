@@ -366,11 +366,13 @@ static void report_failure(void)
 {
 	const char *rank = shim_env("RANK");
 
-	fputs("fabriclab sweep: rank ", stderr);
-	tool_text_put(stderr, rank ? rank : "?");
-	fputs(": ", stderr);
-	tool_text_put(stderr, shim_error_text());
-	fputc('\n', stderr);
+	char *who = tool_text_dup(rank ? rank : "?"), *why = tool_text_dup(shim_error_text());
+
+	/* one write: the ranks share stderr, and pieces of their lines would interleave */
+	fprintf(stderr, "fabriclab sweep: rank %s: %s\n", who ? who : "?",
+		why ? why : "(no memory to show the error)");
+	free(who);
+	free(why);
 }
 
 int sweep_rank(const struct sweep_opts *o)

@@ -266,11 +266,12 @@ int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times)
 	struct ext_comm *c = r->comm;
 	int rc, posted;
 
-	if (c->hello.buf && (rc = ext_hello_drive(c, &posted)) != FL_OK)
-		return rc; /* the hello ahead of this request, tested first */
-	if (c->hello.buf) { /* still in flight: an inner may complete requests only in order */
-		*done = 0;
-		return FL_OK;
+	if (c->hello.buf) { /* the hello ahead of this request, tested first */
+		rc = ext_hello_drive(c, &posted);
+		if (rc || c->hello.buf) { /* still in flight: an inner may complete in order only */
+			*done = 0;
+			return rc;
+		}
 	}
 	if (!r->inner_done) {
 		for (int i = 0; i < r->n; i++)
