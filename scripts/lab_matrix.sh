@@ -73,6 +73,9 @@ for preset in $PRESETS; do
 				fi
 				printf '%-5s --like %-7s -n %-2s --channels %s %-12s want %-14s got %-14s late %s\n' \
 					"$mark" "$preset" "$n" "$ch" "$c" "$want" "$got" "${sched:-?}"
+				# a wrong run shows its evidence: the verdict's reason and the hop table
+				[ "$mark" = ok ] || sed -n '/^verdict:/,/^$/p;/^hops:/,/^$/p' "$tmp/out" |
+					sed 's/^/      | /'
 			done
 		done
 	done

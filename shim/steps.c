@@ -75,31 +75,26 @@ int shim_fifo_post(struct shim_world *w, struct shim_fifo *f, void *data, size_t
 	return shim_fifo_post_parts(w, f, 1, &data, &bytes, &tag, mhandle);
 }
 
-/* NCCL's rule: data a NIC wrote into GPU memory is flushed before the GPU reads it. */
-static int flush_recv(struct shim_world *w, struct shim_fifo *f, unsigned slot)
+/*
+ * NCCL's rule: data a NIC wrote into GPU memory is flushed before the GPU reads
+ * it. The flush request takes the receive's slot and is tested on later passes
+ * (2.28.9 src/transport/net.cc:1563 posts it into requests[step], :1572-1580
+ * tests it before the step is handed on); *req NULL: nothing to wait for.
+ */
+static int flush_recv(struct shim_world *w, struct shim_fifo *f, unsigned slot, void **req)
 {
-	uint64_t deadline = shim_deadline_ms(w->timeout_ms);
-	int n = f->parts[slot], sizes[FL_MAX_RECVS], done = 0, rc;
-	void *mhs[FL_MAX_RECVS], *req = NULL;
+	int n = f->parts[slot], sizes[FL_MAX_RECVS], rc;
+	void *mhs[FL_MAX_RECVS];
 
 	for (int i = 0; i < n; i++) {
 		sizes[i] = (int)f->bytes[slot][i];
 		mhs[i] = f->mh[slot];
 	}
+	*req = NULL;
 	rc = SHIM_WATCHED(w, "iflush() of a receive from", peer_of(f),
 			  shim_net_iflush(&w->net, f->link->recv_comm, n, f->data[slot], sizes,
-					  mhs, &req));
-	if (rc)
-		return fail_call(w, f, "iflush", rc);
-	while (req && !done) {
-		rc = SHIM_WATCHED(w, "test() of a flush from", peer_of(f),
-				  shim_net_test(&w->net, req, &done, NULL));
-		if (rc)
-			return fail_call(w, f, "test of iflush", rc);
-		if (!done && shim_now_ns() > deadline)
-			return fail_call(w, f, "iflush (not done in time)", FL_ERR_SYSTEM);
-	}
-	return FL_OK;
+					  mhs, req));
+	return rc ? fail_call(w, f, "iflush", rc) : FL_OK;
 }
 
 /*
@@ -126,9 +121,10 @@ static int check_sizes(struct shim_world *w, struct shim_fifo *f, unsigned slot,
 	return FL_OK;
 }
 
-int shim_fifo_test(struct shim_world *w, struct shim_fifo *f)
+/* The oldest transfer not yet tested done: a send completes, a receive may need a flush. */
+static int test_transfer(struct shim_world *w, struct shim_fifo *f)
 {
-	unsigned slot = f->done % SHIM_STEPS;
+	unsigned slot = f->received % SHIM_STEPS;
 	int done = 0, sizes[FL_MAX_RECVS] = { 0 }, rc;
 	size_t got;
 
@@ -141,20 +137,52 @@ int shim_fifo_test(struct shim_world *w, struct shim_fifo *f)
 	rc = check_sizes(w, f, slot, sizes, &got);
 	if (rc)
 		return rc;
+	f->recv_req[slot] = f->req[slot];
+	f->req[slot] = NULL;
 	/* as NCCL: no flush when the plugin reported no bytes (2.28.9 net.cc:1530) */
 	if (!f->send && shim_mem_net_type(w) == FL_PTR_CUDA && got > 0) {
-		rc = flush_recv(w, f, slot);
+		rc = flush_recv(w, f, slot, &f->req[slot]);
 		if (rc)
 			return rc;
 	}
-	/* the step is in our buffer: a plugin with irecvConsumed may now reuse what it held */
-	rc = f->send ? FL_OK : shim_net_irecv_consumed(&w->net, f->link->recv_comm,
-						       f->parts[slot], f->req[slot]);
+	f->received++;
+	return FL_OK;
+}
+
+/* The oldest received transfer: done once its flush (if any) completed. */
+static int test_flushed(struct shim_world *w, struct shim_fifo *f)
+{
+	unsigned slot = f->done % SHIM_STEPS;
+	int done = 1, rc;
+
+	if (f->req[slot]) {
+		rc = SHIM_WATCHED(w, "test() of a flush from", peer_of(f),
+				  shim_net_test(&w->net, f->req[slot], &done, NULL));
+		if (rc)
+			return fail_call(w, f, "test of iflush", rc);
+	}
+	if (!done)
+		return FL_OK;
 	f->req[slot] = NULL;
+	/* the step is in our buffer: a plugin with irecvConsumed may now reuse what it held
+	 * (2.28.9 net.cc:1614-1615, with the receive's request) */
+	rc = f->send ? FL_OK : shim_net_irecv_consumed(&w->net, f->link->recv_comm,
+						       f->parts[slot], f->recv_req[slot]);
 	if (rc)
 		return fail_call(w, f, "irecvConsumed", rc);
 	f->done++;
 	return FL_OK;
+}
+
+int shim_fifo_test(struct shim_world *w, struct shim_fifo *f)
+{
+	int rc = FL_OK;
+
+	if (f->posted > f->received)
+		rc = test_transfer(w, f);
+	if (!rc && f->received > f->done)
+		rc = test_flushed(w, f);
+	return rc;
 }
 
 void shim_watch_init(struct shim_watch *watch)
@@ -165,7 +193,7 @@ void shim_watch_init(struct shim_watch *watch)
 int shim_watch_pass(struct shim_world *w, struct shim_watch *watch, const struct shim_fifo *sends,
 		    const struct shim_fifo *recvs)
 {
-	uint64_t moves = sends->posted + sends->done + recvs->posted + recvs->done;
+	uint64_t moves = sends->posted + sends->done + recvs->posted + recvs->received + recvs->done;
 	uint64_t now;
 
 	if (moves != watch->moves) {

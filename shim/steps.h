@@ -13,8 +13,11 @@ struct shim_fifo {
 	const char *op; /* "all_reduce", for messages */
 	int send;       /* direction: 1 = sends to link->send_peer, 0 = receives */
 	uint64_t posted;
+	uint64_t received; /* receives: tested done, their flush maybe in flight; sends: = done */
 	uint64_t done;
-	void *req[SHIM_STEPS];
+	void *req[SHIM_STEPS]; /* the transfer, then a receive's flush */
+	/* a receive's own request, for irecvConsumed (NCCL's recvRequestsCache) */
+	void *recv_req[SHIM_STEPS];
 	/* a transfer is one message, or a receive of up to FL_MAX_RECVS grouped ones */
 	int parts[SHIM_STEPS];
 	size_t bytes[SHIM_STEPS][FL_MAX_RECVS];
@@ -50,7 +53,11 @@ int shim_fifo_post(struct shim_world *w, struct shim_fifo *f, void *data, size_t
  */
 int shim_fifo_post_parts(struct shim_world *w, struct shim_fifo *f, int n, void **data,
 			 const size_t *bytes, const int *tags, void *mhandle);
-/* Tests the oldest transfer; f->done moves on when it completed with the sizes posted. */
+/*
+ * Tests the oldest transfer; f->done moves on when it completed with the sizes
+ * posted and, for a receive into GPU memory, its flush completed too. As NCCL's
+ * proxy, a flush is tested on later passes, never waited for.
+ */
 int shim_fifo_test(struct shim_world *w, struct shim_fifo *f);
 
 void shim_watch_init(struct shim_watch *watch);

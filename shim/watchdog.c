@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
@@ -12,10 +13,12 @@
 
 #define WATCH_PERIOD_NS 100000000L /* how often the thread looks: 0.1 s */
 
-static _Atomic uint64_t since_ns;   /* 0: no plugin call in flight */
+/* Odd while a plugin call is in flight; each call moves it on twice. The calls
+ * read no clock: the thread times how long one odd value stays. */
+static _Atomic uint64_t call_seq;
 static _Atomic(const char *) what;
 static _Atomic int what_peer, what_rank, limit_ms;
-static _Atomic pid_t watching_pid;  /* a forked rank starts its own thread */
+static _Atomic bool started;        /* this process's watchdog thread runs */
 
 static _Noreturn void give_up(uint64_t inside_ns)
 {
@@ -36,33 +39,52 @@ static _Noreturn void give_up(uint64_t inside_ns)
 static void *watch(void *arg)
 {
 	struct timespec period = { 0, WATCH_PERIOD_NS };
+	uint64_t seen = 0, seen_since = 0;
 
 	(void)arg;
 	for (;;) {
-		uint64_t since = atomic_load(&since_ns), now;
+		uint64_t seq, now;
 
 		nanosleep(&period, NULL);
+		seq = atomic_load_explicit(&call_seq, memory_order_acquire);
 		now = shim_now_ns();
-		if (since && since == atomic_load(&since_ns) &&
-		    now - since > (uint64_t)atomic_load(&limit_ms) * 1000000ULL)
-			give_up(now - since);
+		if (!(seq & 1) || seq != seen) {
+			seen = seq;
+			seen_since = now;
+			continue;
+		}
+		if (now - seen_since > (uint64_t)atomic_load(&limit_ms) * 1000000ULL)
+			give_up(now - seen_since);
 	}
 	return NULL;
 }
 
+/* A forked rank has no watchdog thread: it starts its own at its first watched call. */
+static void forget_thread_in_child(void)
+{
+	atomic_store(&started, false);
+}
+
+static void register_fork_handler(void)
+{
+	pthread_atfork(NULL, NULL, forget_thread_in_child);
+}
+
+/* Called on every watched call: no system call once the thread runs (getpid is one). */
 static void start_once(void)
 {
-	pid_t self = getpid();
+	static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 	pthread_attr_t attr;
 	pthread_t t;
 
-	if (atomic_load(&watching_pid) == self)
+	if (atomic_load_explicit(&started, memory_order_relaxed))
 		return;
-	atomic_store(&watching_pid, self);
+	pthread_once(&fork_once, register_fork_handler);
+	atomic_store(&started, true);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &attr, watch, NULL))
-		atomic_store(&watching_pid, 0); /* no watchdog: the loops' timeouts still apply */
+		atomic_store(&started, false); /* no watchdog: the loops' timeouts still apply */
 	pthread_attr_destroy(&attr);
 }
 
@@ -71,15 +93,20 @@ void shim_call_begin(int rank, int timeout_ms, const char *call, int peer)
 	if (timeout_ms <= 0)
 		return;
 	start_once();
-	atomic_store(&what, call);
-	atomic_store(&what_peer, peer);
-	atomic_store(&what_rank, rank);
-	atomic_store(&limit_ms, timeout_ms);
-	atomic_store(&since_ns, shim_now_ns());
+	atomic_store_explicit(&what, call, memory_order_relaxed);
+	atomic_store_explicit(&what_peer, peer, memory_order_relaxed);
+	atomic_store_explicit(&what_rank, rank, memory_order_relaxed);
+	atomic_store_explicit(&limit_ms, timeout_ms, memory_order_relaxed);
+	atomic_store_explicit(&call_seq, atomic_load_explicit(&call_seq, memory_order_relaxed) | 1,
+			      memory_order_release);
 }
 
 int shim_call_end(int rc)
 {
-	atomic_store(&since_ns, 0);
+	uint64_t seq = atomic_load_explicit(&call_seq, memory_order_relaxed);
+
+	/* one thread of the rank makes the calls: a plain read-modify-write suffices */
+	if (seq & 1)
+		atomic_store_explicit(&call_seq, seq + 1, memory_order_release);
 	return rc;
 }

@@ -25,6 +25,8 @@
 #endif
 
 #define FL_LINK_RATE_ENV "FABRICLAB_LINK_RATE"
+/* The speed every device reports, instead of what its transport reads; paces nothing. */
+#define FL_PORT_SPEED_ENV "FABRICLAB_PORT_SPEED"
 #define FL_FAULT_MAX_INJECTED 64
 
 /* One fault applied on this node, as the report lists it. */
@@ -64,7 +66,8 @@ bool fl_fault_active(void);
 /* The device's line rate in bytes/s: FABRICLAB_LINK_RATE, else its reported speed; 0 unknown. */
 uint64_t fl_fault_line_rate(const struct fl_transport *tp, int dev);
 
-/* getProperties through the wrap (and the report): link rate as speed, nogdr's mask. */
+/* getProperties through the wrap (and the report): link rate or port speed as speed,
+ * nogdr's mask. */
 void fl_fault_props(int dev, struct fl_props *props);
 
 /*

@@ -14,6 +14,8 @@
 const struct fl_fault_spec *fl_fault_rules(void);
 /* FABRICLAB_LINK_RATE in bytes/s, 0 unset. */
 uint64_t fl_fault_link_rate(void);
+/* FABRICLAB_PORT_SPEED in bytes/s, 0 unset. */
+uint64_t fl_fault_port_speed(void);
 /* The rule in canonical form, kept from init. */
 const char *fl_fault_rule_text(int rule);
 

@@ -57,14 +57,13 @@ static void apply_nogdr(int dev, struct fl_props *props)
 
 void fl_fault_props(int dev, struct fl_props *props)
 {
-	uint64_t rate = fl_fault_link_rate();
+	uint64_t rate = fl_fault_link_rate() ? fl_fault_link_rate() : fl_fault_port_speed();
 
-	if (!fl_fault_active())
-		return;
 	if (rate) {
 		uint64_t mbps = rate * 8 / 1000000;
 
 		props->speed_mbps = mbps < 1 ? 1 : mbps > 0x7fffffff ? 0x7fffffff : (int)mbps;
 	}
-	apply_nogdr(dev, props);
+	if (fl_fault_active())
+		apply_nogdr(dev, props);
 }

@@ -36,6 +36,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fl_fault_spec spec;
 static char rule_texts[FL_FAULT_MAX_RULES][FL_FAULT_DESCRIBE_LEN];
 static uint64_t link_rate;
+static uint64_t port_speed; /* FABRICLAB_PORT_SPEED in bytes/s, 0 unset */
 static int nshared;
 static struct shared_pacer shared[MAX_SHARED_PACERS];
 static int ninjected;
@@ -51,6 +52,11 @@ uint64_t fl_fault_link_rate(void)
 	return link_rate;
 }
 
+uint64_t fl_fault_port_speed(void)
+{
+	return port_speed;
+}
+
 const char *fl_fault_rule_text(int rule)
 {
 	if (rule == FL_FAULT_LINK_RATE_RULE)
@@ -63,8 +69,9 @@ bool fl_fault_active(void)
 	return spec.nrules > 0 || link_rate > 0;
 }
 
-/* FABRICLAB_LINK_RATE: a number and a rate unit of the fault grammar, e.g. 2gbit. */
-static int parse_link_rate(const char *text, uint64_t *out)
+/* FABRICLAB_LINK_RATE, FABRICLAB_PORT_SPEED: a number and a rate unit of the fault grammar,
+ * e.g. 2gbit. */
+static int parse_rate_env(const char *env, const char *text, uint64_t *out)
 {
 	char *end;
 	double x = strtod(text, &end), bytes;
@@ -84,7 +91,7 @@ static int parse_link_rate(const char *text, uint64_t *out)
 	return fl_fail(FL_ERR_USAGE,
 		       "%s \"%.40s\": expected a rate from 1kbit to 100tbit with a unit kbit, mbit, "
 		       "gbit, tbit, kbyte, mbyte, gbyte or tbyte, e.g. %s=2gbit",
-		       FL_LINK_RATE_ENV, text, FL_LINK_RATE_ENV);
+		       env, text, env);
 }
 
 static bool has_device(const struct fl_transport *tp, const char *name)
@@ -125,26 +132,32 @@ static void say_unmatched(const struct fl_transport *tp, const struct fl_endpoin
 
 int fl_fault_init(const struct fl_transport *tp)
 {
-	const char *rate = getenv(FL_LINK_RATE_ENV);
+	const char *rate = getenv(FL_LINK_RATE_ENV), *speed = getenv(FL_PORT_SPEED_ENV);
 	struct fl_endpoint me;
 	int rc;
 
 	pthread_mutex_lock(&lock);
 	rc = fl_fault_from_env(&spec);
 	if (!rc && rate && rate[0])
-		rc = parse_link_rate(rate, &link_rate);
+		rc = parse_rate_env(FL_LINK_RATE_ENV, rate, &link_rate);
+	if (!rc && speed && speed[0])
+		rc = parse_rate_env(FL_PORT_SPEED_ENV, speed, &port_speed);
 	for (int i = 0; !rc && i < spec.nrules; i++)
 		fl_fault_describe(&spec.rules[i], rule_texts[i], sizeof(rule_texts[i]));
 	pthread_mutex_unlock(&lock);
 	if (rc) {
 		spec.nrules = 0;
 		link_rate = 0;
+		port_speed = 0;
 		return rc;
 	}
 	fl_identity_local(&me, 0, "", 0);
 	if (link_rate)
 		FL_INFO("%s: every device of node %s sends at most %.3f Gbit/s",
 			FL_LINK_RATE_ENV, me.node, (double)link_rate * 8 / 1e9);
+	if (port_speed)
+		FL_INFO("%s: every device of node %s is reported at %.3f Gbit/s (not paced)",
+			FL_PORT_SPEED_ENV, me.node, (double)port_speed * 8 / 1e9);
 	say_unmatched(tp, &me);
 	return FL_OK;
 }
@@ -153,8 +166,8 @@ uint64_t fl_fault_line_rate(const struct fl_transport *tp, int dev)
 {
 	struct fl_props p = { 0 };
 
-	if (link_rate)
-		return link_rate;
+	if (link_rate || port_speed)
+		return link_rate ? link_rate : port_speed;
 	if (!tp || tp->get_properties(dev, &p) != FL_OK || p.speed_mbps <= 0)
 		return 0;
 	return (uint64_t)p.speed_mbps * 125000u;
@@ -242,6 +255,7 @@ void fl_fault_reset_for_tests(void)
 	pthread_mutex_lock(&lock);
 	memset(&spec, 0, sizeof(spec));
 	link_rate = 0;
+	port_speed = 0;
 	nshared = 0;
 	ninjected = 0;
 	pthread_mutex_unlock(&lock);

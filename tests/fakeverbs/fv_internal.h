@@ -414,6 +414,7 @@ struct fv_physics {
 	bool on;			/* FABRICLAB_FAKEVERBS_PHYSICS=1 */
 	uint64_t latency_ns, cost_ns;	/* one way; per message */
 	double rate_share;		/* hardware fault: the port trained down (1: not) */
+	double rate_div;		/* the emulation's slowdown below the reported rate */
 	uint64_t pause_every_ns, pause_for_ns; /* hardware fault: pause windows */
 	uint64_t add_ns;		/* hardware fault: added one-way latency */
 };

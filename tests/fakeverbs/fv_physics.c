@@ -31,6 +31,15 @@
 #include "fv_internal.h"
 
 #define FV_LATE_MIN_NS 200000ull /* a late execution counts beyond this, or one wire time */
+/*
+ * A NIC sends its QPs' packets interleaved, an MTU at a time: a message of one
+ * MTU (a clear-to-send, an acknowledgement) goes out between the packets of
+ * others and is taken between theirs at the far end, neither waiting behind
+ * them nor holding them up. Larger messages share each port in the order they
+ * were scheduled (a receiver's CTS must not queue behind 200 ms of data its
+ * NIC was told to send to a downgraded peer).
+ */
+#define FV_INTERLEAVED_MAX 4096u
 
 static struct fv_physics phys;
 static pthread_once_t phys_once = PTHREAD_ONCE_INIT;
@@ -101,13 +110,15 @@ static void report_at_exit(void)
  * machine's clock, the lab scales them) default to 0:
  *   FABRICLAB_FAKEVERBS_LATENCY_NS     one-way latency
  *   FABRICLAB_FAKEVERBS_MSG_COST_NS    per message: on the port, and before its completion
+ *   FABRICLAB_FAKEVERBS_RATE_DIV       ports move bytes at 1/DIV of the rate they report
+ *                                      (1-1000: slower than 1x SDR, the slowest code)
  *   FABRICLAB_FAKEVERBS_HW_RATE_PCT    the port trained down to this share (1-100, default 100)
  *   FABRICLAB_FAKEVERBS_HW_PAUSE_NS    EVERY:FOR, the port paused FOR of every EVERY
  *   FABRICLAB_FAKEVERBS_HW_ADD_NS      one-way latency added on this port
  */
 static void physics_load(void)
 {
-	uint64_t on = 0, pct = 0;
+	uint64_t on = 0, pct = 0, div = 0;
 	const char *pause = getenv("FABRICLAB_FAKEVERBS_HW_PAUSE_NS");
 	int err = 0;
 
@@ -116,12 +127,14 @@ static void physics_load(void)
 	err |= env_u64("FABRICLAB_FAKEVERBS_MSG_COST_NS", 10000000000ull, &phys.cost_ns);
 	err |= env_u64("FABRICLAB_FAKEVERBS_HW_ADD_NS", 10000000000ull, &phys.add_ns);
 	err |= env_u64("FABRICLAB_FAKEVERBS_HW_RATE_PCT", 100, &pct);
+	err |= env_u64("FABRICLAB_FAKEVERBS_RATE_DIV", 1000, &div);
 	if (pct == 0 && getenv("FABRICLAB_FAKEVERBS_HW_RATE_PCT") &&
 	    *getenv("FABRICLAB_FAKEVERBS_HW_RATE_PCT")) {
 		fprintf(stderr, "fakeverbs: FABRICLAB_FAKEVERBS_HW_RATE_PCT=0: expected 1-100\n");
 		err = EINVAL;
 	}
 	phys.rate_share = pct ? (double)pct / 100.0 : 1.0;
+	phys.rate_div = div ? (double)div : 1.0;
 	if (pause && *pause) {
 		unsigned long long every, dur;
 		char tail;
@@ -164,7 +177,7 @@ static uint64_t unpaused(uint64_t every, uint64_t dur, uint64_t t)
 static uint64_t port_time(const struct fv_physics *p, const struct fv_port *port, double share,
 			  uint64_t len)
 {
-	double rate = fv_port_bytes_per_ns(port) * share;
+	double rate = fv_port_bytes_per_ns(port) * share / p->rate_div;
 
 	return (rate > 0.0 ? (uint64_t)((double)len / rate) : 0) + p->cost_ns;
 }
@@ -194,6 +207,10 @@ static uint64_t receive(const struct fv_physics *p, const struct fv_port *port,
 	uint64_t dur = port_time(p, port, share, len);
 	uint64_t cur = atomic_load(&peer->rx_free_ns), start, done;
 
+	if (len <= FV_INTERLEAVED_MAX) {
+		start = unpaused(peer->hw_pause_every_ns, peer->hw_pause_for_ns, first);
+		return start + dur > last ? start + dur : last;
+	}
 	do {
 		start = unpaused(peer->hw_pause_every_ns, peer->hw_pause_for_ns,
 				 cur > first ? cur : first);
@@ -214,15 +231,21 @@ void fv_physics_schedule(const struct fv_port *port, struct fv_ring *peer, bool 
 		return;
 	}
 	dur = port_time(p, port, p->rate_share, w->len);
-	pthread_mutex_lock(&tx_lock);
-	start = unpaused(p->pause_every_ns, p->pause_for_ns, tx_free_ns > now ? tx_free_ns : now);
-	tx_free_ns = start + dur;
-	pthread_mutex_unlock(&tx_lock);
 	if (loopback || !peer) {
-		/* a QP looped back to this process (a flush's read) crosses PCIe, not the fabric */
-		w->push_ns = start + dur;
+		/* a QP looped back to this process (a flush's read) crosses PCIe, not the fabric:
+		 * it does not wait behind the port's transmit queue */
+		w->push_ns = now + dur;
 		w->due_ns = w->push_ns + p->cost_ns;
 		return;
+	}
+	if (w->len <= FV_INTERLEAVED_MAX) {
+		start = unpaused(p->pause_every_ns, p->pause_for_ns, now);
+	} else {
+		pthread_mutex_lock(&tx_lock);
+		start = unpaused(p->pause_every_ns, p->pause_for_ns,
+				 tx_free_ns > now ? tx_free_ns : now);
+		tx_free_ns = start + dur;
+		pthread_mutex_unlock(&tx_lock);
 	}
 	/* one way out: our added latency and theirs; the acknowledgement comes back the same way */
 	out = p->latency_ns + p->add_ns + peer->hw_add_ns;

@@ -2,12 +2,14 @@
 # The lab in the regime of a real fabric (--like) and hardware faults of the emulated NIC
 # (--hw-fault), docs/lab.md:
 #  - bad presets and fault specs are refused (exit 2) with the field and its accepted form;
-#  - a 4-rank --like ndr run: the scale factor printed (time 160x slower, ports at 2.5 Gb/s),
-#    the plugin told no link rate (every device's speed is the emulated port's, 2500 Mbit/s,
-#    read from verbs as NCCL reads it), the emulated NICs' schedule summed, a report merged;
-#  - a --hw-fault run: the fault is in the NIC, so no rank's report lists it as injected.
-# The verdicts under presets are not asserted here: on a loaded 2-core machine the emulated NIC
-# falls behind its schedule (the run says how far); scripts/lab_matrix.sh judges them.
+#  - a 4-rank --like ndr run: the scale factor printed (time 1600x slower, ports at 250 Mb/s),
+#    the plugin told no link rate but the ports' speed (FABRICLAB_PORT_SPEED: every device
+#    at 250 Mbit/s), the emulated NICs' schedule summed, a report merged, no finding;
+#  - a --hw-fault run: the fault is in the NIC, so no rank's report lists it as injected, and
+#    the verdict names the downgraded port (xdr);
+#  - a cable halved by the plugin under roce400 and a pause storm under hdr: each named as
+#    the device of its node.
+# One run per preset and case; scripts/lab_matrix.sh runs the whole matrix.
 # Usage: test_lab_like.sh [BUILD_DIR]
 set -u
 build=$(cd "${1:-build}" && pwd)
@@ -51,8 +53,8 @@ refused 'drop --link-rate' --like ndr --link-rate 1gbit
 refused 'drop --fabric ib' --like roce400 --fabric ib
 refused 'expected simple, ll128 or ll' --like ndr --proto ll64
 
-if lab ndr --like ndr -n 4 -s 3 -c 5 -g 2M healthy; then
-	grep -q 'scale: time runs 160x slower: ports at 2.5 Gb/s' "$tmp/ndr.out" &&
+if lab ndr --like ndr -n 4 -s 6 -c 5 -g 4M healthy; then
+	grep -q 'scale: time runs 1600x slower: ports at 250 Mb/s' "$tmp/ndr.out" &&
 		ok "ndr: the scale factor printed" || not_ok "ndr: no scale line: $(head -5 "$tmp/ndr.out")"
 	grep -q '^emulated NIC schedule: [0-9]* messages on 4 ranks' "$tmp/ndr.out" &&
 		ok "ndr: the emulated NICs' schedule summed" ||
@@ -60,11 +62,12 @@ if lab ndr --like ndr -n 4 -s 3 -c 5 -g 2M healthy; then
 	speeds=$("$py" -c 'import json,sys
 r=json.load(open(sys.argv[1]))
 print(" ".join(sorted({str(h.get("line_rate_gbs")) for h in r.get("hops",[])})))' "$tmp/ndr.json" 2>&1)
-	[ "$speeds" = "0.3125" ] && ok "ndr: every hop's line rate is the port's 2.5 Gb/s" ||
-		not_ok "ndr: line rates \"$speeds\", wanted 0.3125 GB/s"
+	[ "$speeds" = "0.03125" ] && ok "ndr: every hop's line rate is the port's 250 Mb/s" ||
+		not_ok "ndr: line rates \"$speeds\", wanted 0.03125 GB/s"
+	expect_verdict ndr "ndr healthy: no finding" '^kind=none '
 fi
 
-if lab down --like xdr -n 4 -s 3 -c 5 -g 2M --hw-fault 'downgrade:node=node2,rate=50%'; then
+if lab down --like xdr -n 4 -s 6 -c 5 -g 4M --hw-fault 'downgrade:node=node2,rate=50%'; then
 	grep -q "hardware fault: downgrade:node=node2,rate=50%" "$tmp/down.out" &&
 		ok "hw-fault: said in the header" || not_ok "hw-fault: not in the header"
 	if grep -qi 'injected' "$tmp/down.json" && "$py" -c 'import json,sys
@@ -74,6 +77,18 @@ sys.exit(0 if any(r.get("injected") or []) else 1)' "$tmp/down.json" 2>/dev/null
 	else
 		ok "hw-fault: no rank lists it as injected"
 	fi
+	expect_verdict down "xdr downgrade of node2's port: its device" \
+		'^kind=device node=node2 dev=mlx5_0 '
+fi
+
+if lab halve --like roce400 -n 4 -s 6 -c 5 -g 4M halve-cable --target node1; then
+	expect_verdict halve "roce400 halve-cable on node1: its device" \
+		'^kind=device node=node1 dev=mlx5_0 '
+fi
+
+if lab pause --like hdr -n 4 -s 6 -c 5 -g 4M --hw-fault 'pause:node=node3,every=100ms,for=40ms'
+then
+	expect_verdict pause "hdr pause storm on node3: its device" '^kind=device node=node3 dev=mlx5_0 '
 fi
 
 [ "$failures" -eq 0 ] || exit 1

@@ -29,7 +29,6 @@ struct fl_pacer;
 #define IB_MAX_MSG ((1u << 29) - 1)                   /* the immediate carries 29 bits of size */
 #define IB_IMM_ELEM_SHIFT 29
 #define IB_STALL_CHECK_NS 100000000ULL                 /* idle this long: is the peer alive? */
-#define IB_PACE_PIECE_NS 100000ULL                     /* wire time of one paced piece */
 #define IB_PACE_PIECE_MIN 4096
 
 enum ib_req_kind { IB_REQ_SEND = 1, IB_REQ_RECV = 2, IB_REQ_FLUSH = 3 };

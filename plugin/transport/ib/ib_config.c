@@ -39,6 +39,7 @@ int ib_config_load(struct ib_config *cfg)
 		{ "NCCL_IB_RETRY_CNT", 7, 0, 7, &cfg->retry_cnt },
 		{ "NCCL_IB_DISABLE", 0, 0, 1, &cfg->disabled },
 		{ "NCCL_IB_PCI_RELAXED_ORDERING", 2, 0, 2, &cfg->relaxed_ordering },
+		{ "FABRICLAB_IB_PACE_PIECE_US", 100, 10, 1000000, &cfg->pace_piece_us },
 	};
 	int rc;
 

@@ -13,6 +13,7 @@ struct ib_config {
 	int retry_cnt;  /* NCCL_IB_RETRY_CNT */
 	int disabled;   /* NCCL_IB_DISABLE=1 */
 	int relaxed_ordering; /* NCCL_IB_PCI_RELAXED_ORDERING: 0 off, 1 or 2 (default): if usable */
+	int pace_piece_us; /* FABRICLAB_IB_PACE_PIECE_US: wire time of a paced piece (100) */
 	char sysfs_root[PATH_MAX]; /* FABRICLAB_SYSFS_ROOT, default /sys */
 };
 

@@ -1,7 +1,7 @@
 /*
  * Pacing on the ib transport. The sender consults its pacer before each
- * RDMA write; pieces shrink to about IB_PACE_PIECE_NS of wire time at the
- * paced rate, so the delay shows inside each message's wire interval, as on
+ * RDMA write; pieces shrink to about FABRICLAB_IB_PACE_PIECE_US (100) of wire
+ * time at the paced rate (at 100 Gb/s and up, a piece is a whole message), so the delay shows inside each message's wire interval, as on
  * a slower cable. The receiver consults its pacer before each clear-to-send
  * and also puts its rate in the CTS: a receiving link that cannot take bytes
  * faster holds back the sender's writes (link-level flow control), so the
@@ -28,11 +28,13 @@
 
 #include "base/clock.h"
 #include "ib_comm.h"
+#include "ib_config.h"
 #include "transport/pace.h"
 
 static size_t piece_at(uint64_t rate_bytes_per_s)
 {
-	size_t bytes = (size_t)(rate_bytes_per_s * IB_PACE_PIECE_NS / 1000000000ULL);
+	uint64_t us = ib_cfg.pace_piece_us ? (uint64_t)ib_cfg.pace_piece_us : 100; /* 0: not loaded */
+	size_t bytes = (size_t)(rate_bytes_per_s * us / 1000000ULL);
 
 	bytes = (bytes + IB_STRIPE_ALIGN - 1) / IB_STRIPE_ALIGN * IB_STRIPE_ALIGN;
 	if (bytes < IB_PACE_PIECE_MIN)
