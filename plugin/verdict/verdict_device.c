@@ -34,6 +34,7 @@ struct device_evidence {
 	long slowest;
 	double ref; /* median rate of the comparable hops not through it */
 	double mad; /* their spread */
+	struct verdict_p50_ref p50; /* their median request time and its spread */
 };
 
 static bool through(const struct fl_hop_figures *h, const struct device_ref *d)
@@ -46,26 +47,45 @@ static double distance(double a, double b)
 	return a > b ? a - b : b - a;
 }
 
-/* Median and spread of the hops comparable with `like` that do not go through d. */
+/* Median and spread of v[0..n) (reordered, then overwritten), leaving out values below
+ * floor: hops slow by the ratio themselves (another fault) stay out of the spread. */
+static void median_and_spread(double *v, size_t n, double floor, double *median, double *mad)
+{
+	size_t m = 0;
+
+	*median = verdict_median(v, n);
+	for (size_t k = 0; k < n; k++) {
+		if (v[k] >= floor * *median)
+			v[m++] = distance(v[k], *median);
+	}
+	*mad = verdict_median(v, m);
+}
+
+static bool reference_hop(const struct verdict_input *in, size_t i, const struct device_ref *d,
+			  const struct fl_hop_figures *like)
+{
+	const struct fl_hop_figures *h = &in->hops[i];
+
+	return verdict_has_rate(in, i) && verdict_comparable(h, like) && !through(h, d);
+}
+
+/* Rates and median request times of the hops comparable with `like` not through d. */
 static void reference(const struct verdict_input *in, const struct device_ref *d,
 		      const struct fl_hop_figures *like, double *v, struct device_evidence *e)
 {
-	size_t n = 0, m = 0;
+	size_t n = 0;
 
-	for (size_t i = 0; i < in->nhops; i++) {
-		const struct fl_hop_figures *h = &in->hops[i];
-
-		if (verdict_has_rate(in, i) && verdict_comparable(h, like) && !through(h, d))
-			v[n++] = fl_verdict_rate(h);
-	}
+	for (size_t i = 0; i < in->nhops; i++)
+		if (reference_hop(in, i, d, like))
+			v[n++] = fl_verdict_rate(&in->hops[i]);
 	e->others = n;
-	e->ref = verdict_median(v, n);
-	/* Hops slow by the ratio themselves (another fault) stay out of the spread. */
-	for (size_t k = 0; k < n; k++) {
-		if (v[k] >= in->params->min_ratio * e->ref)
-			v[m++] = distance(v[k], e->ref);
-	}
-	e->mad = verdict_median(v, m);
+	median_and_spread(v, n, in->params->min_ratio, &e->ref, &e->mad);
+	n = 0;
+	for (size_t i = 0; i < in->nhops; i++)
+		if (reference_hop(in, i, d, like) && in->hops[i].wire_p50_us > 0.0)
+			v[n++] = -in->hops[i].wire_p50_us; /* longer is slower: floor on -t */
+	median_and_spread(v, n, 1.0 / in->params->min_ratio, &e->p50.median, &e->p50.mad);
+	e->p50.median = -e->p50.median;
 }
 
 static bool hop_low(const struct verdict_input *in, size_t i, const struct device_ref *d,
@@ -73,10 +93,11 @@ static bool hop_low(const struct verdict_input *in, size_t i, const struct devic
 {
 	const struct fl_hop_figures *h = &in->hops[i];
 
-	return verdict_below_ratio(h, e->ref, in->params->min_ratio) &&
-	       verdict_outside_spread(e->ref - fl_verdict_rate(h), e->mad) &&
-	       (fl_verdict_rate(h) < DEVICE_STALL_RATIO * e->ref ||
-		verdict_typical_slow(in, i, d->node, d->dev));
+	return (verdict_below_ratio(h, e->ref, in->params->min_ratio) &&
+		verdict_outside_spread(e->ref - fl_verdict_rate(h), e->mad) &&
+		(fl_verdict_rate(h) < DEVICE_STALL_RATIO * e->ref ||
+		 verdict_typical_slow(in, i, d->node, d->dev))) ||
+	       verdict_diluted_low(in, i, e->ref, &e->p50);
 }
 
 static bool device_slow(const struct verdict_input *in, const struct device_ref *d,
@@ -121,6 +142,16 @@ static void name_device(const struct verdict_input *in, const struct device_ref 
 		    "suspect its NIC, port or cable",
 		    e->through, d->node, d->dev, h->src_node, h->src_dev, h->dst_node, h->dst_dev,
 		    h->wire_gbs, out->ratio, e->ref, e->others);
+	/* named by its median request where round trips hid it in the rate */
+	if (out->ratio >= in->params->min_ratio && verdict_diluted(e->ref, h) &&
+	    e->p50.median > 0.0) {
+		out->ratio = verdict_diluted_ratio(h, e->p50.median);
+		out->speedup = 1.0 / out->ratio;
+		verdict_say_more(out, "; rates diluted by round trips (%.0f%% of line): its median "
+				 "request %.2fx theirs, %.2fx of line less their round trip",
+				 100.0 * e->ref / h->line_rate_gbs,
+				 h->wire_p50_us / e->p50.median, out->ratio);
+	}
 }
 
 static bool known(const struct device_ref *c, size_t n, const char *node, const char *dev)
@@ -158,16 +189,33 @@ static double candidate_reference(const struct verdict_input *in, double *v)
 	return verdict_kth(v, n, (5 * n) / 8 < n ? (5 * n) / 8 : n - 1);
 }
 
-/* Ends of hops below min_ratio x that reference: a slow device has some. */
-static size_t candidates(const struct verdict_input *in, double upper, struct device_ref *c)
+/* Median request time of the hops with a rate; 0 when none. */
+static double median_p50(const struct verdict_input *in, double *v)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < in->nhops; i++)
+		if (verdict_has_rate(in, i) && in->hops[i].wire_p50_us > 0.0)
+			v[n++] = in->hops[i].wire_p50_us;
+	return verdict_median(v, n);
+}
+
+/*
+ * Ends of hops below min_ratio x that reference, or, where round trips dilute
+ * rates, whose median request stretches: a slow device has some.
+ */
+static size_t candidates(const struct verdict_input *in, double upper, double p50,
+			 struct device_ref *c)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < in->nhops; i++) {
 		const struct fl_hop_figures *h = &in->hops[i];
+		bool stretched = verdict_diluted(upper, h) && p50 > 0.0 &&
+				 h->wire_p50_us >= VERDICT_MIN_P50_STRETCH * p50;
 
 		if (!verdict_has_rate(in, i) ||
-		    fl_verdict_rate(h) >= in->params->min_ratio * upper)
+		    (fl_verdict_rate(h) >= in->params->min_ratio * upper && !stretched))
 			continue;
 		add_candidate(c, &n, h->src_node, h->src_dev);
 		add_candidate(c, &n, h->dst_node, h->dst_dev);
@@ -207,7 +255,13 @@ int verdict_find_devices(const struct verdict_input *in, bool *explained,
 		free(v);
 		return -1;
 	}
-	n = median > 0.0 ? candidates(in, candidate_reference(in, v), c) : 0;
+	if (median > 0.0) {
+		double upper = candidate_reference(in, v);
+
+		n = candidates(in, upper, median_p50(in, v), c);
+	} else {
+		n = 0;
+	}
 	for (size_t k = 0; k < n; k++) {
 		const struct fl_hop_figures *like = first_through(in, &c[k]);
 		struct fl_finding *f;

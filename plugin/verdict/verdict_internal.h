@@ -72,6 +72,19 @@ bool verdict_outside_spread(double gap, double mad);
 bool verdict_typical_slow(const struct verdict_input *in, size_t i, const char *node,
 			  const char *dev);
 
+/* The median request time of reference hops, and its spread (median absolute deviation). */
+struct verdict_p50_ref {
+	double median, mad;
+};
+
+/* Round trips dilute the rates of hops like `like`: the reference rate is well below line. */
+bool verdict_diluted(double ref_gbs, const struct fl_hop_figures *like);
+/* Hop h's wire time against the line's, with the reference's round trip taken out. */
+double verdict_diluted_ratio(const struct fl_hop_figures *h, double ref_p50_us);
+/* Hop i is slow by its median request where round trips dilute rates (verdict_diluted.c). */
+bool verdict_diluted_low(const struct verdict_input *in, size_t i, double ref_gbs,
+			 const struct verdict_p50_ref *p50);
+
 /* Same transport and nominal speed within 1%: hops whose rates may be compared. */
 bool verdict_comparable(const struct fl_hop_figures *a, const struct fl_hop_figures *b);
 /*

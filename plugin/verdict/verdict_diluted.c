@@ -1,0 +1,58 @@
+/*
+ * Hops whose rate the round trip dilutes. Bytes over busy time is the wire's
+ * rate only while requests follow each other on the wire; a request alone
+ * also carries a round trip, so where a ring's hops send one request at a
+ * time and the round trip is a good share of it (a 512 KiB step is 5.2 us on
+ * the wire at 800 Gb/s against a 2.5 us round trip), every hop reads well
+ * below its line rate and a port at 85% moves its hops' rate by only 2-5%
+ * (lab --like xdr/ndr, 8 ranks: 0.96-0.98x), inside the 0.95 ratio, while
+ * the hop that paces the ring keeps requests queued and reads its wire's
+ * rate. Its median request is what stretches (1.09-1.14x there).
+ *
+ * There, a hop's wire time is its median request's time less the round trip
+ * the others' median request carries (their median time less their typical
+ * request's time on the wire at line rate), and the hop is low when that
+ * wire time makes it slower than min_ratio of the line, its median request
+ * is more than a histogram step longer than theirs and outside their spread,
+ * and its rate is not above theirs.
+ */
+#include "verdict_internal.h"
+
+/* The comparable hops' median rate below this share of the line: round trips are a part. */
+#define DILUTED_LINE_SHARE 0.9
+
+bool verdict_diluted(double ref_gbs, const struct fl_hop_figures *like)
+{
+	return like->line_rate_gbs > 0.0 && ref_gbs > 0.0 &&
+	       ref_gbs < DILUTED_LINE_SHARE * like->line_rate_gbs;
+}
+
+static double on_wire_us(const struct fl_hop_figures *h)
+{
+	uint64_t request = h->typical_request;
+
+	if (!request && h->messages)
+		request = h->bytes / h->messages;
+	return (double)request / h->line_rate_gbs / 1e3; /* GB/s = bytes per ns */
+}
+
+double verdict_diluted_ratio(const struct fl_hop_figures *h, double ref_p50_us)
+{
+	double wire = on_wire_us(h), round_trip = ref_p50_us - wire;
+
+	if (h->wire_p50_us <= 0.0 || round_trip < 0.0 || h->wire_p50_us - round_trip <= 0.0)
+		return 1.0;
+	return wire / (h->wire_p50_us - round_trip);
+}
+
+bool verdict_diluted_low(const struct verdict_input *in, size_t i, double ref_gbs,
+			 const struct verdict_p50_ref *p50)
+{
+	const struct fl_hop_figures *h = &in->hops[i];
+
+	if (!verdict_diluted(ref_gbs, h) || p50->median <= 0.0 || fl_verdict_rate(h) > ref_gbs)
+		return false;
+	return h->wire_p50_us >= VERDICT_MIN_P50_STRETCH * p50->median &&
+	       verdict_outside_spread(h->wire_p50_us - p50->median, p50->mad) &&
+	       verdict_diluted_ratio(h, p50->median) < in->params->min_ratio;
+}

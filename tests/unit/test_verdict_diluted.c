@@ -1,0 +1,139 @@
+/*
+ * Where round trips dilute every hop's rate (lab --like xdr/ndr: a 512 KiB step
+ * on the wire is about twice the round trip, and a ring's hops send one
+ * request at a time), a port trained down to 85% moved its two hops' rates by
+ * only 2-5% while their median request took 1.09-1.14x the others'. The hop
+ * sets below are the hop tables of those lab runs (2026-12-06, `fabriclab lab
+ * --like xdr|ndr -n 8 --channels 2 -s 10 -g 4M --hw-fault
+ * 'downgrade:node=nodeK,rate=85%'` from scripts/lab_matrix.sh; ports at
+ * 250 Mbit/s), and of a healthy run whose median requests sit one histogram
+ * step apart. Before verdict_diluted.c the two downgrades read `none`.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "plugin/verdict/verdict.h"
+
+#define LINE_GBS 0.03125 /* 250 Mbit/s */
+#define NODES 8
+
+static struct fl_hop_figures hops[NODES];
+
+/* Hop k -> k+1 at pct% of line, its median request p50 us, 70 MiB of 512 KiB requests. */
+static void lab_ring(const double *pct, const double *p50)
+{
+	for (size_t i = 0; i < NODES; i++) {
+		struct fl_hop_figures *h = &hops[i];
+
+		memset(h, 0, sizeof(*h));
+		snprintf(h->src_node, sizeof(h->src_node), "node%zu", i);
+		snprintf(h->dst_node, sizeof(h->dst_node), "node%zu", (i + 1) % NODES);
+		snprintf(h->src_dev, sizeof(h->src_dev), "mlx5_0");
+		snprintf(h->dst_dev, sizeof(h->dst_dev), "mlx5_0");
+		snprintf(h->transport, sizeof(h->transport), "ib");
+		snprintf(h->link_layer, sizeof(h->link_layer), "InfiniBand");
+		h->line_rate_gbs = LINE_GBS;
+		h->bytes = 70ull << 20;
+		h->messages = 140;
+		h->typical_request = 512 << 10;
+		h->wire_gbs = LINE_GBS * pct[i] / 100.0;
+		h->wire_seconds = (double)h->bytes / (h->wire_gbs * 1e9);
+		h->wire_p50_us = p50[i];
+		/* about one request in flight, little waiting for the receiver (the tables: 1-2%) */
+		h->send_outstanding_seconds = 1.2 * h->wire_seconds;
+		h->send_wait_seconds = 0.01 * h->wire_seconds;
+		h->mem_types = FL_PTR_CUDA;
+		h->gdr_capable = 1;
+	}
+}
+
+static void judge(struct fl_verdict *v)
+{
+	struct fl_verdict_params p;
+
+	fl_verdict_default_params(&p);
+	fl_verdict_compute(hops, NODES, &p, v);
+}
+
+static void test_xdr_port_at_85_percent(void **state)
+{
+	static const double pct[NODES] = { 67.4, 65.4, 63.5, 66.2, 67.5, 66.4, 66.0, 66.6 };
+	static const double p50[NODES] = { 26738.7, 29884.4, 29884.4, 26738.7,
+					   26738.7, 26738.7, 26738.7, 26738.7 };
+	struct fl_verdict v;
+
+	(void)state;
+	lab_ring(pct, p50);
+	judge(&v);
+	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+	assert_string_equal(v.node, "node2");
+	assert_non_null(strstr(v.reason, "diluted by round trips"));
+	/* 16.8 ms on the wire, the others' round trip 10.0 ms: 19.9 ms of wire, 0.84x */
+	assert_true(v.ratio > 0.80 && v.ratio < 0.88);
+}
+
+static void test_ndr_port_at_85_percent(void **state)
+{
+	static const double pct[NODES] = { 77.3, 77.4, 78.0, 75.3, 74.3, 77.5, 76.4, 76.5 };
+	static const double p50[NODES] = { 22544.4, 22544.4, 22544.4, 25690.1,
+					   24641.5, 22544.4, 22544.4, 22544.4 };
+	struct fl_verdict v;
+
+	(void)state;
+	lab_ring(pct, p50);
+	judge(&v);
+	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+	assert_string_equal(v.node, "node4");
+}
+
+/* Healthy (xdr, 8 ranks): median requests one histogram step apart are not a fault. */
+static void test_healthy_one_step_apart(void **state)
+{
+	static const double pct[NODES] = { 78.2, 79.8, 79.9, 78.7, 78.8, 78.9, 78.5, 79.4 };
+	static const double p50[NODES] = { 25690.1, 26738.7, 26738.7, 26738.7,
+					   26738.7, 26738.7, 26738.7, 27787.3 };
+	struct fl_verdict v;
+
+	(void)state;
+	lab_ring(pct, p50);
+	judge(&v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+	/* two adjacent hops (one device) one step up, both slightly slower: still none */
+	hops[3].wire_p50_us = hops[4].wire_p50_us = 27787.3;
+	hops[3].wire_gbs *= 0.99;
+	hops[4].wire_gbs *= 0.99;
+	judge(&v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+}
+
+/* Where hops run near their line rate, the median request alone names nothing. */
+static void test_not_diluted_keeps_the_rate_rule(void **state)
+{
+	static const double pct[NODES] = { 97.0, 96.5, 95.8, 97.2, 97.5, 96.9, 97.1, 96.6 };
+	static const double p50[NODES] = { 17000.0, 19000.0, 19000.0, 17000.0,
+					   17000.0, 17000.0, 17000.0, 17000.0 };
+	struct fl_verdict v;
+
+	(void)state;
+	lab_ring(pct, p50);
+	judge(&v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_xdr_port_at_85_percent),
+		cmocka_unit_test(test_ndr_port_at_85_percent),
+		cmocka_unit_test(test_healthy_one_step_apart),
+		cmocka_unit_test(test_not_diluted_keeps_the_rate_rule),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
