@@ -37,6 +37,7 @@ struct fl_hop_figures {
 	double wire_gbs;          /* bytes / union of wire intervals; 0 when no sample */
 	double wire_seconds;
 	double wire_p50_us;       /* median wire time of one message (same view); 0 unknown */
+	double wire_p99_us;       /* its 99th percentile; 0 unknown */
 	double peer_wait_seconds; /* posted -> ready, summed over requests, receiver side */
 	double outstanding_seconds; /* posted -> done, summed likewise; 0 unknown */
 	double active_seconds;    /* union of posted -> done, receiver side */

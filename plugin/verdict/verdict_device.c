@@ -21,6 +21,13 @@
  * runs below this share of the others, the median message is not asked.
  */
 #define DEVICE_STALL_RATIO 0.75
+/*
+ * ... or where its slowest requests take this much longer than the others'
+ * slowest: a pause storm catches some requests of every hop through the port
+ * (lab --like ndr -n 8, pause 40 ms of 100 ms: both hops at 0.80x, p99 1.65x
+ * and 2.0x the others', while the outgoing hop's median request kept its time).
+ */
+#define DEVICE_TAIL_STRETCH 1.5
 #define MAX_CANDIDATES 64
 
 struct device_ref {
@@ -35,6 +42,8 @@ struct device_evidence {
 	double ref; /* median rate of the comparable hops not through it */
 	double mad; /* their spread */
 	struct verdict_p50_ref p50; /* their median request time and its spread */
+	double other_min, other_max_p50; /* their lowest rate and longest median request */
+	double p99; /* their median 99th percentile request time; 0 unknown */
 };
 
 static bool through(const struct fl_hop_figures *h, const struct device_ref *d)
@@ -69,23 +78,69 @@ static bool reference_hop(const struct verdict_input *in, size_t i, const struct
 	return verdict_has_rate(in, i) && verdict_comparable(h, like) && !through(h, d);
 }
 
+/* Its request times count: a rate above the line is a measurement error, and so are they. */
+static bool reference_times(const struct verdict_input *in, size_t i, const struct device_ref *d,
+			    const struct fl_hop_figures *like)
+{
+	const struct fl_hop_figures *h = &in->hops[i];
+
+	return reference_hop(in, i, d, like) && fl_verdict_rate(h) == h->wire_gbs;
+}
+
 /* Rates and median request times of the hops comparable with `like` not through d. */
 static void reference(const struct verdict_input *in, const struct device_ref *d,
 		      const struct fl_hop_figures *like, double *v, struct device_evidence *e)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < in->nhops; i++)
-		if (reference_hop(in, i, d, like))
-			v[n++] = fl_verdict_rate(&in->hops[i]);
+	e->other_min = 0.0;
+	e->other_max_p50 = 0.0;
+	for (size_t i = 0; i < in->nhops; i++) {
+		const struct fl_hop_figures *h = &in->hops[i];
+
+		if (!reference_hop(in, i, d, like))
+			continue;
+		v[n++] = fl_verdict_rate(h);
+		if (n == 1 || fl_verdict_rate(h) < e->other_min)
+			e->other_min = fl_verdict_rate(h);
+		if (reference_times(in, i, d, like) && h->wire_p50_us > e->other_max_p50)
+			e->other_max_p50 = h->wire_p50_us;
+	}
 	e->others = n;
 	median_and_spread(v, n, in->params->min_ratio, &e->ref, &e->mad);
 	n = 0;
 	for (size_t i = 0; i < in->nhops; i++)
-		if (reference_hop(in, i, d, like) && in->hops[i].wire_p50_us > 0.0)
+		if (reference_times(in, i, d, like) && in->hops[i].wire_p50_us > 0.0)
 			v[n++] = -in->hops[i].wire_p50_us; /* longer is slower: floor on -t */
 	median_and_spread(v, n, 1.0 / in->params->min_ratio, &e->p50.median, &e->p50.mad);
 	e->p50.median = -e->p50.median;
+	n = 0;
+	for (size_t i = 0; i < in->nhops; i++)
+		if (reference_times(in, i, d, like) && in->hops[i].wire_p99_us > 0.0)
+			v[n++] = in->hops[i].wire_p99_us;
+	e->p99 = verdict_median(v, n);
+}
+
+/*
+ * A ring of 4 leaves 2 hops to compare a device's 2 with, and the spread of two
+ * is no spread: a port at 85% read 0.89-0.91x their median (lab --like ndr/xdr
+ * -n 4, 4 of 4 runs), each of its hops slower than both others and its median
+ * request longer than both, but outside no spread. There, the hop must be below
+ * min_ratio x their median, below each of them, and its median request at least
+ * as long as each of theirs and more than a histogram step above their median.
+ */
+#define SMALL_REFERENCE 4
+
+static bool small_reference_low(const struct verdict_input *in, size_t i,
+				const struct device_evidence *e)
+{
+	const struct fl_hop_figures *h = &in->hops[i];
+	double rate = fl_verdict_rate(h);
+
+	return e->others >= 2 && e->others < SMALL_REFERENCE && h->wire_p50_us > 0.0 &&
+	       rate < in->params->min_ratio * e->ref && rate < e->other_min &&
+	       h->wire_p50_us >= e->other_max_p50 &&
+	       h->wire_p50_us >= VERDICT_MIN_P50_STRETCH * e->p50.median;
 }
 
 static bool hop_low(const struct verdict_input *in, size_t i, const struct device_ref *d,
@@ -96,8 +151,9 @@ static bool hop_low(const struct verdict_input *in, size_t i, const struct devic
 	return (verdict_below_ratio(h, e->ref, in->params->min_ratio) &&
 		verdict_outside_spread(e->ref - fl_verdict_rate(h), e->mad) &&
 		(fl_verdict_rate(h) < DEVICE_STALL_RATIO * e->ref ||
+		 (e->p99 > 0.0 && h->wire_p99_us >= DEVICE_TAIL_STRETCH * e->p99) ||
 		 verdict_typical_slow(in, i, d->node, d->dev))) ||
-	       verdict_diluted_low(in, i, e->ref, &e->p50);
+	       verdict_diluted_low(in, i, e->ref, &e->p50) || small_reference_low(in, i, e);
 }
 
 static bool device_slow(const struct verdict_input *in, const struct device_ref *d,

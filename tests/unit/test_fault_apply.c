@@ -321,6 +321,33 @@ static void test_nogdr_and_link_rate_in_properties(void **state)
 	assert_int_equal(inj[0].ptr_support_after, FL_PTR_HOST);
 }
 
+/* The speed reported for a port that says it wrong: it paces nothing, LINK_RATE wins. */
+static void test_port_speed_reported_not_paced(void **state)
+{
+	struct fl_props p;
+
+	(void)state;
+	setenv(FL_PORT_SPEED_ENV, "250mbit", 1);
+	assert_int_equal(start(NULL, NULL), FL_OK);
+	assert_false(fl_fault_active());
+	assert_null(attach(true, &me_eth0, &node4));
+	fake_props(1, &p);
+	fl_fault_props(1, &p);
+	assert_int_equal(p.speed_mbps, 250);
+	assert_int_equal(p.ptr_support, FL_PTR_HOST | FL_PTR_CUDA | FL_PTR_DMABUF);
+	assert_int_equal(fl_fault_line_rate(&fake, 1), 31250000);
+	assert_non_null(strstr(logbuf, "FABRICLAB_PORT_SPEED: every device of node node3 is "
+				       "reported at 0.250 Gbit/s (not paced)"));
+	assert_int_equal(start(NULL, "2gbit"), FL_OK);
+	fake_props(1, &p);
+	fl_fault_props(1, &p);
+	assert_int_equal(p.speed_mbps, 2000);
+	setenv(FL_PORT_SPEED_ENV, "fast", 1);
+	assert_int_equal(start(NULL, NULL), FL_ERR_USAGE);
+	assert_non_null(strstr(fl_error_text(), "FABRICLAB_PORT_SPEED \"fast\": expected a rate"));
+	unsetenv(FL_PORT_SPEED_ENV);
+}
+
 static void test_nogdr_with_a_peer_never_applies_to_a_device(void **state)
 {
 	struct fl_props p;
@@ -345,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_slow_holds_each_send_and_receive),
 		cmocka_unit_test(test_fail_after_bytes_and_time),
 		cmocka_unit_test(test_nogdr_and_link_rate_in_properties),
+		cmocka_unit_test(test_port_speed_reported_not_paced),
 		cmocka_unit_test(test_nogdr_with_a_peer_never_applies_to_a_device),
 	};
 

@@ -7,7 +7,8 @@
  * --like xdr|ndr -n 8 --channels 2 -s 10 -g 4M --hw-fault
  * 'downgrade:node=nodeK,rate=85%'` from scripts/lab_matrix.sh; ports at
  * 250 Mbit/s), and of a healthy run whose median requests sit one histogram
- * step apart. Before verdict_diluted.c the two downgrades read `none`.
+ * step apart. Before verdict_diluted.c the two downgrades read `none`. Also: 4-rank
+ * rings, where two hops are all a device is compared with, and a pause storm's tail.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,15 +26,18 @@
 
 static struct fl_hop_figures hops[NODES];
 
+static size_t nodes = NODES;
+
 /* Hop k -> k+1 at pct% of line, its median request p50 us, 70 MiB of 512 KiB requests. */
-static void lab_ring(const double *pct, const double *p50)
+static void lab_ring_of(size_t n, const double *pct, const double *p50)
 {
-	for (size_t i = 0; i < NODES; i++) {
+	nodes = n;
+	for (size_t i = 0; i < n; i++) {
 		struct fl_hop_figures *h = &hops[i];
 
 		memset(h, 0, sizeof(*h));
 		snprintf(h->src_node, sizeof(h->src_node), "node%zu", i);
-		snprintf(h->dst_node, sizeof(h->dst_node), "node%zu", (i + 1) % NODES);
+		snprintf(h->dst_node, sizeof(h->dst_node), "node%zu", (i + 1) % n);
 		snprintf(h->src_dev, sizeof(h->src_dev), "mlx5_0");
 		snprintf(h->dst_dev, sizeof(h->dst_dev), "mlx5_0");
 		snprintf(h->transport, sizeof(h->transport), "ib");
@@ -53,12 +57,17 @@ static void lab_ring(const double *pct, const double *p50)
 	}
 }
 
+static void lab_ring(const double *pct, const double *p50)
+{
+	lab_ring_of(NODES, pct, p50);
+}
+
 static void judge(struct fl_verdict *v)
 {
 	struct fl_verdict_params p;
 
 	fl_verdict_default_params(&p);
-	fl_verdict_compute(hops, NODES, &p, v);
+	fl_verdict_compute(hops, nodes, &p, v);
 }
 
 static void test_xdr_port_at_85_percent(void **state)
@@ -126,6 +135,67 @@ static void test_not_diluted_keeps_the_rate_rule(void **state)
 	assert_int_equal(v.kind, FL_VERDICT_NONE);
 }
 
+/*
+ * 4 ranks: the device's two hops against two others (the matrix of 2026-12-06, ndr and xdr,
+ * 1 and 2 channels, a port at 85%): each read none before small_reference_low.
+ */
+static void test_four_ranks_port_at_85_percent(void **state)
+{
+	static const struct {
+		double pct[4], p50[4];
+		const char *node;
+	} runs[] = {
+		{ { 74.4, 81.1, 85.5, 74.6 }, { 45088.8, 21495.8, 40894.5, 57671.7 }, "node0" },
+		{ { 78.8, 84.3, 90.8, 79.1 }, { 40894.5, 23593.0, 34603.0, 53477.4 }, "node0" },
+		{ { 76.1, 67.7, 67.3, 71.8 }, { 45088.8, 63963.1, 47185.9, 27787.3 }, "node2" },
+	};
+	struct fl_verdict v;
+
+	(void)state;
+	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+		lab_ring_of(4, runs[r].pct, runs[r].p50);
+		judge(&v);
+		assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+		assert_string_equal(v.node, runs[r].node);
+	}
+}
+
+/* 4 ranks, two adjacent hops slowest in rate but not in median request: none. */
+static void test_four_ranks_rate_alone_names_nothing(void **state)
+{
+	static const double pct[4] = { 78.0, 77.5, 84.0, 86.0 };
+	static const double p50[4] = { 26738.7, 26738.7, 27787.3, 26738.7 };
+	struct fl_verdict v;
+
+	(void)state;
+	lab_ring_of(4, pct, p50);
+	judge(&v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+}
+
+/*
+ * A pause storm (40 ms of every 100 ms) on node2's port, ndr, 8 ranks, 1 channel: both its hops
+ * at 0.80x, the outgoing one's median request unchanged, its slowest requests 1.65x the others'.
+ * Read `link node1 -> node2` before DEVICE_TAIL_STRETCH.
+ */
+static void test_pause_storm_stretches_the_tail(void **state)
+{
+	static const double pct[NODES] = { 80.1, 64.4, 63.9, 80.5, 79.9, 79.9, 79.7, 79.2 };
+	static const double p50[NODES] = { 21495.8, 53477.4, 21495.8, 21495.8,
+					   21495.8, 21495.8, 21495.8, 21495.8 };
+	static const double p99[NODES] = { 36700.2, 77594.6, 63963.1, 38797.3,
+					   38797.3, 38797.3, 33030.1, 34603.0 };
+	struct fl_verdict v;
+
+	(void)state;
+	lab_ring(pct, p50);
+	for (size_t i = 0; i < NODES; i++)
+		hops[i].wire_p99_us = p99[i];
+	judge(&v);
+	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+	assert_string_equal(v.node, "node2");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -133,6 +203,9 @@ int main(void)
 		cmocka_unit_test(test_ndr_port_at_85_percent),
 		cmocka_unit_test(test_healthy_one_step_apart),
 		cmocka_unit_test(test_not_diluted_keeps_the_rate_rule),
+		cmocka_unit_test(test_four_ranks_port_at_85_percent),
+		cmocka_unit_test(test_four_ranks_rate_alone_names_nothing),
+		cmocka_unit_test(test_pause_storm_stretches_the_tail),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -439,6 +439,7 @@ static void to_figures(const struct report_hop *h, struct fl_hop_figures *f)
 	f->wire_gbs = wire->wire_gbs;
 	f->wire_seconds = wire->wire_seconds;
 	f->wire_p50_us = wire->p50_us;
+	f->wire_p99_us = wire->p99_us;
 	f->peer_wait_seconds = waits->peer_wait_seconds;
 	f->outstanding_seconds = waits->outstanding_seconds;
 	f->active_seconds = waits->active_seconds;
