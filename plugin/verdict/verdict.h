@@ -155,6 +155,15 @@ void fl_finding_culprit(const struct fl_finding *f, const struct fl_hop_figures 
 /* The rate a hop is judged at: its wire rate, but never above its line rate. */
 double fl_verdict_rate(const struct fl_hop_figures *h);
 /*
+ * Where round trips dilute the hops' rates (their median rate below 0.9 of line,
+ * verdict_diluted.c): the round trip each request carries, estimated as the
+ * median over the rated hops of their median request less its time on the wire
+ * at line rate (us); 0 when the rates are not diluted or nothing tells.
+ */
+double fl_verdict_round_trip_us(const struct fl_hop_figures *hops, size_t nhops);
+/* Hop h's share of its line rate by its median request, that round trip taken out; 0 unknown. */
+double fl_verdict_line_share_rtt_out(const struct fl_hop_figures *h, double round_trip_us);
+/*
  * Says in the reason that a wire verdict rests on senders' timings, which
  * include any back-pressure from a slow receiver: a caveat, not a change of kind.
  */

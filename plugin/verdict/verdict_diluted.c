@@ -16,6 +16,8 @@
  * is more than a histogram step longer than theirs and outside their spread,
  * and its rate is not above theirs.
  */
+#include <stdlib.h>
+
 #include "verdict_internal.h"
 
 /* The comparable hops' median rate below this share of the line: round trips are a part. */
@@ -55,4 +57,37 @@ bool verdict_diluted_low(const struct verdict_input *in, size_t i, double ref_gb
 	return h->wire_p50_us >= VERDICT_MIN_P50_STRETCH * p50->median &&
 	       verdict_outside_spread(h->wire_p50_us - p50->median, p50->mad) &&
 	       verdict_diluted_ratio(h, p50->median) < in->params->min_ratio;
+}
+
+/* Hops with a rate, a median request time and a line rate: what the estimate reads. */
+static bool timed(const struct fl_hop_figures *h)
+{
+	return h->wire_gbs > 0.0 && h->wire_p50_us > 0.0 && h->line_rate_gbs > 0.0 &&
+	       h->messages > 0 && fl_verdict_rate(h) == h->wire_gbs;
+}
+
+double fl_verdict_round_trip_us(const struct fl_hop_figures *hops, size_t nhops)
+{
+	double *v = malloc((nhops ? nhops : 1) * 2 * sizeof(*v)), rtt, rate;
+	size_t n = 0;
+
+	if (!v)
+		return 0.0;
+	for (size_t i = 0; i < nhops; i++) {
+		if (!timed(&hops[i]))
+			continue;
+		v[n] = hops[i].wire_p50_us - on_wire_us(&hops[i]);
+		v[nhops + n++] = hops[i].wire_gbs / hops[i].line_rate_gbs;
+	}
+	rtt = verdict_median(v, n);
+	rate = verdict_median(v + nhops, n);
+	free(v);
+	return n && rate < DILUTED_LINE_SHARE && rtt > 0.0 ? rtt : 0.0;
+}
+
+double fl_verdict_line_share_rtt_out(const struct fl_hop_figures *h, double round_trip_us)
+{
+	double rest = h->wire_p50_us - round_trip_us;
+
+	return timed(h) && round_trip_us > 0.0 && rest > 0.0 ? on_wire_us(h) / rest : 0.0;
 }

@@ -148,6 +148,8 @@ static void test_four_ranks_port_at_85_percent(void **state)
 		{ { 74.4, 81.1, 85.5, 74.6 }, { 45088.8, 21495.8, 40894.5, 57671.7 }, "node0" },
 		{ { 78.8, 84.3, 90.8, 79.1 }, { 40894.5, 23593.0, 34603.0, 53477.4 }, "node0" },
 		{ { 76.1, 67.7, 67.3, 71.8 }, { 45088.8, 63963.1, 47185.9, 27787.3 }, "node2" },
+		{ { 75.1, 66.4, 66.6, 70.9 }, { 49283.1, 63963.1, 45088.8, 26738.7 }, "node2" },
+		{ { 74.3, 74.0, 78.2, 85.3 }, { 55574.5, 40894.5, 26738.7, 42991.6 }, "node1" },
 	};
 	struct fl_verdict v;
 
@@ -158,6 +160,23 @@ static void test_four_ranks_port_at_85_percent(void **state)
 		assert_int_equal(v.kind, FL_VERDICT_DEVICE);
 		assert_string_equal(v.node, runs[r].node);
 	}
+}
+
+/* 4 ranks, pause storm on node3 (ndr, 1 channel): its outgoing hop kept its median request. */
+static void test_four_ranks_pause_storm(void **state)
+{
+	static const double pct[4] = { 83.0, 84.3, 63.5, 68.4 };
+	static const double p50[4] = { 21495.8, 36700.2, 98566.1, 22544.4 };
+	static const double p99[4] = { 40894.5, 73400.3, 138412.0, 81788.9 };
+	struct fl_verdict v;
+
+	(void)state;
+	lab_ring_of(4, pct, p50);
+	for (size_t i = 0; i < 4; i++)
+		hops[i].wire_p99_us = p99[i];
+	judge(&v);
+	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
+	assert_string_equal(v.node, "node3");
 }
 
 /* 4 ranks, two adjacent hops slowest in rate but not in median request: none. */
@@ -205,6 +224,7 @@ int main(void)
 		cmocka_unit_test(test_not_diluted_keeps_the_rate_rule),
 		cmocka_unit_test(test_four_ranks_port_at_85_percent),
 		cmocka_unit_test(test_four_ranks_rate_alone_names_nothing),
+		cmocka_unit_test(test_four_ranks_pause_storm),
 		cmocka_unit_test(test_pause_storm_stretches_the_tail),
 	};
 

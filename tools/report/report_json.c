@@ -76,6 +76,14 @@ static json_t *rate_error_json(const struct report_set *set, size_t i)
 	return json_string(why);
 }
 
+/* %line by the median request with the fabric's round trip out; null unless rates are diluted. */
+static json_t *round_trip_out_json(const struct report_set *set, size_t i)
+{
+	double share = fl_verdict_line_share_rtt_out(&set->figures[i], set->round_trip_us);
+
+	return share > 0.0 ? json_real(100.0 * share) : json_null();
+}
+
 static json_t *hop_json(const struct report_set *set, size_t i)
 {
 	const struct report_hop *h = &set->hops[i];
@@ -108,6 +116,8 @@ static json_t *hop_json(const struct report_set *set, size_t i)
 			    f->link_layer[0] ? json_string(f->link_layer) : json_null());
 	json_object_set_new(o, "comm_hash", h->key.comm_hash ? json_string(hash) : json_null());
 	json_object_set_new(o, "measurement_error", rate_error_json(set, i));
+	json_object_set_new(o, "pct_line_rate_round_trip_out",
+			    round_trip_out_json(set, i));
 	return o;
 }
 

@@ -465,6 +465,7 @@ static int judge(struct report_set *set, const struct fl_verdict_params *params)
 		group[i] = strcmp(report_hop_mode(&set->hops[i]), "net") != 0;
 	}
 	fl_verdict_compute_groups(set->figures, group, set->nhops, params, &set->verdict);
+	set->round_trip_us = fl_verdict_round_trip_us(set->figures, set->nhops);
 	free(group);
 	return 0;
 }
