@@ -63,7 +63,9 @@ one_case() {
 		--channels "$ch" -s "$STEPS" -g "$GRAD" "${args[@]}" >"$tmp/out" 2>&1
 	rc=$?
 	got=$([ "$rc" -eq 0 ] && verdict "$tmp/run" || echo "failed($rc) -")
-	sched=$(grep -o '[0-9.]*%) by more' "$tmp/out" | head -n 1 | cut -d')' -f1)
+	# late messages: all, and on the fabric past the start-up
+	sched=$(grep -o '[0-9.]*%) by more' "$tmp/out" | head -n 1 | cut -d')' -f1)/$(grep -o \
+		'on the fabric after ([0-9.]*%)' "$tmp/out" | head -n 1 | tr -dc '0-9.%')
 	runs=$((runs + 1))
 	if [ "$got" = "$want" ]; then
 		right=$((right + 1)); mark=ok

@@ -69,7 +69,8 @@ void fakeverbs_pause_nic(int paused);
 
 /* The emulated fabric's schedule in this process (FABRICLAB_FAKEVERBS_PHYSICS): messages its
  * NIC executed, how many of them later than their bytes arrived by more than one message's
- * wire time (and 0.2 ms), and the worst lateness. All 0 with the physics off. */
+ * wire time (and 0.2 ms), past the first 0.5 s of its fabric traffic and not looped back to
+ * itself, and the worst lateness of all. All 0 with the physics off. */
 void fakeverbs_schedule(uint64_t *executed, uint64_t *late, uint64_t *worst_ns);
 
 /* The access flags a live MR of this process was registered with (optional flags such as

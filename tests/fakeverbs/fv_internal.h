@@ -428,8 +428,9 @@ void fv_physics_publish(struct fv_ring *own);
  * w->push_ns (when the responder may execute it: its bytes are in) and w->due_ns. */
 void fv_physics_schedule(const struct fv_port *port, struct fv_ring *peer, bool loopback,
 			 struct fv_swr *w, uint64_t now);
-/* Responder: m executed at now, scheduled for ready_ns (counts late executions). */
-void fv_physics_executed(uint64_t ready_ns, uint64_t wire_ns, uint64_t now);
+/* Responder: m executed at now, scheduled for ready_ns (counts late executions); loopback: a
+ * request of this process to itself. */
+void fv_physics_executed(uint64_t ready_ns, uint64_t wire_ns, bool loopback, uint64_t now);
 /* The earliest time work held for the physics is due (UINT64_MAX: none); the NIC's wake-up. */
 void fv_physics_due_at(uint64_t t);
 uint64_t fv_physics_next_due(void);

@@ -102,7 +102,7 @@ static int drain_ring(struct fv_ring *r, uint64_t now)
 		fv_respond(m, now);
 		atomic_store(&r->executing, 0);
 		if (m->ready_ns)
-			fv_physics_executed(m->ready_ns, m->wire_ns, now);
+			fv_physics_executed(m->ready_ns, m->wire_ns, m->src_pid == r->pid, now);
 		atomic_fetch_add(&r->pulse, 1);
 		atomic_store_explicit(&r->head, head + 1, memory_order_release);
 	}

@@ -305,7 +305,7 @@ void lab_like_print(const struct lab_opts *o, FILE *out)
 void lab_like_print_schedule(const struct lab_opts *o, FILE *out)
 {
 	char path[PATH_MAX + 16], line[512];
-	unsigned long long n = 0, late = 0, a, b;
+	unsigned long long n = 0, late = 0, startup = 0, loop = 0, a, b, c, d, steady;
 	double worst = 0, w, pct;
 	int ranks = 0;
 	FILE *f;
@@ -320,16 +320,22 @@ void lab_like_print_schedule(const struct lab_opts *o, FILE *out)
 		const char *s = strstr(line, "fakeverbs: schedule: ");
 
 		if (s && sscanf(s, "fakeverbs: schedule: %llu messages executed, %llu late "
-				"(%lf%%), worst %lf ms", &a, &b, &pct, &w) == 4) {
+				"(%lf%%), worst %lf ms behind; of the late, %llu in the first 0.5 s "
+				"and %llu loopback", &a, &b, &pct, &w, &c, &d) == 6) {
 			n += a;
 			late += b;
+			startup += c;
+			loop += d;
 			worst = w > worst ? w : worst;
 			ranks++;
 		}
 	}
 	fclose(f);
+	steady = late - startup - loop;
 	fprintf(out, "emulated NIC schedule: %llu messages on %d ranks, %llu late (%.2f%%) by "
-		"more than a message's wire time, worst %.1f ms behind%s\n", n, ranks, late,
-		n ? 100.0 * (double)late / (double)n : 0.0, worst,
-		late * 100 > n ? " (the machine did not keep up: timings reflect it)" : "");
+		"more than a message's wire time, worst %.1f ms behind: %llu in the first 0.5 s "
+		"(start-up), %llu loopback reads (flushes), %llu on the fabric after (%.2f%%)%s\n",
+		n, ranks, late, n ? 100.0 * (double)late / (double)n : 0.0, worst, startup, loop,
+		steady, n ? 100.0 * (double)steady / (double)n : 0.0,
+		steady * 100 > n ? " (the machine did not keep up: timings reflect it)" : "");
 }
