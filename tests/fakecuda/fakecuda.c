@@ -115,7 +115,12 @@ static size_t round_page(size_t n)
 	return (n + page - 1) / page * page;
 }
 
-/* Backed by a memfd so a dma-buf export can hand out the same pages. */
+/*
+ * Backed by a memfd so a dma-buf export can hand out the same pages. Faulted in
+ * at once, as cudaMalloc's memory is ready: page faults of the first copies
+ * otherwise ran beside the emulated fabric's first messages (lab --like xdr -n 8:
+ * 161-173 late messages in the first 0.5 s, 62-88 populated).
+ */
 static int map_new(struct alloc *a, size_t size)
 {
 	struct stat st;
@@ -123,13 +128,14 @@ static int map_new(struct alloc *a, size_t size)
 	a->fd = memfd_create("fakecuda", MFD_CLOEXEC);
 	if (a->fd < 0 || ftruncate(a->fd, (off_t)size) || fstat(a->fd, &st))
 		return -1;
-	a->gpu = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	a->gpu = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		      -1, 0);
 	if (a->gpu == MAP_FAILED) {
 		a->gpu = NULL;
 		return -1;
 	}
 	a->base = mmap(NULL, size, protecting() ? PROT_NONE : PROT_READ | PROT_WRITE,
-		       MAP_SHARED, a->fd, 0);
+		       MAP_SHARED | MAP_POPULATE, a->fd, 0);
 	if (a->base == MAP_FAILED) {
 		a->base = NULL;
 		munmap(a->gpu, size);
