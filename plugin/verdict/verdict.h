@@ -157,11 +157,14 @@ double fl_verdict_rate(const struct fl_hop_figures *h);
 /*
  * Where round trips dilute the hops' rates (their median rate below 0.9 of line,
  * verdict_diluted.c): the round trip each request carries, estimated as the
- * median over the rated hops of their median request less its time on the wire
- * at line rate (us); 0 when the rates are not diluted or nothing tells.
+ * lower quartile over the rated hops of their median request less its time on
+ * the wire at line rate (us); 0 when the rates are not diluted or nothing tells.
  */
 double fl_verdict_round_trip_us(const struct fl_hop_figures *hops, size_t nhops);
-/* Hop h's share of its line rate by its median request, that round trip taken out; 0 unknown. */
+/*
+ * Hop h's share of its line rate with that round trip taken out: the larger of its
+ * rate's share and its median request's (less the round trip); 0 unknown.
+ */
 double fl_verdict_line_share_rtt_out(const struct fl_hop_figures *h, double round_trip_us);
 /*
  * Says in the reason that a wire verdict rests on senders' timings, which

@@ -8,7 +8,9 @@
 #  - a --hw-fault run: the fault is in the NIC, so no rank's report lists it as injected, and
 #    the verdict names the downgraded port (xdr);
 #  - a cable halved by the plugin under roce400 and a pause storm under hdr: each named as
-#    the device of its node.
+#    the device of its node;
+#  - with rails (--like implies the fabric the rails need): one NIC of a node downgraded is
+#    that NIC (device node1/mlx5_1).
 # One run per preset and case; scripts/lab_matrix.sh runs the whole matrix.
 # Usage: test_lab_like.sh [BUILD_DIR]
 set -u
@@ -79,6 +81,16 @@ sys.exit(0 if any(r.get("injected") or []) else 1)' "$tmp/down.json" 2>/dev/null
 	fi
 	expect_verdict down "xdr downgrade of node2's port: its device" \
 		'^kind=device node=node2 dev=mlx5_0 '
+	# with the round trip out, the port's hops read about half their line, the others more
+	shares=$("$py" -c 'import json,sys
+r=json.load(open(sys.argv[1]))
+def share(h): return h.get("pct_line_rate_round_trip_out")
+mine=[share(h) for h in r["hops"] if "node2" in (h["src_node"], h["dst_node"])]
+others=[share(h) for h in r["hops"] if "node2" not in (h["src_node"], h["dst_node"])]
+ok = None not in mine + others and max(mine) < 60 and max(others) > 85
+print("%s %s %s" % ("ok" if ok else "bad", mine, others))' "$tmp/down.json" 2>&1)
+	[ "${shares%% *}" = ok ] && ok "down: round trip out, node2's hops and the others: ${shares#* }" ||
+		not_ok "down: round trip out: wanted node2's hops below 60% and another above 85%: $shares"
 fi
 
 if lab halve --like roce400 -n 4 -s 6 -c 5 -g 4M halve-cable --target node1; then
@@ -89,6 +101,12 @@ fi
 if lab pause --like hdr -n 4 -s 6 -c 5 -g 4M --hw-fault 'pause:node=node3,every=100ms,for=40ms'
 then
 	expect_verdict pause "hdr pause storm on node3: its device" '^kind=device node=node3 dev=mlx5_0 '
+fi
+
+if lab rails --like ndr -n 4 --rails 2 -s 6 -c 5 -g 8M \
+	--hw-fault 'downgrade:node=node1,nic=1,rate=50%'; then
+	expect_verdict rails "ndr, 4 nodes x 2 rails, node1's NIC 1 downgraded: that NIC" \
+		'^kind=device node=node1 dev=mlx5_1 '
 fi
 
 [ "$failures" -eq 0 ] || exit 1

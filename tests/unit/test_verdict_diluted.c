@@ -215,6 +215,33 @@ static void test_pause_storm_stretches_the_tail(void **state)
 	assert_string_equal(v.node, "node2");
 }
 
+/*
+ * The round trip out of a downgrade to 50% (xdr, 8 ranks, node3): each request carries about
+ * 10 ms of lab time beside its 16.8 ms on the wire; by rate the port's hops read 47% and the
+ * others 63-74%, with the round trip out 47% and 100% (but the hop feeding the port, 74%).
+ */
+static void test_round_trip_out(void **state)
+{
+	static const double pct[NODES] = { 66.2, 74.3, 46.9, 46.8, 63.2, 63.6, 64.5, 65.3 };
+	static const double p50[NODES] = { 26738.7, 34603.0, 276824.1, 69206.0,
+					   26738.7, 26738.7, 26738.7, 26738.7 };
+	static const double flat[NODES] = { 97.0, 96.5, 95.8, 97.2, 97.5, 96.9, 97.1, 96.6 };
+	double rtt;
+
+	(void)state;
+	lab_ring(pct, p50);
+	rtt = fl_verdict_round_trip_us(hops, NODES);
+	assert_float_equal(rtt, 26738.7 - (512 << 10) / (LINE_GBS * 1e3), 0.1);
+	assert_float_equal(fl_verdict_line_share_rtt_out(&hops[0], rtt), 1.0, 0.01);
+	assert_float_equal(fl_verdict_line_share_rtt_out(&hops[1], rtt), 0.743, 0.001);
+	assert_float_equal(fl_verdict_line_share_rtt_out(&hops[2], rtt), 0.469, 0.001);
+	assert_float_equal(fl_verdict_line_share_rtt_out(&hops[3], rtt), 0.468, 0.001);
+	/* rates near the line: no round trip to take out */
+	lab_ring(flat, p50);
+	assert_float_equal(fl_verdict_round_trip_us(hops, NODES), 0.0, 0.0);
+	assert_float_equal(fl_verdict_line_share_rtt_out(&hops[0], 0.0), 0.0, 0.0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -226,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_four_ranks_rate_alone_names_nothing),
 		cmocka_unit_test(test_four_ranks_pause_storm),
 		cmocka_unit_test(test_pause_storm_stretches_the_tail),
+		cmocka_unit_test(test_round_trip_out),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

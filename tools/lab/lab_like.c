@@ -25,9 +25,10 @@
 
 #define PORT_MBPS 2500.0 /* 1x SDR: the slowest a verbs port can say */
 /*
- * The ports move bytes RATE_DIV times slower than they say: 16 ranks of 2
- * cores keep the emulated NIC on its schedule at 250 Mbit/s a port, not at
- * 2.5 Gbit/s (docs/lab.md, "Keeping up"). The plugin is told the rate they
+ * The ports move bytes RATE_DIV times slower than they say: 16 ranks on 2
+ * cores keep the emulated NIC nearly on its schedule at 250 Mbit/s a port
+ * (1-2% of the messages late), not at 2.5 Gbit/s (20%; docs/lab.md, "Keeping
+ * up"). The plugin is told the rate they
  * really run at (FABRICLAB_PORT_SPEED), as a driver that reports its port
  * right would.
  */

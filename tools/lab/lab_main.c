@@ -238,9 +238,10 @@ static int check_like(struct lab_opts *o)
 static int check_opts(struct lab_opts *o)
 {
 	o->nodes = o->ranks;
-	if (lab_rails_check(o))
-		return EXIT_USAGE;
+	/* first: --like implies the fabric the rails are checked against */
 	if (check_like(o))
+		return EXIT_USAGE;
+	if (lab_rails_check(o))
 		return EXIT_USAGE;
 	o->ranks = o->nodes * o->rails;
 	if (o->target >= o->nodes) {

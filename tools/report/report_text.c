@@ -168,8 +168,9 @@ static void print_round_trip_out(const struct report_set *set, FILE *out)
 	if (rtt <= 0.0)
 		return;
 	fprintf(out, "  round trips dilute these rates: each request also carries about %.1f us "
-		"(the hops' median request less its time on the wire at line rate); taken out, "
-		"by the median request, %%line reads:\n", rtt);
+		"(the hops' median request less its time on the wire at line rate, lower quartile); with it "
+		"taken out of the median request (or by the rate, where requests queue and "
+		"that reads higher), %%line reads:\n", rtt);
 	for (size_t i = 0; i < set->nhops; i++) {
 		double share = fl_verdict_line_share_rtt_out(&set->figures[i], rtt);
 

@@ -1,12 +1,13 @@
 /*
  * Pacing on the ib transport. The sender consults its pacer before each
  * RDMA write; pieces shrink to about FABRICLAB_IB_PACE_PIECE_US (100) of wire
- * time at the paced rate (at 100 Gb/s and up, a piece is a whole message), so the delay shows inside each message's wire interval, as on
- * a slower cable. The receiver consults its pacer before each clear-to-send
- * and also puts its rate in the CTS: a receiving link that cannot take bytes
- * faster holds back the sender's writes (link-level flow control), so the
- * sender mirrors that rate in a bucket of its own and its wire time
- * stretches too, the view the report takes of verbs hops.
+ * time at the paced rate (at 100 Gb/s and up, a piece is a whole message), so
+ * the delay shows inside each message's wire interval, as on a slower cable.
+ * The receiver consults its pacer before each clear-to-send and also puts its
+ * rate in the CTS: a receiving link that cannot take bytes faster holds back
+ * the sender's writes (link-level flow control), so the sender mirrors that
+ * rate in a bucket of its own and its wire time stretches too, the view the
+ * report takes of verbs hops.
  *
  * The sender's wire interval is dated on the emulated cable, not on the host:
  * the fake NIC moves a posted write at once, so the pacer is the cable, and a
