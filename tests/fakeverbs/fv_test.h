@@ -382,6 +382,26 @@ static inline void fvt_ep_fini(struct fvt_lib *l, struct fvt_ep *ep)
 	memset(ep, 0, sizeof(*ep));
 }
 
+/* Between a test and its forked peer over a pipe: 0, or -1 when the other side is gone. */
+static inline int fvt_put(int fd, const void *p, size_t n)
+{
+	return write(fd, p, n) == (ssize_t)n ? 0 : -1;
+}
+
+static inline int fvt_get(int fd, void *p, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, (char *)p + got, n - got);
+
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
 static inline uint64_t fvt_ms(void)
 {
 	struct timespec ts;

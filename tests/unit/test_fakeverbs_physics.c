@@ -31,25 +31,6 @@ static struct fvt_addr peers[NEPS];
 static int to_child[2], to_parent[2];
 static pid_t child;
 
-static int put(int fd, const void *p, size_t n)
-{
-	return write(fd, p, n) == (ssize_t)n ? 0 : -1;
-}
-
-static int get(int fd, void *p, size_t n)
-{
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t r = read(fd, (char *)p + got, n - got);
-
-		if (r <= 0)
-			return -1;
-		got += (size_t)r;
-	}
-	return 0;
-}
-
 /* Both sides: NEPS endpoints, their addresses sent on out, the peer's read from in, connected. */
 static int endpoints(int out, int in)
 {
@@ -60,11 +41,11 @@ static int endpoints(int out, int in)
 		if (fvt_ep_init(&lib, &eps[i], &o, BUF))
 			return 1;
 		me = fvt_addr_of(&lib, &eps[i]);
-		if (put(out, &me, sizeof(me)))
+		if (fvt_put(out, &me, sizeof(me)))
 			return 2;
 	}
 	for (int i = 0; i < NEPS; i++)
-		if (get(in, &peers[i], sizeof(peers[i])) || fvt_connect(&lib, &eps[i], &o, &peers[i]))
+		if (fvt_get(in, &peers[i], sizeof(peers[i])) || fvt_connect(&lib, &eps[i], &o, &peers[i]))
 			return 3;
 	return 0;
 }
@@ -74,9 +55,9 @@ static int child_main(void)
 {
 	char ok = 1;
 
-	if (endpoints(to_parent[1], to_child[0]) || put(to_parent[1], &ok, 1))
+	if (endpoints(to_parent[1], to_child[0]) || fvt_put(to_parent[1], &ok, 1))
 		return 1;
-	get(to_child[0], &ok, 1); /* EOF: the parent is done */
+	fvt_get(to_child[0], &ok, 1); /* EOF: the parent is done */
 	for (int i = 0; i < NEPS; i++)
 		fvt_ep_fini(&lib, &eps[i]);
 	return 0;
@@ -156,7 +137,7 @@ static int setup(void **state)
 	}
 	close(to_child[0]);
 	close(to_parent[1]);
-	return child < 0 || endpoints(to_child[1], to_parent[0]) || get(to_parent[0], &ok, 1);
+	return child < 0 || endpoints(to_child[1], to_parent[0]) || fvt_get(to_parent[0], &ok, 1);
 }
 
 static int teardown(void **state)

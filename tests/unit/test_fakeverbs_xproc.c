@@ -42,25 +42,6 @@ static void chan_close(struct chan *c)
 	close(c->to_parent[0]);
 }
 
-static int put(int fd, const void *p, size_t n)
-{
-	return write(fd, p, n) == (ssize_t)n ? 0 : -1;
-}
-
-static int get(int fd, void *p, size_t n)
-{
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t r = read(fd, (char *)p + got, n - got);
-
-		if (r <= 0)
-			return -1;
-		got += (size_t)r;
-	}
-	return 0;
-}
-
 /* Child: connects to the parent, checks a 64 MiB write-with-immediate, then reads 4 KiB back
  * from the parent. Exit status 0 or the number of the failed step. */
 static int child_write_read(struct chan *c)
@@ -74,11 +55,11 @@ static int child_write_read(struct chan *c)
 	if (fvt_ep_init(&lib, &ep, &o, BIG))
 		return 1;
 	me = fvt_addr_of(&lib, &ep);
-	if (put(c->to_parent[1], &me, sizeof(me)) || get(c->to_child[0], &peer, sizeof(peer)))
+	if (fvt_put(c->to_parent[1], &me, sizeof(me)) || fvt_get(c->to_child[0], &peer, sizeof(peer)))
 		return 2;
 	if (fvt_connect(&lib, &ep, &o, &peer) || fvt_post_recv(&ep, 42, NULL, 0, 0))
 		return 3;
-	if (put(c->to_parent[1], &ok, 1))
+	if (fvt_put(c->to_parent[1], &ok, 1))
 		return 4;
 	if (fvt_poll(ep.cq, &wc, 1, 20000) != 1 || wc.status != IBV_WC_SUCCESS ||
 	    wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM || wc.wr_id != 42 || wc.byte_len != BIG ||
@@ -95,7 +76,7 @@ static int child_write_read(struct chan *c)
 	for (size_t i = 0; i < 4096; i++)
 		if (ep.buf[i] != (char)((i + 8192) % 251))
 			return 8;
-	if (put(c->to_parent[1], &ok, 1) || get(c->to_child[0], &ok, 1))
+	if (fvt_put(c->to_parent[1], &ok, 1) || fvt_get(c->to_child[0], &ok, 1))
 		return 9;
 	fvt_ep_fini(&lib, &ep);
 	return 0;
@@ -134,18 +115,18 @@ static void test_cross_process_write_imm_and_read(void **state)
 	for (size_t i = 0; i < BIG; i++)
 		ep.buf[i] = (char)(i % 251);
 	me = fvt_addr_of(&lib, &ep);
-	assert_int_equal(get(c.to_parent[0], &peer, sizeof(peer)), 0);
-	assert_int_equal(put(c.to_child[1], &me, sizeof(me)), 0);
+	assert_int_equal(fvt_get(c.to_parent[0], &peer, sizeof(peer)), 0);
+	assert_int_equal(fvt_put(c.to_child[1], &me, sizeof(me)), 0);
 	assert_int_equal(fvt_connect(&lib, &ep, &o, &peer), 0);
-	assert_int_equal(get(c.to_parent[0], &ok, 1), 0);	/* its receive is posted */
+	assert_int_equal(fvt_get(c.to_parent[0], &ok, 1), 0);	/* its receive is posted */
 	t0 = fvt_ms();
 	assert_int_equal(fvt_post_rdma(&ep, IBV_WR_RDMA_WRITE_WITH_IMM, 1, ep.buf, BIG, ep.mr->lkey,
 				       peer.addr, peer.rkey, IBV_SEND_SIGNALED, 0x5151), 0);
 	assert_int_equal(fvt_poll(ep.cq, &wc, 1, 20000), 1);
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 	print_message("64 MiB across processes in %llu ms\n", (unsigned long long)(fvt_ms() - t0));
-	assert_int_equal(get(c.to_parent[0], &ok, 1), 0);	/* its read is done */
-	assert_int_equal(put(c.to_child[1], &ok, 1), 0);
+	assert_int_equal(fvt_get(c.to_parent[0], &ok, 1), 0);	/* its read is done */
+	assert_int_equal(fvt_put(c.to_child[1], &ok, 1), 0);
 	assert_int_equal(wait_child(pid), 0);
 	chan_close(&c);
 	fvt_ep_fini(&lib, &ep);
@@ -162,12 +143,12 @@ static int child_connect_and_wait(struct chan *c)
 	if (fvt_ep_init(&lib, &ep, &o, 16384))
 		return 1;
 	me = fvt_addr_of(&lib, &ep);
-	if (put(c->to_parent[1], &me, sizeof(me)) || get(c->to_child[0], &peer, sizeof(peer)))
+	if (fvt_put(c->to_parent[1], &me, sizeof(me)) || fvt_get(c->to_child[0], &peer, sizeof(peer)))
 		return 2;
-	if (fvt_connect(&lib, &ep, &o, &peer) || put(c->to_parent[1], &ok, 1))
+	if (fvt_connect(&lib, &ep, &o, &peer) || fvt_put(c->to_parent[1], &ok, 1))
 		return 3;
 	/* until the parent kills it, or is gone itself (EOF): never outlives a failed test */
-	get(c->to_child[0], &ok, 1);
+	fvt_get(c->to_child[0], &ok, 1);
 	return 0;
 }
 
@@ -189,10 +170,10 @@ static pid_t start_waiting_peer(struct chan *c, struct fvt_ep *ep, const struct 
 	chan_side(c, false);
 	assert_int_equal(fvt_ep_init(&lib, ep, o, buf_len), 0);
 	me = fvt_addr_of(&lib, ep);
-	assert_int_equal(get(c->to_parent[0], peer, sizeof(*peer)), 0);
-	assert_int_equal(put(c->to_child[1], &me, sizeof(me)), 0);
+	assert_int_equal(fvt_get(c->to_parent[0], peer, sizeof(*peer)), 0);
+	assert_int_equal(fvt_put(c->to_child[1], &me, sizeof(me)), 0);
 	assert_int_equal(fvt_connect(&lib, ep, o, peer), 0);
-	assert_int_equal(get(c->to_parent[0], &ok, 1), 0);
+	assert_int_equal(fvt_get(c->to_parent[0], &ok, 1), 0);
 	return pid;
 }
 
@@ -388,7 +369,7 @@ static int child_node(int rfd, int wfd)
 	if (fvt_load(&lib) || fvt_ep_init(&lib, &ep, &o, 4096))
 		return 1;
 	me = fvt_addr_of(&lib, &ep);
-	if (put(wfd, &me, sizeof(me)) || get(rfd, &peer, sizeof(peer)))
+	if (fvt_put(wfd, &me, sizeof(me)) || fvt_get(rfd, &peer, sizeof(peer)))
 		return 2;
 	if (peer.lid == me.lid || fvt_connect(&lib, &ep, &o, &peer))
 		return 3;
@@ -428,11 +409,11 @@ static void test_nodes_have_their_own_addresses(void **state)
 	chan_side(&c, false);
 	assert_int_equal(fvt_ep_init(&lib, &ep, &o, 4096), 0);
 	me = fvt_addr_of(&lib, &ep);
-	assert_int_equal(get(c.to_parent[0], &peer, sizeof(peer)), 0);
+	assert_int_equal(fvt_get(c.to_parent[0], &peer, sizeof(peer)), 0);
 	assert_int_not_equal(peer.lid, me.lid);
 	assert_int_equal(fvt_connect(&lib, &ep, &o, &peer), 0);
 	assert_int_equal(fvt_post_recv(&ep, 5, NULL, 0, 0), 0);
-	assert_int_equal(put(c.to_child[1], &me, sizeof(me)), 0);
+	assert_int_equal(fvt_put(c.to_child[1], &me, sizeof(me)), 0);
 	assert_int_equal(fvt_poll(ep.cq, &wc, 1, 5000), 1);
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 	assert_int_equal(wc.slid, peer.lid);
