@@ -121,12 +121,9 @@ double fl_verdict_rate(const struct fl_hop_figures *h)
  */
 static double stretch_needed(const struct fl_hop_figures *h, double rate_ratio)
 {
-	uint64_t request = h->typical_request;
 	double need = VERDICT_MIN_P50_STRETCH;
 
-	if (!request && h->messages)
-		request = h->bytes / h->messages;
-	if (fl_wire_bound(request, h->line_rate_gbs, 1.0) || rate_ratio <= 0.0)
+	if (fl_wire_bound(verdict_request_size(h), h->line_rate_gbs, 1.0) || rate_ratio <= 0.0)
 		return need;
 	if (1.0 + 0.75 * (1.0 / rate_ratio - 1.0) < need)
 		need = 1.0 + 0.75 * (1.0 / rate_ratio - 1.0);
@@ -259,13 +256,16 @@ double fl_hop_in_flight(const struct fl_hop_figures *h)
 				     h->active_seconds);
 }
 
+uint64_t verdict_request_size(const struct fl_hop_figures *h)
+{
+	if (!h->typical_request && h->messages)
+		return h->bytes / h->messages;
+	return h->typical_request;
+}
+
 bool verdict_wire_bound(const struct fl_hop_figures *h)
 {
-	uint64_t request = h->typical_request;
-
-	if (!request && h->messages)
-		request = h->bytes / h->messages;
-	return fl_wire_bound(request, h->line_rate_gbs, fl_hop_in_flight(h));
+	return fl_wire_bound(verdict_request_size(h), h->line_rate_gbs, fl_hop_in_flight(h));
 }
 
 bool verdict_has_rate(const struct verdict_input *in, size_t i)

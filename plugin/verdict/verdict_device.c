@@ -147,17 +147,25 @@ static bool small_reference_low(const struct verdict_input *in, size_t i,
 	       (h->wire_p50_us > 0.0 && h->wire_p50_us >= VERDICT_MIN_P50_STRETCH * e->p50.median);
 }
 
-static bool hop_low(const struct verdict_input *in, size_t i, const struct device_ref *d,
-		    const struct device_evidence *e)
+/* Below the ratio and outside the others' spread, with its requests' times agreeing. */
+static bool rate_low(const struct verdict_input *in, size_t i, const struct device_ref *d,
+		     const struct device_evidence *e)
 {
 	const struct fl_hop_figures *h = &in->hops[i];
 
-	return (verdict_below_ratio(h, e->ref, in->params->min_ratio) &&
-		verdict_outside_spread(e->ref - fl_verdict_rate(h), e->mad) &&
-		(fl_verdict_rate(h) < DEVICE_STALL_RATIO * e->ref ||
-		 (e->p99 > 0.0 && h->wire_p99_us >= DEVICE_TAIL_STRETCH * e->p99) ||
-		 verdict_typical_slow(in, i, d->node, d->dev))) ||
-	       verdict_diluted_low(in, i, e->ref, &e->p50) || small_reference_low(in, i, e);
+	if (!verdict_below_ratio(h, e->ref, in->params->min_ratio) ||
+	    !verdict_outside_spread(e->ref - fl_verdict_rate(h), e->mad))
+		return false;
+	return fl_verdict_rate(h) < DEVICE_STALL_RATIO * e->ref ||
+	       (e->p99 > 0.0 && h->wire_p99_us >= DEVICE_TAIL_STRETCH * e->p99) ||
+	       verdict_typical_slow(in, i, d->node, d->dev);
+}
+
+static bool hop_low(const struct verdict_input *in, size_t i, const struct device_ref *d,
+		    const struct device_evidence *e)
+{
+	return rate_low(in, i, d, e) || verdict_diluted_low(in, i, e->ref, &e->p50) ||
+	       small_reference_low(in, i, e);
 }
 
 static bool device_slow(const struct verdict_input *in, const struct device_ref *d,

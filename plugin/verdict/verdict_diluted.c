@@ -31,20 +31,23 @@ bool verdict_diluted(double ref_gbs, const struct fl_hop_figures *like)
 
 static double on_wire_us(const struct fl_hop_figures *h)
 {
-	uint64_t request = h->typical_request;
+	return (double)verdict_request_size(h) / h->line_rate_gbs / 1e3; /* GB/s: bytes per ns */
+}
 
-	if (!request && h->messages)
-		request = h->bytes / h->messages;
-	return (double)request / h->line_rate_gbs / 1e3; /* GB/s = bytes per ns */
+/* The hop's share of line by its median request less round_trip_us; 0 when none is left. */
+static double by_request(const struct fl_hop_figures *h, double round_trip_us)
+{
+	double rest = h->wire_p50_us - round_trip_us;
+
+	return h->wire_p50_us > 0.0 && rest > 0.0 ? on_wire_us(h) / rest : 0.0;
 }
 
 double verdict_diluted_ratio(const struct fl_hop_figures *h, double ref_p50_us)
 {
-	double wire = on_wire_us(h), round_trip = ref_p50_us - wire;
+	double round_trip = ref_p50_us - on_wire_us(h), share;
 
-	if (h->wire_p50_us <= 0.0 || round_trip < 0.0 || h->wire_p50_us - round_trip <= 0.0)
-		return 1.0;
-	return wire / (h->wire_p50_us - round_trip);
+	share = round_trip >= 0.0 ? by_request(h, round_trip) : 0.0;
+	return share > 0.0 ? share : 1.0;
 }
 
 bool verdict_diluted_low(const struct verdict_input *in, size_t i, double ref_gbs,
@@ -94,11 +97,13 @@ double fl_verdict_round_trip_us(const struct fl_hop_figures *hops, size_t nhops)
  */
 double fl_verdict_line_share_rtt_out(const struct fl_hop_figures *h, double round_trip_us)
 {
-	double rest = h->wire_p50_us - round_trip_us, by_rate, by_request;
+	double request, rate;
 
-	if (!timed(h) || round_trip_us <= 0.0 || rest <= 0.0)
+	if (!timed(h) || round_trip_us <= 0.0)
 		return 0.0;
-	by_rate = h->wire_gbs / h->line_rate_gbs;
-	by_request = on_wire_us(h) / rest;
-	return by_rate > by_request ? by_rate : by_request;
+	request = by_request(h, round_trip_us);
+	if (request <= 0.0)
+		return 0.0;
+	rate = h->wire_gbs / h->line_rate_gbs;
+	return request > rate ? request : rate;
 }

@@ -42,6 +42,8 @@ bool verdict_has_rate(const struct verdict_input *in, size_t i);
  * requests in flight (fl_hop_in_flight).
  */
 bool verdict_wire_bound(const struct fl_hop_figures *h);
+/* The hop's typical request, else its mean one; 0 when it moved nothing. */
+uint64_t verdict_request_size(const struct fl_hop_figures *h);
 /* Moved anything at all: enough to know how it was configured. */
 bool verdict_has_traffic(const struct fl_hop_figures *h);
 /* Median of v[0..n), which it reorders; 0 when n is 0. */

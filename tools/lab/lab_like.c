@@ -25,12 +25,11 @@
 
 #define PORT_MBPS 2500.0 /* 1x SDR: the slowest a verbs port can say */
 /*
- * The ports move bytes RATE_DIV times slower than they say: 16 ranks on 2
- * cores keep the emulated NIC nearly on its schedule at 250 Mbit/s a port
- * (1-2% of the messages late), not at 2.5 Gbit/s (20%; docs/lab.md, "Keeping
- * up"). The plugin is told the rate they
- * really run at (FABRICLAB_PORT_SPEED), as a driver that reports its port
- * right would.
+ * The ports move bytes RATE_DIV times slower than they say: at 2.5 Gbit/s 4
+ * ranks on 2 cores left 10% of the emulated NIC's messages late; at 250 Mbit/s
+ * 8 ranks leave under 0.3%, 16 ranks 1-2% (6% under hdr; docs/lab.md). The
+ * plugin is told the rate they really run at (FABRICLAB_PORT_SPEED), as a
+ * driver that reports its port right would.
  */
 #define RATE_DIV 10
 #define EMULATED_MBPS (PORT_MBPS / RATE_DIV)
