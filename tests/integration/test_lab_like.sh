@@ -2,9 +2,9 @@
 # The lab in the regime of a real fabric (--like) and hardware faults of the emulated NIC
 # (--hw-fault), docs/lab.md:
 #  - bad presets and fault specs are refused (exit 2) with the field and its accepted form;
-#  - a 4-rank --like ndr run: the scale factor printed (time 1600x slower, ports at 250 Mb/s),
+#  - a 4-rank --like ndr run: the scale factor printed (time 3200x slower, ports at 125 Mb/s),
 #    the plugin told no link rate but the ports' speed (FABRICLAB_PORT_SPEED: every device
-#    at 250 Mbit/s), the emulated NICs' schedule summed, a report merged, no finding;
+#    at 125 Mbit/s), the emulated NICs' schedule summed, a report merged, no finding;
 #  - a --hw-fault run: the fault is in the NIC, so no rank's report lists it as injected, and
 #    the verdict names the downgraded port (xdr);
 #  - a cable halved by the plugin under roce400 and a pause storm under hdr: each named as
@@ -56,7 +56,7 @@ refused 'drop --fabric ib' --like roce400 --fabric ib
 refused 'expected simple, ll128 or ll' --like ndr --proto ll64
 
 if lab ndr --like ndr -n 4 -s 6 -c 5 -g 4M healthy; then
-	grep -q 'scale: time runs 1600x slower: ports at 250 Mb/s' "$tmp/ndr.out" &&
+	grep -q 'scale: time runs 3200x slower: ports at 125 Mb/s (1x SDR / 20)' "$tmp/ndr.out" &&
 		ok "ndr: the scale factor printed" || not_ok "ndr: no scale line: $(head -5 "$tmp/ndr.out")"
 	grep -q '^emulated NIC schedule: [0-9]* messages on 4 ranks, .* loopback reads (flushes), [0-9]* on the fabric after' "$tmp/ndr.out" &&
 		ok "ndr: the emulated NICs' schedule summed" ||
@@ -64,8 +64,8 @@ if lab ndr --like ndr -n 4 -s 6 -c 5 -g 4M healthy; then
 	speeds=$("$py" -c 'import json,sys
 r=json.load(open(sys.argv[1]))
 print(" ".join(sorted({str(h.get("line_rate_gbs")) for h in r.get("hops",[])})))' "$tmp/ndr.json" 2>&1)
-	[ "$speeds" = "0.03125" ] && ok "ndr: every hop's line rate is the port's 250 Mb/s" ||
-		not_ok "ndr: line rates \"$speeds\", wanted 0.03125 GB/s"
+	[ "$speeds" = "0.015625" ] && ok "ndr: every hop's line rate is the port's 125 Mb/s" ||
+		not_ok "ndr: line rates \"$speeds\", wanted 0.015625 GB/s"
 	expect_verdict ndr "ndr healthy: no finding" '^kind=none '
 fi
 

@@ -38,6 +38,7 @@ struct lab_preset {
 	double one_way_us;  /* a small RDMA write, one way */
 	double msg_cost_us; /* per message, on the NIC */
 	const char *port;   /* the emulated port (FABRICLAB_FAKEVERBS_DEVICES) */
+	int rate_div;       /* it moves bytes this many times slower than it says */
 	int channels;       /* NCCL's channels per NIC: connections per hop */
 };
 
