@@ -17,6 +17,9 @@ echo "== profiler role: ns per callback through ncclProfiler_v5 vs a no-op table
 "$build/bench/profiler_cost"
 bench/profiler_count.sh "$build"
 echo
+echo "== the report thread's reading of a hop's interval rings, its requests over 1, 2 and 4 channels"
+bench/drain_count.sh "$build"
+echo
 echo "== socket transport: $(for so in "${plugins[@]}"; do basename "$so"; done | paste -sd' ') and raw TCP"
 echo "   (polling, same message sizes), loopback, interleaved rounds; CPU = task-clock of both processes"
 # Against other plugins fabriclab runs as a job gets it: reports on, so their thread's periodic

@@ -208,6 +208,7 @@ static inline __attribute__((always_inline)) void fl_runs_add(struct fl_runs *r,
 /* Runs taken from the rings before they are merged; one per reader, reused. */
 struct fl_run_scratch {
 	struct fl_run *runs;
+	struct fl_run *spare; /* as large as runs: where sorted stretches are merged into */
 	size_t n, cap;
 	/* kept as runs come in, so settle need not check the order again */
 	uint64_t last_start; /* start of runs[n - 1] */
