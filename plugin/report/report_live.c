@@ -175,8 +175,8 @@ static int judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, dou
 {
 	static const char *const words[] = { "slow since", "changed at", "back to speed at" };
 	uint64_t bytes = h->t.wire_bytes - s->wire_bytes, ns = h->wire_ns - s->wire_ns;
-	bool judge = !p->skip && bytes >= FL_LIVE_MIN_BYTES && ns && line > 0.0 &&
-		     wire_bound(s, h, line);
+	bool judge = !p->skip && line > 0.0 && ns &&
+		     (double)bytes >= fl_live_min_bytes(line, p->window_s) && wire_bound(s, h, line);
 	double gbs;
 	int t;
 

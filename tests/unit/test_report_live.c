@@ -247,6 +247,35 @@ static void latency_bound_windows_are_not_judged(void **state)
 }
 
 /*
+ * A 100 Mbit/s port (12.5 MB/s, the lab's slowest tcp hops; its presets' ports are as slow):
+ * halved, it moves 3.1 MB in a 0.5 s window, less than 4 MiB, and is judged all the same,
+ * since that is more than a quarter of what the line moves (1.56 MB). A window with less is
+ * not.
+ */
+static void slow_ports_judged_on_a_quarter_of_their_line(void **state)
+{
+	const double line = 0.0125; /* GB/s: bytes per ns */
+	uint64_t halved = (uint64_t)(line * 1e9 * 0.5 * 0.5), little = 1 << 20;
+	int k = 1;
+
+	(void)state;
+	rep.devs[0].speed_mbps = 100;
+	rep.nhops = 1;
+	assert_true(halved < FL_LIVE_MIN_BYTES && little < line * 1e9 * 0.5 / 4);
+	for (int i = 0; i < 2; i++) {
+		moved_in(0, little, REQUEST, 0.5 * line);
+		assert_int_equal(judge(k++), 0);
+	}
+	assert_int_equal(told.n, 0);
+	moved_in(0, halved, REQUEST, 0.5 * line);
+	assert_int_equal(judge(k++), 0);
+	moved_in(0, halved, REQUEST, 0.5 * line);
+	assert_int_equal(judge(k++), 1); /* the second slow window */
+	assert_int_equal(told.state[0], FL_LIVE_APPEARED);
+	assert_float_equal(told.f[0].ratio, 0.5, 1e-3);
+}
+
+/*
  * 800 Gb/s (100 GB/s): a 512 KiB request is 5.2 us on the wire, latency-bound
  * alone. An ib sender with 8 of them in flight (4 requests' time outstanding
  * on average beyond one) keeps its wire busy: its windows are judged, and a
@@ -410,6 +439,7 @@ int main(void)
 		cmocka_unit_test_setup(starved_windows_are_not_judged, setup),
 		cmocka_unit_test_setup(noise_says_nothing, setup),
 		cmocka_unit_test_setup(latency_bound_windows_are_not_judged, setup),
+		cmocka_unit_test_setup(slow_ports_judged_on_a_quarter_of_their_line, setup),
 		cmocka_unit_test_setup(xdr_windows_judged_by_requests_in_flight, setup),
 		cmocka_unit_test_setup(slow_both_ways_is_a_device, setup_device),
 		cmocka_unit_test_setup(one_way_is_no_device, setup_device),

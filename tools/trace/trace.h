@@ -71,7 +71,7 @@ struct trace_live {
 	char state[12], kind[16];
 	char culprit[2 * FL_NODE_NAME_LEN + 2 * FL_DEV_NAME_LEN + 8];
 	uint32_t hop_id;
-	double ratio, cost;
+	double ratio, cost, line_gbs;
 	int windows;
 	uint64_t window_ns, at_ns;
 };

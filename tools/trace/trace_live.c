@@ -8,17 +8,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "report/report_live.h"
 #include "trace.h"
 
 /*
  * When the hop's traffic became enough to judge: the first wire start from
- * which its requests moved 4 MiB (FL_LIVE_MIN_BYTES, as the plugin needs in a
- * window) within one window. 0 when never.
+ * which its requests moved what the plugin needs in a window (fl_live_min_bytes:
+ * 4 MiB, less on a slow line) within one window. 0 when never.
  */
-#define JUDGED_BYTES (4ULL << 20)
-
-static uint64_t traffic_start(const struct trace_spans *w, uint64_t window_ns)
+static uint64_t traffic_start(const struct trace_spans *w, uint64_t window_ns, double line_gbs)
 {
+	double judged = fl_live_min_bytes(line_gbs, (double)window_ns / 1e9);
 	uint64_t bytes = 0;
 	size_t first = 0;
 
@@ -27,7 +27,7 @@ static uint64_t traffic_start(const struct trace_spans *w, uint64_t window_ns)
 		bytes += w->v[i].bytes;
 		while (w->v[i].start - w->v[first].start > window_ns)
 			bytes -= w->v[first++].bytes;
-		if (bytes >= JUDGED_BYTES)
+		if ((double)bytes >= judged)
 			return w->v[first].start;
 	}
 	return 0;
@@ -54,7 +54,7 @@ static uint64_t first_traffic(const struct trace_process *p, const struct trace_
 
 		if (!finding_on(l, &p->hops[i]))
 			continue;
-		t = traffic_start(&p->hops[i].wire, l->window_ns);
+		t = traffic_start(&p->hops[i].wire, l->window_ns, l->line_gbs);
 		if (t && (!first || t < first))
 			first = t;
 	}

@@ -224,6 +224,7 @@ static int live_finding(struct trace_process *p, const struct trace_fields *f)
 	l->hop_id = (uint32_t)trace_field_u64(f, "hop_id");
 	l->ratio = trace_field_double(f, "ratio");
 	l->cost = trace_field_double(f, "cost");
+	l->line_gbs = trace_field_double(f, "line_gbs");
 	l->windows = (int)trace_field_s64(f, "windows");
 	l->window_ns = trace_field_u64(f, "window_ns");
 	l->at_ns = trace_field_u64(f, "at_ns");
