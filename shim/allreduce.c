@@ -8,6 +8,10 @@
  *
  * At ring step s this rank sends chunk (rank - s) and receives chunk
  * (rank - s - 1): what arrives at step s is exactly what leaves at step s+1.
+ *
+ * With FABRICLAB_SHIM_CHANNELS=C the buffer is cut into C parts, each reduced by
+ * a ring of its own over its own connections, all progressed in one loop, as
+ * NCCL's proxy progresses its channels.
  */
 #include "shim.h"
 
@@ -104,6 +108,7 @@ struct ar_state {
 	struct shim_fifo sends, recvs;
 	const struct shim_buf *send_buf, *recv_buf;
 	struct shim_link *link;
+	int chan; /* the link's index in the buffers' registrations */
 };
 
 /* Slice j of step s carries what slice j of step s-1 brought, once it is reduced. */
@@ -127,7 +132,7 @@ static int post_sends(struct shim_world *w, struct ar_state *st)
 		int rc;
 
 		rc = shim_fifo_post(w, &st->sends, (void *)(base + off), len * sizeof(float),
-				    src->send_mh);
+				    src->send_mh[st->chan]);
 		if (rc || st->sends.posted == before_post)
 			return rc;
 		advance(p, &st->sent, send_chunk);
@@ -203,15 +208,18 @@ static int complete_send(struct shim_world *w, struct ar_state *st)
 	return rc;
 }
 
+/* Channel c's ring, over floats [first, first + count) of the buffers. */
 static void plan_init(struct ar_state *st, struct shim_world *w, const struct shim_buf *send,
-		      const struct shim_buf *recv, size_t count)
+		      const struct shim_buf *recv, size_t first, size_t count, int c)
 {
 	struct ar_plan *p = &st->plan;
 
-	*st = (struct ar_state){ .send_buf = send, .recv_buf = recv, .link = &w->ring };
+	*st = (struct ar_state){ .send_buf = send, .recv_buf = recv, .link = &w->ring[c],
+				 .chan = c };
 	*p = (struct ar_plan){ .rank = w->rank, .nranks = w->nranks, .nsteps = 2 * (w->nranks - 1),
 			       .count = count, .slice = w->step_bytes / sizeof(float),
-			       .send = send->net, .recv = recv->net };
+			       .send = (const float *)send->net + first,
+			       .recv = (float *)recv->net + first };
 	p->chunk = (count + (size_t)w->nranks - 1) / (size_t)w->nranks;
 	settle(p, &st->sent, send_chunk);
 	settle(p, &st->send_done, send_chunk);
@@ -221,25 +229,53 @@ static void plan_init(struct ar_state *st, struct shim_world *w, const struct sh
 	shim_fifo_init(&st->recvs, st->link, "all_reduce", 0);
 }
 
+static int ar_done(const struct ar_state *st)
+{
+	return st->send_done.step >= st->plan.nsteps && st->recv_done.step >= st->plan.nsteps;
+}
+
+/* One pass over one channel's ring: what can be posted, what may have completed. */
+static int ar_pass(struct shim_world *w, struct ar_state *st)
+{
+	int rc = post_recvs(w, st);
+
+	if (!rc)
+		rc = post_sends(w, st);
+	if (!rc && shim_fifo_busy(&st->sends))
+		rc = complete_send(w, st);
+	if (!rc && shim_fifo_busy(&st->recvs))
+		rc = complete_recv(w, st);
+	return rc;
+}
+
 static int ring_all_reduce(struct shim_world *w, const struct shim_buf *send,
 			   const struct shim_buf *recv, size_t count)
 {
+	struct ar_state st[SHIM_MAX_CHANNELS];
+	const struct shim_fifo *sends[SHIM_MAX_CHANNELS], *recvs[SHIM_MAX_CHANNELS];
+	size_t share = (count + (size_t)w->channels - 1) / (size_t)w->channels, first = 0;
 	struct shim_watch watch;
-	struct ar_state st;
-	int rc = FL_OK;
+	int rc = FL_OK, busy = 1;
 
-	plan_init(&st, w, send, recv, count);
+	for (int c = 0; c < w->channels; c++) {
+		size_t n = count - first < share ? count - first : share;
+
+		plan_init(&st[c], w, send, recv, first, n, c);
+		first += n;
+		sends[c] = &st[c].sends;
+		recvs[c] = &st[c].recvs;
+	}
 	shim_watch_init(&watch);
-	while (!rc && (st.send_done.step < st.plan.nsteps || st.recv_done.step < st.plan.nsteps)) {
-		rc = post_recvs(w, &st);
-		if (!rc)
-			rc = post_sends(w, &st);
-		if (!rc && shim_fifo_busy(&st.sends))
-			rc = complete_send(w, &st);
-		if (!rc && shim_fifo_busy(&st.recvs))
-			rc = complete_recv(w, &st);
-		if (!rc)
-			rc = shim_watch_pass(w, &watch, &st.sends, &st.recvs);
+	while (!rc && busy) {
+		busy = 0;
+		for (int c = 0; !rc && c < w->channels; c++) {
+			if (ar_done(&st[c]))
+				continue;
+			busy = 1;
+			rc = ar_pass(w, &st[c]);
+		}
+		if (!rc && busy)
+			rc = shim_watch_pass_pairs(w, &watch, sends, recvs, w->channels);
 	}
 	return rc;
 }

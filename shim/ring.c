@@ -136,27 +136,27 @@ void shim_link_close(struct shim_world *w, struct shim_link *link)
 	*link = (struct shim_link){ .send_peer = link->send_peer, .recv_peer = link->recv_peer };
 }
 
-int shim_buf_register(struct shim_world *w, struct shim_buf *buf, void *data, size_t size)
-{
-	return shim_buf_register_on(w, &w->ring, buf, data, size);
-}
-
-int shim_buf_register_on(struct shim_world *w, struct shim_link *link, struct shim_buf *buf,
-			 void *data, size_t size)
+static int register_links(struct shim_world *w, struct shim_link *links, int nlinks,
+			  struct shim_buf *buf, void *data, size_t size)
 {
 	int rc = FL_OK;
 
-	*buf = (struct shim_buf){ .data = data, .size = size, .net = data, .link = link };
+	*buf = (struct shim_buf){ .data = data, .size = size, .net = data, .link = links,
+				  .nlinks = nlinks };
 	/* No GPUDirect: NCCL moves GPU data through registered host memory, and so do we. */
 	if (shim_mem_staged(w)) {
 		rc = shim_mem_alloc_net(w, size, &buf->net);
 		if (rc)
 			return rc;
 	}
-	if (link->send_comm)
-		rc = shim_mem_register(w, link->send_comm, buf->net, size, &buf->send_mh);
-	if (!rc && link->recv_comm)
-		rc = shim_mem_register(w, link->recv_comm, buf->net, size, &buf->recv_mh);
+	for (int i = 0; !rc && i < nlinks; i++) {
+		if (links[i].send_comm)
+			rc = shim_mem_register(w, links[i].send_comm, buf->net, size,
+					       &buf->send_mh[i]);
+		if (!rc && links[i].recv_comm)
+			rc = shim_mem_register(w, links[i].recv_comm, buf->net, size,
+					       &buf->recv_mh[i]);
+	}
 	if (rc) {
 		shim_buf_deregister(w, buf);
 		return shim_fail(rc, "regMr() of %zu bytes failed: %s (%d)", size,
@@ -165,13 +165,26 @@ int shim_buf_register_on(struct shim_world *w, struct shim_link *link, struct sh
 	return FL_OK;
 }
 
+int shim_buf_register(struct shim_world *w, struct shim_buf *buf, void *data, size_t size)
+{
+	return register_links(w, w->ring, w->channels, buf, data, size);
+}
+
+int shim_buf_register_on(struct shim_world *w, struct shim_link *link, struct shim_buf *buf,
+			 void *data, size_t size)
+{
+	return register_links(w, link, 1, buf, data, size);
+}
+
 void shim_buf_deregister(struct shim_world *w, struct shim_buf *buf)
 {
-	if (buf->send_mh && !w->broken)
-		shim_net_dereg_mr(&w->net, buf->link->send_comm, buf->send_mh);
-	if (buf->recv_mh && !w->broken)
-		shim_net_dereg_mr(&w->net, buf->link->recv_comm, buf->recv_mh);
-	buf->send_mh = buf->recv_mh = NULL;
+	for (int i = 0; i < buf->nlinks; i++) {
+		if (buf->send_mh[i] && !w->broken)
+			shim_net_dereg_mr(&w->net, buf->link[i].send_comm, buf->send_mh[i]);
+		if (buf->recv_mh[i] && !w->broken)
+			shim_net_dereg_mr(&w->net, buf->link[i].recv_comm, buf->recv_mh[i]);
+		buf->send_mh[i] = buf->recv_mh[i] = NULL;
+	}
 	if (buf->net && buf->net != buf->data)
 		shim_mem_free_net(w, buf->net);
 	buf->net = NULL;

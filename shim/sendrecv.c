@@ -105,8 +105,8 @@ static int link_sendrecv(struct shim_world *w, struct shim_link *link,
 
 	st.src = send ? send->net : NULL;
 	st.dst = recv ? recv->net : NULL;
-	st.src_mh = send ? send->send_mh : NULL;
-	st.dst_mh = recv ? recv->recv_mh : NULL;
+	st.src_mh = send ? send->send_mh[0] : NULL;
+	st.dst_mh = recv ? recv->recv_mh[0] : NULL;
 	shim_fifo_init(&st.sends, link, "sendrecv", 1);
 	shim_fifo_init(&st.recvs, link, "sendrecv", 0);
 	shim_watch_init(&watch);

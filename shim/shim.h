@@ -30,6 +30,13 @@
 #include "shim_net.h"
 
 #define SHIM_STEPS 8 /* NCCL_STEPS: transfers in flight per connection */
+/*
+ * FABRICLAB_SHIM_CHANNELS: rings run side by side, each over connections of its own, as NCCL
+ * opens a send and a receive connection per channel (2.28.9 src/transport/net.cc:291-317,
+ * sendSetup/recvSetup per channelId: "Channel %02d/%d ... via NET"), each on its share of the
+ * buffer. A hop then has a connection per channel.
+ */
+#define SHIM_MAX_CHANNELS 8
 #define SHIM_STEP_DEFAULT (512 * 1024)
 #define SHIM_TIMEOUT_DEFAULT_S 120
 
@@ -59,17 +66,22 @@ struct shim_world {
 	struct shim_net net;
 	struct fl_props props;
 	struct shim_mem mem; /* FABRICLAB_SHIM_MEM: host or GPU buffers */
-	struct shim_link ring;
+	int channels;        /* FABRICLAB_SHIM_CHANNELS: ring[0..channels) */
+	struct shim_link ring[SHIM_MAX_CHANNELS];
 };
 
-/* A buffer registered with both comms of a link (the ring unless said otherwise). */
+/*
+ * A buffer registered with both comms of its links: the ring's channels unless said
+ * otherwise, or one link.
+ */
 struct shim_buf {
 	void *data;  /* the caller's, in the world's memory */
 	size_t size;
 	void *net;   /* what the plugin moves: data, or a host bounce buffer when staged */
-	struct shim_link *link;
-	void *send_mh;
-	void *recv_mh;
+	struct shim_link *link; /* the first of nlinks */
+	int nlinks;
+	void *send_mh[SHIM_MAX_CHANNELS]; /* per link */
+	void *recv_mh[SHIM_MAX_CHANNELS];
 };
 
 /*

@@ -190,12 +190,32 @@ void shim_watch_init(struct shim_watch *watch)
 	*watch = (struct shim_watch){ .since_ns = shim_now_ns() };
 }
 
-int shim_watch_pass(struct shim_world *w, struct shim_watch *watch, const struct shim_fifo *sends,
-		    const struct shim_fifo *recvs)
+static uint64_t moves_of(const struct shim_fifo *sends, const struct shim_fifo *recvs)
 {
-	uint64_t moves = sends->posted + sends->done + recvs->posted + recvs->received + recvs->done;
-	uint64_t now;
+	return sends->posted + sends->done + recvs->posted + recvs->received + recvs->done;
+}
 
+static int no_progress(struct shim_world *w, const struct shim_fifo *sends,
+		       const struct shim_fifo *recvs)
+{
+	w->broken = 1;
+	return shim_fail(FL_ERR_SYSTEM, "%s: no progress for %d s: sends to rank %d: %llu posted, "
+			 "%llu done; receives from rank %d: %llu posted, %llu done", sends->op,
+			 w->timeout_ms / 1000, sends->link->send_peer,
+			 (unsigned long long)sends->posted, (unsigned long long)sends->done,
+			 recvs->link->recv_peer, (unsigned long long)recvs->posted,
+			 (unsigned long long)recvs->done);
+}
+
+int shim_watch_pass_pairs(struct shim_world *w, struct shim_watch *watch,
+			  const struct shim_fifo *const *sends, const struct shim_fifo *const *recvs,
+			  int n)
+{
+	uint64_t moves = 0, now;
+	int stuck = 0;
+
+	for (int i = 0; i < n; i++)
+		moves += moves_of(sends[i], recvs[i]);
 	if (moves != watch->moves) {
 		watch->moves = moves;
 		watch->idle = 0;
@@ -217,11 +237,13 @@ int shim_watch_pass(struct shim_world *w, struct shim_watch *watch, const struct
 		watch->since_ns = now;
 	if (now - watch->since_ns < (uint64_t)w->timeout_ms * 1000000ULL)
 		return FL_OK;
-	w->broken = 1;
-	return shim_fail(FL_ERR_SYSTEM, "%s: no progress for %d s: sends to rank %d: %llu posted, "
-			 "%llu done; receives from rank %d: %llu posted, %llu done", sends->op,
-			 w->timeout_ms / 1000, sends->link->send_peer,
-			 (unsigned long long)sends->posted, (unsigned long long)sends->done,
-			 recvs->link->recv_peer, (unsigned long long)recvs->posted,
-			 (unsigned long long)recvs->done);
+	while (stuck < n - 1 && !shim_fifo_busy(sends[stuck]) && !shim_fifo_busy(recvs[stuck]))
+		stuck++;
+	return no_progress(w, sends[stuck], recvs[stuck]);
+}
+
+int shim_watch_pass(struct shim_world *w, struct shim_watch *watch, const struct shim_fifo *sends,
+		    const struct shim_fifo *recvs)
+{
+	return shim_watch_pass_pairs(w, watch, &sends, &recvs, 1);
 }

@@ -64,5 +64,9 @@ void shim_watch_init(struct shim_watch *watch);
 /* Call once per pass; yields the CPU when idle, fails after w->timeout_ms without progress. */
 int shim_watch_pass(struct shim_world *w, struct shim_watch *watch, const struct shim_fifo *sends,
 		    const struct shim_fifo *recvs);
+/* The same over n pairs (channels): progress is any of them moving; a timeout names the first busy. */
+int shim_watch_pass_pairs(struct shim_world *w, struct shim_watch *watch,
+			  const struct shim_fifo *const *sends, const struct shim_fifo *const *recvs,
+			  int n);
 
 #endif

@@ -14,7 +14,7 @@
 
 static int read_settings(struct shim_world *w)
 {
-	long dev, timeout_s, idle_us, group;
+	long dev, timeout_s, idle_us, group, channels;
 	size_t step;
 	int rc;
 
@@ -28,6 +28,8 @@ static int read_settings(struct shim_world *w)
 		rc = shim_env_bytes("FABRICLAB_SHIM_STEP", SHIM_STEP_DEFAULT, 4, 1UL << 30, &step);
 	if (!rc)
 		rc = shim_env_long("FABRICLAB_SHIM_RECV_GROUP", 1, 1, FL_MAX_RECVS, &group);
+	if (!rc)
+		rc = shim_env_long("FABRICLAB_SHIM_CHANNELS", 1, 1, SHIM_MAX_CHANNELS, &channels);
 	if (rc)
 		return rc;
 	if (step % sizeof(float))
@@ -38,6 +40,7 @@ static int read_settings(struct shim_world *w)
 	w->idle_ns = idle_us * 1000;
 	w->step_bytes = step;
 	w->recv_group = (int)group;
+	w->channels = (int)channels;
 	return FL_OK;
 }
 
@@ -116,9 +119,9 @@ int shim_world_open(struct shim_world *w, const char *fallback_dir)
 	rc = shim_mem_open(w);
 	if (!rc)
 		rc = open_net(w, fallback_dir);
-	if (!rc)
+	for (int c = 0; !rc && c < w->channels; c++)
 		rc = shim_link_open(w, (w->rank + 1) % w->nranks,
-				    (w->rank + w->nranks - 1) % w->nranks, &w->ring);
+				    (w->rank + w->nranks - 1) % w->nranks, &w->ring[c]);
 	if (rc) {
 		w->broken = 1;
 		shim_world_close(w);
@@ -132,7 +135,8 @@ void shim_world_close(struct shim_world *w)
 	if (!w->broken && shim_boot_barrier(&w->boot))
 		w->broken = 1;
 	if (!w->broken) {
-		shim_link_close(w, &w->ring);
+		for (int c = 0; c < w->channels; c++)
+			shim_link_close(w, &w->ring[c]);
 		if (w->net_loaded)
 			shim_net_close(&w->net);
 		w->net_loaded = 0;

@@ -82,6 +82,22 @@ run "sendrecv-3-ranks-1000003B" 3 sendrecv 1000003 1000003 2 2
 run "all_reduce-4-ranks-4K-steps" 4 all_reduce 1M 1M 2 3 FABRICLAB_SHIM_STEP=4K
 run "sendrecv-4-ranks-4K-steps" 4 sendrecv 1M 1M 2 3 FABRICLAB_SHIM_STEP=4K
 run "all_reduce-1-rank" 1 all_reduce 8 1K 4 2
+# Channels (FABRICLAB_SHIM_CHANNELS): a ring per channel on its share of the buffer, over
+# connections of its own, as NCCL's channels; shares uneven, some empty at the smallest sizes.
+run "all_reduce-4-ranks-2-channels" 4 all_reduce 1 "$max" 8 2 FABRICLAB_SHIM_CHANNELS=2
+run "all_reduce-3-ranks-3-channels-1000004B" 3 all_reduce 1000004 1000004 2 2 \
+	FABRICLAB_SHIM_CHANNELS=3
+run "all_reduce-2-ranks-8-channels-4K-steps" 2 all_reduce 1 1M 4 2 FABRICLAB_SHIM_CHANNELS=8 \
+	FABRICLAB_SHIM_STEP=4K
+run "sendrecv-4-ranks-2-channels" 4 sendrecv 1 1M 8 2 FABRICLAB_SHIM_CHANNELS=2
+# ... and each channel is a connection of its own: the hop of 2 channels has 2.
+rm -rf "$tmp/reports"
+run "all_reduce-2-ranks-2-channels-report" 2 all_reduce 64K 64K 2 2 FABRICLAB_SHIM_CHANNELS=2
+conns=$(python3 -c 'import json,sys
+print(" ".join(sorted({str(h.get("connections")) for p in sys.argv[1:] for h in json.load(open(p))["hops"]})))' \
+	"$tmp"/reports/*.json 2>&1)
+[ "$conns" = "2" ] && echo "ok - 2 channels: every hop has 2 connections" ||
+	{ echo "not ok - 2 channels: hops' connections \"$conns\", wanted 2"; failures=$((failures + 1)); }
 # Idle ranks sleep between polls (FABRICLAB_SHIM_IDLE_US, as the lab runs them).
 run "all_reduce-8-ranks-idle-sleep" 8 all_reduce 1 8M 16 2 FABRICLAB_SHIM_IDLE_US=50
 
