@@ -619,6 +619,34 @@ static void test_noise_of_a_busy_host_is_not_a_slow_link(void **state)
 	assert_int_equal(v.hop, 0);
 }
 
+/*
+ * A pause storm (40 ms of every 100 ms) on node3's sends, tcp lab, 7 ranks, 2026-12-06: its hop
+ * at 0.58x the others with its median request 1.05x theirs, its p99 4.9x. A link, by its tail.
+ * The same hop with a tail like the others' (a host that starved it) is not.
+ */
+static void test_pause_storm_is_a_link_by_its_tail(void **state)
+{
+	static const double gbs[] = { 0.0502, 0.0501, 0.0511, 0.0293, 0.0503, 0.0499, 0.0505 };
+	static const double p50[] = { 9699, 9699, 10224, 10224, 9699, 9699, 9699 };
+	static const double p99[] = { 10748, 10224, 15467, 51380, 10224, 12321, 10224 };
+	size_t n = ring(7, 0.05);
+	struct fl_verdict v;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		hops[i].line_rate_gbs = 0.05;
+		hops[i].wire_gbs = gbs[i];
+		hops[i].wire_p50_us = p50[i];
+		hops[i].wire_p99_us = p99[i];
+	}
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+	assert_hop(&v, "n4", "n5");
+	hops[3].wire_p99_us = 15467;
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NONE);
+}
+
 static void test_gdr_capable_but_host_only(void **state)
 {
 	size_t n = ring(4, 10.0);
@@ -1195,6 +1223,7 @@ int main(void)
 		cmocka_unit_test(test_only_comparable_hops_are_compared),
 		cmocka_unit_test(test_faster_than_line_rate_is_not_slow),
 		cmocka_unit_test(test_noise_of_a_busy_host_is_not_a_slow_link),
+		cmocka_unit_test(test_pause_storm_is_a_link_by_its_tail),
 		cmocka_unit_test(test_gdr_capable_but_host_only),
 		cmocka_unit_test(test_gdr_uneven),
 		cmocka_unit_test(test_socket_with_rdma_active_is_transport),
