@@ -90,20 +90,29 @@ static size_t share_per_node(const struct verdict_input *in, const struct receiv
 	return nodes;
 }
 
-/* Hop i is one a wire finding blames: the link itself, or a hop through the slow device. */
-static bool blamed(const struct verdict_input *in, const struct fl_verdict *v, size_t i)
+/* Hop i is one a device or rail finding blames: a hop through the slow device. */
+static bool blamed_beyond_links(const struct verdict_input *in, const struct fl_verdict *v,
+				size_t i)
 {
 	for (int k = 0; k < v->nfindings; k++) {
 		const struct fl_finding *f = &v->findings[k];
 
-		if (f->kind == FL_VERDICT_LINK && f->hop == (int)i)
-			return true;
 		if (f->kind == FL_VERDICT_DEVICE && fl_verdict_touches(&in->hops[i], f->node, f->dev))
 			return true;
 		if (f->kind == FL_VERDICT_RAIL && verdict_rail_blames(&in->hops[i], f->dev))
 			return true;
 	}
 	return false;
+}
+
+/* Hop i is one a wire finding blames: the link itself, or a hop through the slow device. */
+static bool blamed(const struct verdict_input *in, const struct fl_verdict *v, size_t i)
+{
+	for (int k = 0; k < v->nfindings; k++) {
+		if (v->findings[k].kind == FL_VERDICT_LINK && v->findings[k].hop == (int)i)
+			return true;
+	}
+	return blamed_beyond_links(in, v, i);
 }
 
 /*
@@ -282,6 +291,40 @@ static void mark(const char *node, const void *nodes, size_t n, size_t size, boo
 		marked[(size_t)(at - (const char *)nodes) / size] = true;
 }
 
+/*
+ * A link finding at STRAGGLER_MIN_WIRE of the median or more may be a late receiver's doing:
+ * a sender's bytes wait in a buffer its receiver has not read (sockets time the wire at the
+ * sender, "a slow receiver would also show here"). Into a straggler adding 10% to a 12-rank
+ * tcp step (100 ms compute), the hop read 0.92x and was named a link; the straggler, waiting
+ * 0.43x the others, was left out as touched by it.
+ */
+static bool late_receiver_link(const struct verdict_input *in, const struct fl_finding *f,
+			       double median)
+{
+	/* verbs and ext senders time post -> completion, after their receiver was ready */
+	return f->kind == FL_VERDICT_LINK && f->hop >= 0 && median > 0.0 &&
+	       !strcmp(in->hops[f->hop].transport, "socket") &&
+	       fl_verdict_rate(&in->hops[f->hop]) >= STRAGGLER_MIN_WIRE * median;
+}
+
+/* Hop i is blamed by such links alone. */
+static bool blamed_as_late_receiver(const struct verdict_input *in, const struct fl_verdict *v,
+				    size_t i, double median)
+{
+	bool any = false;
+
+	for (int k = 0; k < v->nfindings; k++) {
+		const struct fl_finding *f = &v->findings[k];
+
+		if (f->kind == FL_VERDICT_LINK && f->hop == (int)i) {
+			if (!late_receiver_link(in, f, median))
+				return false;
+			any = true;
+		}
+	}
+	return any && !blamed_beyond_links(in, v, i);
+}
+
 void verdict_mark_off_speed(const struct verdict_input *in, const struct fl_verdict *v,
 			    const void *nodes, size_t n, size_t size, bool *marked)
 {
@@ -294,9 +337,28 @@ void verdict_mark_off_speed(const struct verdict_input *in, const struct fl_verd
 
 		if (slow || blamed(in, v, i)) {
 			mark(h->src_node, nodes, n, size, marked);
-			mark(h->dst_node, nodes, n, size, marked);
+			/* its receiver may be the straggler that slowed it */
+			if (slow || !blamed_as_late_receiver(in, v, i, median))
+				mark(h->dst_node, nodes, n, size, marked);
 		}
 	}
+}
+
+/* The straggler explains the links into it that a late receiver explains. */
+static void drop_late_receiver_links(const struct verdict_input *in, struct fl_verdict *out,
+				     const char *node)
+{
+	double median = verdict_median_rate(in);
+	int k = 0;
+
+	for (int i = 0; i < out->nfindings; i++) {
+		const struct fl_finding *f = &out->findings[i];
+
+		if (late_receiver_link(in, f, median) && !strcmp(in->hops[f->hop].dst_node, node))
+			continue;
+		out->findings[k++] = *f;
+	}
+	out->nfindings = k;
 }
 
 _Static_assert(offsetof(struct node_share, node) == 0, "verdict_mark_off_speed reads it first");
@@ -318,7 +380,10 @@ int verdict_try_node(const struct verdict_input *in, struct fl_verdict *out)
 		found = 0;
 		culprit = nodes >= 2 ? least_waiting(s, nodes, touched) : SIZE_MAX;
 		if (culprit != SIZE_MAX && stands_out(out, s, nodes, culprit, touched, v, &others)) {
-			struct fl_finding *f = verdict_add_finding(out, FL_VERDICT_NODE);
+			struct fl_finding *f;
+
+			drop_late_receiver_links(in, out, s[culprit].node);
+			f = verdict_add_finding(out, FL_VERDICT_NODE);
 
 			found = f != NULL;
 			if (f)

@@ -461,6 +461,41 @@ static void test_slow_wire_comes_before_straggler(void **state)
 	assert_int_equal(v.hop, 6);
 }
 
+/*
+ * A straggler over sockets slows the hop into it as its sender times it: a 12-rank tcp lab
+ * run (100 ms compute, 2026-12-06) read that hop at 0.92x with its median message 1.3x, and
+ * named it a link, while the straggler waited 0.43x the others. The straggler explains it.
+ * The same hop into a node that waits like the others is a link; a slower one (0.8x) is a
+ * wire of its own, and stays a link beside the straggler.
+ */
+static void test_late_receiver_link_is_the_straggler(void **state)
+{
+	size_t n = ring(12, 0.05);
+	struct fl_verdict v;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		hops[i].line_rate_gbs = 0.05;
+		hops[i].wire_p50_us = 7900;
+	}
+	hops[4].wire_gbs = 0.046; /* n5 -> n6 */
+	hops[4].wire_p50_us = 10224;
+	set_wait(n, 6.8, "n6", 2.9);
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_NODE);
+	assert_string_equal(v.node, "n6");
+	assert_int_equal(v.nfindings, 1);
+	set_wait(n, 6.8, "n6", 6.8);
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+	assert_int_equal(v.hop, 4);
+	set_wait(n, 6.8, "n6", 2.9);
+	hops[4].wire_gbs = 0.04;
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_LINK);
+	assert_int_equal(v.hop, 4);
+}
+
 static void test_single_hop_is_none(void **state)
 {
 	struct fl_verdict v;
@@ -1224,6 +1259,7 @@ int main(void)
 		cmocka_unit_test(test_faster_than_line_rate_is_not_slow),
 		cmocka_unit_test(test_noise_of_a_busy_host_is_not_a_slow_link),
 		cmocka_unit_test(test_pause_storm_is_a_link_by_its_tail),
+		cmocka_unit_test(test_late_receiver_link_is_the_straggler),
 		cmocka_unit_test(test_gdr_capable_but_host_only),
 		cmocka_unit_test(test_gdr_uneven),
 		cmocka_unit_test(test_socket_with_rdma_active_is_transport),
