@@ -89,6 +89,7 @@ static void figures_of(const struct fl_report *r, const struct fl_hop_snapshot *
 		wire_view = FL_HOP_SEND;
 	if (h->key.view == wire_view) {
 		f->wire_seconds = (double)h->wire_ns / 1e9;
+		f->wire_runs = h->wire_runs;
 		f->wire_gbs = fl_report_wire_gbs(h);
 		f->wire_p50_us = (double)fl_time_percentile(h->t.wire_times, 50) / 1e3;
 		f->wire_p99_us = (double)fl_time_percentile(h->t.wire_times, 99) / 1e3;

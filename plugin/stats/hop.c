@@ -242,6 +242,7 @@ static void snapshot_hop(const struct fl_hop *h, struct fl_hop_snapshot *out)
 			tag = atomic_load_explicit(&m->tag_rank, memory_order_relaxed);
 	}
 	out->wire_ns = fl_union_ns(&h->wire);
+	out->wire_runs = fl_union_runs(&h->wire);
 	out->active_ns = fl_union_ns(&h->active);
 	out->t.wire_bridged_ns += h->wire.bridged_ns;
 	out->t.active_bridged_ns += h->active.bridged_ns;

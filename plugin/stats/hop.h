@@ -42,6 +42,7 @@ struct fl_hop_snapshot {
 	int connections;        /* attached since the start, closed ones included */
 	int mem_types;          /* FL_PTR_* */
 	uint64_t wire_ns;       /* union of wire intervals */
+	uint64_t wire_runs;     /* its disjoint runs: stretches of back-to-back requests */
 	uint64_t active_ns;     /* union of posted -> done */
 	struct fl_conn_totals t;
 };

@@ -67,6 +67,7 @@ void fl_runs_push_early(struct fl_runs *r, uint64_t s, uint64_t e)
 void fl_union_init(struct fl_union *u)
 {
 	memset(u, 0, sizeof(*u));
+	u->folded_end = UINT64_MAX;
 }
 
 void fl_union_free(struct fl_union *u)
@@ -316,16 +317,24 @@ size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_ru
 	return (size_t)(head - tail);
 }
 
+/* [start, end) into the total, a busy stretch of its own (coalesce_fold corrects the first). */
+static void fold_part(struct fl_union *u, uint64_t start, uint64_t end)
+{
+	u->folded_ns += end - start;
+	u->runs_folded++;
+	u->folded_end = end;
+}
+
 /* One run of a sorted, coalesced list, folded against floor (> the watermark) into runs[k]. */
 static size_t fold_one(struct fl_union *u, struct fl_run *runs, size_t k, struct fl_run run,
 		       uint64_t floor)
 {
 	if (run.end <= floor) {
-		u->folded_ns += run.end - run.start;
+		fold_part(u, run.start, run.end);
 		return k;
 	}
 	if (run.start < floor) {
-		u->folded_ns += floor - run.start;
+		fold_part(u, run.start, floor);
 		run.start = floor;
 	}
 	runs[k] = run;
@@ -341,6 +350,11 @@ static size_t coalesce_fold(struct fl_union *u, struct fl_run *runs, size_t n, u
 {
 	struct fl_run cur;
 	size_t k = 0;
+	/*
+	 * A run the floor cut before, or one the writer extended after a copy of it was folded,
+	 * comes back starting where the part folded last ended: the same busy stretch.
+	 */
+	int continues;
 
 	if (floor <= u->watermark)
 		return coalesce(runs, n);
@@ -348,6 +362,7 @@ static size_t coalesce_fold(struct fl_union *u, struct fl_run *runs, size_t n, u
 		u->watermark = floor;
 		return 0;
 	}
+	continues = runs[0].start == u->folded_end && runs[0].start < floor;
 	cur = runs[0];
 	for (size_t i = 1; i < n; i++) {
 		if (runs[i].start <= cur.end) {
@@ -359,6 +374,7 @@ static size_t coalesce_fold(struct fl_union *u, struct fl_run *runs, size_t n, u
 		cur = runs[i];
 	}
 	k = fold_one(u, runs, k, cur, floor);
+	u->runs_folded -= (uint64_t)continues;
 	u->watermark = floor;
 	return k;
 }
@@ -427,6 +443,12 @@ void fl_union_settle(struct fl_union *u, struct fl_run_scratch *sc, uint64_t flo
 	if (n)
 		memcpy(u->pending, sc->runs, n * sizeof(*u->pending));
 	u->npending = n;
+}
+
+uint64_t fl_union_runs(const struct fl_union *u)
+{
+	return u->runs_folded + u->npending -
+	       (u->npending && u->pending[0].start == u->folded_end);
 }
 
 uint64_t fl_union_ns(const struct fl_union *u)

@@ -220,6 +220,8 @@ struct fl_union {
 	uint64_t folded_ns;
 	uint64_t bridged_ns; /* upper bound on how much the total overstates the union */
 	uint64_t bridges;    /* times the reader bridged gaps or lacked memory for runs */
+	uint64_t runs_folded; /* disjoint runs folded (in part or whole): busy stretches */
+	uint64_t folded_end;  /* end of the last part folded: a part starting there continues it */
 	struct fl_run *pending; /* sorted, disjoint, all after the watermark */
 	size_t npending, pending_cap;
 };
@@ -242,5 +244,7 @@ size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_ru
 void fl_union_settle(struct fl_union *u, struct fl_run_scratch *sc, uint64_t floor);
 /* Length of the union of everything settled so far (ns). */
 uint64_t fl_union_ns(const struct fl_union *u);
+/* Its disjoint runs (busy stretches) so far; bridged gaps join runs. */
+uint64_t fl_union_runs(const struct fl_union *u);
 
 #endif

@@ -36,6 +36,7 @@ struct fl_hop_figures {
 	uint64_t typical_request; /* size carrying the median byte (fl_size_median_byte); 0 unknown */
 	double wire_gbs;          /* bytes / union of wire intervals; 0 when no sample */
 	double wire_seconds;
+	uint64_t wire_runs;       /* disjoint busy stretches of those seconds; 0 unknown */
 	double wire_p50_us;       /* median wire time of one message (same view); 0 unknown */
 	double wire_p99_us;       /* its 99th percentile; 0 unknown */
 	double peer_wait_seconds; /* posted -> ready, summed over requests, receiver side */

@@ -90,14 +90,31 @@ double fl_verdict_round_trip_us(const struct fl_hop_figures *hops, size_t nhops)
 }
 
 /*
- * Both figures understate a wire's rate: bytes over busy time where requests go
+ * The hop's share of line by its busy time less a round trip per busy stretch: a
+ * stretch of requests back to back ends with the last one's round trip, whether
+ * it held one request or several. 0 when unknown.
+ */
+static double by_stretches(const struct fl_hop_figures *h, double round_trip_us)
+{
+	double busy = h->wire_seconds - (double)h->wire_runs * round_trip_us / 1e6;
+
+	return h->wire_runs && busy > 0.0 ? h->wire_gbs * h->wire_seconds / busy /
+						    h->line_rate_gbs
+					  : 0.0;
+}
+
+/*
+ * Each figure understates a wire's rate: bytes over busy time where requests go
  * one at a time (each carries a round trip), the median request less the round
  * trip where they queue (each carries the wait behind the others: a port at 50%
- * pacing its ring read 6% by it, 47% by its rate). The larger is the nearer.
+ * pacing its ring read 6% by it, 47% by its rate), and both where requests come
+ * in bursts (the hop feeding a stalled ring, `xdr -n 8`: 75% by either, its
+ * port healthy). The busy time less a round trip per busy stretch holds in all
+ * three. The largest is the nearest.
  */
 double fl_verdict_line_share_rtt_out(const struct fl_hop_figures *h, double round_trip_us)
 {
-	double request, rate;
+	double request, rate, stretches;
 
 	if (!timed(h) || round_trip_us <= 0.0)
 		return 0.0;
@@ -105,5 +122,7 @@ double fl_verdict_line_share_rtt_out(const struct fl_hop_figures *h, double roun
 	if (request <= 0.0)
 		return 0.0;
 	rate = h->wire_gbs / h->line_rate_gbs;
+	stretches = by_stretches(h, round_trip_us);
+	rate = stretches > rate ? stretches : rate;
 	return request > rate ? request : rate;
 }

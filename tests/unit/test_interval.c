@@ -29,11 +29,11 @@ static int by_s(const void *a, const void *b)
 	return (x->s > y->s) - (x->s < y->s);
 }
 
-/* The reference: sort, merge, sum. */
-static uint64_t brute_union(const struct iv *in, size_t n)
+/* The reference: sort, merge, sum; *runs (when not NULL) the disjoint runs. */
+static uint64_t brute_union_runs(const struct iv *in, size_t n, uint64_t *runs)
 {
 	struct iv *v = malloc((n ? n : 1) * sizeof(*v));
-	uint64_t total = 0, cs = 0, ce = 0;
+	uint64_t total = 0, cs = 0, ce = 0, count = 0;
 	int open = 0;
 
 	assert_non_null(v);
@@ -50,11 +50,19 @@ static uint64_t brute_union(const struct iv *in, size_t n)
 		if (open)
 			total += ce - cs;
 		cs = v[i].s, ce = v[i].e, open = 1;
+		count++;
 	}
 	if (open)
 		total += ce - cs;
 	free(v);
+	if (runs)
+		*runs = count;
 	return total;
+}
+
+static uint64_t brute_union(const struct iv *in, size_t n)
+{
+	return brute_union_runs(in, n, NULL);
 }
 
 static struct fl_runs *new_runs(void)
@@ -190,7 +198,12 @@ static void run_interleaved(const struct script *plan, uint64_t seed, int drain_
 	for (int k = 0; k < CONNS; k++)
 		fl_union_take(&u, &sc, r[k]);
 	fl_union_settle(&u, &sc, UINT64_MAX);
-	assert_int_equal(fl_union_ns(&u), brute_union(added, nadded));
+	{
+		uint64_t runs, ns = brute_union_runs(added, nadded, &runs);
+
+		assert_int_equal(fl_union_ns(&u), ns);
+		assert_int_equal(fl_union_runs(&u), runs); /* busy stretches, for the round trip out */
+	}
 	assert_int_equal(u.bridged_ns, 0);
 	for (int k = 0; k < CONNS; k++) {
 		assert_int_equal(atomic_load(&r[k]->bridged_ns), 0);

@@ -218,13 +218,17 @@ static void test_pause_storm_stretches_the_tail(void **state)
 /*
  * The round trip out of a downgrade to 50% (xdr, 8 ranks, node3): each request carries about
  * 10 ms of lab time beside its 16.8 ms on the wire; by rate the port's hops read 47% and the
- * others 63-74%, with the round trip out 47% and 100% (but the hop feeding the port, 74%).
+ * others 63-74%, with the round trip out 47% and 100%. The hop feeding the port sends in
+ * bursts behind the stalled ring (96 busy stretches for 224 requests, in the run of
+ * 2026-12-06 10:05, the port's hops 8, the others 174-213): by rate and by its median request
+ * it read 74%, less a round trip per stretch 92%. Here with 140 requests a hop.
  */
 static void test_round_trip_out(void **state)
 {
 	static const double pct[NODES] = { 66.2, 74.3, 46.9, 46.8, 63.2, 63.6, 64.5, 65.3 };
 	static const double p50[NODES] = { 26738.7, 34603.0, 276824.1, 69206.0,
 					   26738.7, 26738.7, 26738.7, 26738.7 };
+	static const uint64_t runs[NODES] = { 109, 60, 5, 5, 133, 128, 122, 114 };
 	static const double flat[NODES] = { 97.0, 96.5, 95.8, 97.2, 97.5, 96.9, 97.1, 96.6 };
 	double rtt;
 
@@ -236,6 +240,15 @@ static void test_round_trip_out(void **state)
 	assert_float_equal(fl_verdict_line_share_rtt_out(&hops[1], rtt), 0.743, 0.001);
 	assert_float_equal(fl_verdict_line_share_rtt_out(&hops[2], rtt), 0.469, 0.001);
 	assert_float_equal(fl_verdict_line_share_rtt_out(&hops[3], rtt), 0.468, 0.001);
+	/* with their busy stretches */
+	for (size_t i = 0; i < NODES; i++)
+		hops[i].wire_runs = runs[i];
+	assert_float_equal(fl_verdict_line_share_rtt_out(&hops[0], rtt), 1.0, 0.01);
+	assert_float_equal(fl_verdict_line_share_rtt_out(&hops[1], rtt), 0.917, 0.002);
+	assert_float_equal(fl_verdict_line_share_rtt_out(&hops[2], rtt), 0.474, 0.002);
+	assert_float_equal(fl_verdict_line_share_rtt_out(&hops[3], rtt), 0.473, 0.002);
+	for (size_t i = 4; i < NODES; i++)
+		assert_in_range(100 * fl_verdict_line_share_rtt_out(&hops[i], rtt), 90, 101);
 	/* rates near the line: no round trip to take out */
 	lab_ring(flat, p50);
 	assert_float_equal(fl_verdict_round_trip_us(hops, NODES), 0.0, 0.0);

@@ -49,6 +49,7 @@ struct report_view {
 	uint64_t wire_bytes; /* the part of bytes whose wire time this end saw */
 	double line_rate_gbs;
 	double wire_seconds, wire_gbs;
+	uint64_t wire_runs; /* busy stretches of wire_seconds; 0 unknown (older reports) */
 	double active_seconds, peer_wait_seconds;
 	double gpu_wait_seconds; /* profiler mode: the GPU filling or draining steps */
 	double outstanding_seconds; /* posted -> done summed over requests; 0 in older reports */

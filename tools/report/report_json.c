@@ -116,6 +116,8 @@ static json_t *hop_json(const struct report_set *set, size_t i)
 			    f->link_layer[0] ? json_string(f->link_layer) : json_null());
 	json_object_set_new(o, "comm_hash", h->key.comm_hash ? json_string(hash) : json_null());
 	json_object_set_new(o, "measurement_error", rate_error_json(set, i));
+	/* busy stretches of wire_seconds: 0 where the reports said none (older ones) */
+	json_object_set_new(o, "wire_runs", json_integer((json_int_t)f->wire_runs));
 	json_object_set_new(o, "pct_line_rate_round_trip_out",
 			    round_trip_out_json(set, i));
 	return o;

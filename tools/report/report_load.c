@@ -186,6 +186,9 @@ static int get_figures(const struct report_reader *r, json_t *hop, struct report
 	err = err ? err : report_get_number(r, hop, "wire_seconds", true, &v->wire_seconds);
 	err = err ? err : report_get_number(r, hop, "wire_gbs", true, &v->wire_gbs);
 	err = err ? err : get_wire_bytes(r, hop, v);
+	err = err || !json_object_get(hop, "wire_runs")
+		      ? err
+		      : report_get_uint(r, hop, "wire_runs", &v->wire_runs);
 	err = err ? err : report_get_number(r, hop, "line_rate_gbs", true, &v->line_rate_gbs);
 	err = err ? err : report_get_number(r, hop, "active_seconds", true, &v->active_seconds);
 	err = err ? err

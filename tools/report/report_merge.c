@@ -120,6 +120,7 @@ static int combine(struct report_arena *sizes, struct report_view *into,
 	into->wire_bytes += v->wire_bytes;
 	into->messages += v->messages;
 	into->wire_seconds += v->wire_seconds;
+	into->wire_runs += v->wire_runs;
 	into->active_seconds += v->active_seconds;
 	into->wire_gbs = into->wire_seconds > 0
 				 ? (double)into->wire_bytes / into->wire_seconds / 1e9
@@ -365,6 +366,7 @@ static void ext_estimates(const struct report_hop *h, struct fl_hop_figures *f)
 	if (wire < at_line)
 		wire = at_line;
 	f->wire_seconds = wire;
+	f->wire_runs = 0; /* an estimate: no stretches of its own */
 	f->wire_gbs = (double)f->bytes / wire / 1e9;
 	f->peer_wait_seconds = h->recv.active_seconds > wire ? h->recv.active_seconds - wire : 0;
 }
@@ -438,6 +440,7 @@ static void to_figures(const struct report_hop *h, struct fl_hop_figures *f)
 	f->typical_request = typical_request(counts);
 	f->wire_gbs = wire->wire_gbs;
 	f->wire_seconds = wire->wire_seconds;
+	f->wire_runs = wire->wire_runs;
 	f->wire_p50_us = wire->p50_us;
 	f->wire_p99_us = wire->p99_us;
 	f->peer_wait_seconds = waits->peer_wait_seconds;
