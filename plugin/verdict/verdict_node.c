@@ -189,16 +189,26 @@ static bool wire_findings(const struct fl_verdict *out)
 	return false;
 }
 
-static bool stands_out(const struct fl_verdict *out, const struct node_share *s, size_t nodes,
-		       size_t culprit, const bool *touched, double *v, double *others)
+/* Below STRAGGLER_MAX_RATIO x every other node's share, and outside their spread. */
+static bool stands_alone(const struct node_share *s, size_t nodes, size_t culprit, double *v,
+			 double *others)
 {
-	struct node_reference all, clear;
+	struct node_reference all;
 	double share = s[culprit].share;
 
 	reference(s, nodes, culprit, NULL, v, &all);
 	*others = all.median;
-	if (all.median >= OTHERS_MIN_SHARE && share <= STRAGGLER_MAX_RATIO * all.median &&
-	    verdict_outside_spread(all.median - share, all.mad))
+	return all.median >= OTHERS_MIN_SHARE && share <= STRAGGLER_MAX_RATIO * all.median &&
+	       verdict_outside_spread(all.median - share, all.mad);
+}
+
+static bool stands_out(const struct fl_verdict *out, const struct node_share *s, size_t nodes,
+		       size_t culprit, const bool *touched, double *v, double *others)
+{
+	struct node_reference clear;
+	double share = s[culprit].share;
+
+	if (stands_alone(s, nodes, culprit, v, others))
 		return true;
 	if (!wire_findings(out))
 		return false;
@@ -337,11 +347,39 @@ void verdict_mark_off_speed(const struct verdict_input *in, const struct fl_verd
 
 		if (slow || blamed(in, v, i)) {
 			mark(h->src_node, nodes, n, size, marked);
-			/* its receiver may be the straggler that slowed it */
-			if (slow || !blamed_as_late_receiver(in, v, i, median))
-				mark(h->dst_node, nodes, n, size, marked);
+			mark(h->dst_node, nodes, n, size, marked);
 		}
 	}
+}
+
+/*
+ * The nodes marked off speed only as the receiver of late-receiver links: each may be the
+ * straggler that slowed them, if it stands out on its own (a 90% cable into a node at 16
+ * tcp ranks read 0.90x, its receiver waiting 0.87x the others: no straggler by itself).
+ */
+static void mark_spared(const struct verdict_input *in, const struct fl_verdict *v,
+			const struct node_share *s, size_t nodes, bool *spared)
+{
+	double median = verdict_median_rate(in);
+	bool *other = calloc(nodes ? nodes : 1, sizeof(*other));
+
+	if (!other)
+		return;
+	for (size_t i = 0; i < in->nhops; i++) {
+		const struct fl_hop_figures *h = &in->hops[i];
+		bool slow = median > 0.0 && verdict_has_rate(in, i) &&
+			    fl_verdict_rate(h) < STRAGGLER_MIN_WIRE * median;
+
+		if (!slow && blamed_as_late_receiver(in, v, i, median))
+			mark(h->dst_node, s, nodes, sizeof(*s), spared);
+		else if (slow || blamed(in, v, i))
+			mark(h->dst_node, s, nodes, sizeof(*s), other);
+		if (slow || blamed(in, v, i))
+			mark(h->src_node, s, nodes, sizeof(*s), other);
+	}
+	for (size_t k = 0; k < nodes; k++)
+		spared[k] = spared[k] && !other[k];
+	free(other);
 }
 
 /* The straggler explains the links into it that a late receiver explains. */
@@ -368,18 +406,23 @@ int verdict_try_node(const struct verdict_input *in, struct fl_verdict *out)
 	size_t n = in->nhops ? in->nhops : 1, count, nodes, culprit;
 	struct received *r = malloc(n * sizeof(*r));
 	struct node_share *s = calloc(n, sizeof(*s));
-	bool *touched = calloc(n, sizeof(*touched));
+	bool *touched = calloc(n, sizeof(*touched)), *spared = calloc(n, sizeof(*spared));
 	double *v = malloc(n * sizeof(*v));
 	double others;
 	int found = -1;
 
-	if (r && s && v && touched) {
+	if (r && s && v && touched && spared) {
 		count = collect_received(in, r);
 		nodes = share_per_node(in, r, count, s);
 		verdict_mark_off_speed(in, out, s, nodes, sizeof(*s), touched);
+		mark_spared(in, out, s, nodes, spared);
+		for (size_t k = 0; k < nodes; k++)
+			touched[k] = touched[k] && !spared[k];
 		found = 0;
 		culprit = nodes >= 2 ? least_waiting(s, nodes, touched) : SIZE_MAX;
-		if (culprit != SIZE_MAX && stands_out(out, s, nodes, culprit, touched, v, &others)) {
+		if (culprit != SIZE_MAX &&
+		    (spared[culprit] ? stands_alone(s, nodes, culprit, v, &others)
+				     : stands_out(out, s, nodes, culprit, touched, v, &others))) {
 			struct fl_finding *f;
 
 			drop_late_receiver_links(in, out, s[culprit].node);
@@ -393,6 +436,7 @@ int verdict_try_node(const struct verdict_input *in, struct fl_verdict *out)
 	free(r);
 	free(s);
 	free(touched);
+	free(spared);
 	free(v);
 	return found;
 }
