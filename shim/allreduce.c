@@ -9,9 +9,12 @@
  * At ring step s this rank sends chunk (rank - s) and receives chunk
  * (rank - s - 1): what arrives at step s is exactly what leaves at step s+1.
  *
- * With FABRICLAB_SHIM_CHANNELS=C the buffer is cut into C parts, each reduced by
- * a ring of its own over its own connections, all progressed in one loop, as
- * NCCL's proxy progresses its channels.
+ * With FABRICLAB_SHIM_CHANNELS=C the buffer is cut into C contiguous parts, each
+ * reduced by a ring of its own over its own connections, as NCCL gives each
+ * channel its part (2.28.9 src/include/device.h:317-343, ncclCollCbdPart: an
+ * offset and count per channel; ours are equal but the last, NCCL's first and
+ * last may differ), all progressed in one loop, as NCCL's proxy progresses its
+ * channels.
  */
 #include "shim.h"
 

@@ -335,8 +335,12 @@ static bool blamed_as_late_receiver(const struct verdict_input *in, const struct
 	return any && !blamed_beyond_links(in, v, i);
 }
 
-void verdict_mark_off_speed(const struct verdict_input *in, const struct fl_verdict *v,
-			    const void *nodes, size_t n, size_t size, bool *marked)
+/*
+ * verdict_mark_off_speed, with the receivers of late-receiver links marked in `spared`
+ * instead (spared NULL: in `marked` like the others).
+ */
+static void mark_ends(const struct verdict_input *in, const struct fl_verdict *v,
+		      const void *nodes, size_t n, size_t size, bool *marked, bool *spared)
 {
 	double median = verdict_median_rate(in);
 
@@ -345,41 +349,20 @@ void verdict_mark_off_speed(const struct verdict_input *in, const struct fl_verd
 		bool slow = median > 0.0 && verdict_has_rate(in, i) &&
 			    fl_verdict_rate(h) < STRAGGLER_MIN_WIRE * median;
 
-		if (slow || blamed(in, v, i)) {
-			mark(h->src_node, nodes, n, size, marked);
-			mark(h->dst_node, nodes, n, size, marked);
-		}
+		if (!slow && !blamed(in, v, i))
+			continue;
+		mark(h->src_node, nodes, n, size, marked);
+		/* its receiver may be the straggler that slowed it */
+		mark(h->dst_node, nodes, n, size,
+		     spared && !slow && blamed_as_late_receiver(in, v, i, median) ? spared
+										 : marked);
 	}
 }
 
-/*
- * The nodes marked off speed only as the receiver of late-receiver links: each may be the
- * straggler that slowed them, if it stands out on its own (a 90% cable into a node at 16
- * tcp ranks read 0.90x, its receiver waiting 0.87x the others: no straggler by itself).
- */
-static void mark_spared(const struct verdict_input *in, const struct fl_verdict *v,
-			const struct node_share *s, size_t nodes, bool *spared)
+void verdict_mark_off_speed(const struct verdict_input *in, const struct fl_verdict *v,
+			    const void *nodes, size_t n, size_t size, bool *marked)
 {
-	double median = verdict_median_rate(in);
-	bool *other = calloc(nodes ? nodes : 1, sizeof(*other));
-
-	if (!other)
-		return;
-	for (size_t i = 0; i < in->nhops; i++) {
-		const struct fl_hop_figures *h = &in->hops[i];
-		bool slow = median > 0.0 && verdict_has_rate(in, i) &&
-			    fl_verdict_rate(h) < STRAGGLER_MIN_WIRE * median;
-
-		if (!slow && blamed_as_late_receiver(in, v, i, median))
-			mark(h->dst_node, s, nodes, sizeof(*s), spared);
-		else if (slow || blamed(in, v, i))
-			mark(h->dst_node, s, nodes, sizeof(*s), other);
-		if (slow || blamed(in, v, i))
-			mark(h->src_node, s, nodes, sizeof(*s), other);
-	}
-	for (size_t k = 0; k < nodes; k++)
-		spared[k] = spared[k] && !other[k];
-	free(other);
+	mark_ends(in, v, nodes, n, size, marked, NULL);
 }
 
 /* The straggler explains the links into it that a late receiver explains. */
@@ -414,10 +397,15 @@ int verdict_try_node(const struct verdict_input *in, struct fl_verdict *out)
 	if (r && s && v && touched && spared) {
 		count = collect_received(in, r);
 		nodes = share_per_node(in, r, count, s);
-		verdict_mark_off_speed(in, out, s, nodes, sizeof(*s), touched);
-		mark_spared(in, out, s, nodes, spared);
+		/*
+		 * spared: off speed only as the receiver of late-receiver links, so maybe the
+		 * straggler that slowed them, if it stands out on its own (a 90% cable into a
+		 * node at 16 tcp ranks read 0.90x, its receiver waiting 0.87x the others: no
+		 * straggler by itself).
+		 */
+		mark_ends(in, out, s, nodes, sizeof(*s), touched, spared);
 		for (size_t k = 0; k < nodes; k++)
-			touched[k] = touched[k] && !spared[k];
+			spared[k] = spared[k] && !touched[k];
 		found = 0;
 		culprit = nodes >= 2 ? least_waiting(s, nodes, touched) : SIZE_MAX;
 		if (culprit != SIZE_MAX &&
