@@ -15,7 +15,11 @@ Counts, over every thread of the rank processes (the report thread included):
   timed  the rest of the report thread (live windows, snapshots): per second, not per request;
          under callgrind a run is ~50x slower, so per request it reads ~50x too high, and it is
          left out of `all in`;
-  ext    the ext transport's own instructions (fl_ext_*/ext_* inclusive, less the inner plugin);
+  ext    the ext transport's own instructions on the data path: the fl_ext_*/ext_* functions
+         called at least once per 100 requests, each by itself plus what it calls in
+         fabriclab that is not ext (the inner plugin's instructions are not in, nor counted
+         twice through ext's own calls, such as ext_isend_ph -> ext_inner_isend); ext's setup
+         (load, init, connect, accept), done once per run, is printed apart as `ext setup`;
 per request posted (calls of fl_wrap_isend + fl_wrap_irecv, or of the inner plugin's isend/irecv
 when it is loaded directly), and the tests per request (NCCL polls test until done: each poll
 through the wrap costs its not-done path too, which is in `wrap`).
@@ -98,9 +102,22 @@ def own(fns, selfc, edges, outside):
     return total
 
 
+def ext_own(fns, selfc, edges, fab):
+    """Self Ir of fns, plus their calls into fabriclab's non-ext functions."""
+    total = 0
+    for f in fns:
+        total += selfc[f]
+        total += sum(v for (a, b), v in edges.items()
+                     if a == f and b in fab and not b.startswith(EXT_PREFIXES))
+    return total
+
+
+EXT_PREFIXES = ("ext_", "fl_ext_")
+
+
 def main():
     label, paths = sys.argv[1], sys.argv[2:]
-    wrap = report = drains = ext = reqs = tests = 0
+    wrap = report = drains = ext = ext_setup = reqs = tests = 0
     for p in paths:
         selfc, edges, calls, obj = parse(p)
         home = obj.get("fl_wrap_test")  # fabriclab's object, whatever its file is called
@@ -112,8 +129,10 @@ def main():
             # the transport beneath: what c->tp points at (socket, ext, ib)
             tp = lambda b: b.startswith(("sock_", "ext_", "ib_"))
             wrap += own(WRAP, selfc, edges, tp)
-            ext_fns = [f for f in fab if f.startswith(("ext_", "fl_ext_"))]
-            ext += own(ext_fns, selfc, edges, lambda b: b not in fab)
+            ext_fns = [f for f in fab if f.startswith(EXT_PREFIXES)]
+            per_request = [f for f in ext_fns if calls[f] * 100 >= wrapped]
+            ext += ext_own(per_request, selfc, edges, fab)
+            ext_setup += ext_own([f for f in ext_fns if f not in per_request], selfc, edges, fab)
         else:
             # the plugin loaded directly: NCCL's (the shim's) calls into its table
             posts = [f for f in calls if re.search(r"i(send|recv)(_v\d+)?$", f, re.I)
@@ -126,9 +145,10 @@ def main():
         sys.exit("%s: no requests found in %s" % (label, " ".join(paths)))
     w1 = wrap / reqs - max(tests / reqs - 1, 0) * NOT_DONE_TEST if tests else 0
     print("  %-20s %6d req %4.1f tests/req  wrap %5.1f (wrap@1 %5.1f)  drains %5.1f  ext %5.1f  "
-          "all in %6.1f (@1 %6.1f) instructions/request  (timed %5.1f)"
+          "all in %6.1f (@1 %6.1f) instructions/request  (timed %5.1f%s)"
           % (label, reqs, tests / reqs, wrap / reqs, w1, drains / reqs, ext / reqs,
-             (wrap + drains + ext) / reqs, w1 + (drains + ext) / reqs, report / reqs))
+             (wrap + drains + ext) / reqs, w1 + (drains + ext) / reqs, report / reqs,
+             ", ext setup %.0f in all" % ext_setup if ext_setup else ""))
 
 
 if __name__ == "__main__":
