@@ -15,19 +15,17 @@
 
 static struct ext_req *req_get(struct ext_comm *c)
 {
-	struct ext_req *r;
+	struct ext_req *r = c->free_head;
 
-	if (c->free_head < 0)
-		return NULL;
-	r = &c->reqs[c->free_head];
-	c->free_head = r->next_free;
+	if (r)
+		c->free_head = r->next_free;
 	return r;
 }
 
 static void req_put(struct ext_comm *c, struct ext_req *r)
 {
 	r->next_free = c->free_head;
-	c->free_head = (int)(r - c->reqs);
+	c->free_head = r;
 }
 
 void ext_req_release(struct ext_comm *c, struct ext_req *r)

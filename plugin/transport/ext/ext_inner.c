@@ -233,8 +233,8 @@ int ext_inner_reg_mr(const struct ext_inner *in, void *comm, void *data, size_t 
 
 /* ---- data path ---- */
 
-int ext_inner_isend(const struct ext_inner *in, void *send_comm, void *data, size_t size, int tag,
-		    void *mhandle, void *phandle, void **request)
+int ext_inner_isend_adapted(const struct ext_inner *in, void *send_comm, void *data, size_t size,
+			    int tag, void *mhandle, void *phandle, void **request)
 {
 	int small = 0, rc;
 
@@ -250,10 +250,11 @@ int ext_inner_isend(const struct ext_inner *in, void *send_comm, void *data, siz
 	return T(in, 6)->isend(send_comm, data, small, tag, mhandle, request);
 }
 
-int ext_inner_irecv(const struct ext_inner *in, void *recv_comm, int n, void **data,
-		    size_t *sizes, int *tags, void **mhandles, void **phandles, void **request)
+int ext_inner_irecv_adapted(const struct ext_inner *in, void *recv_comm, int n, void **data,
+			    size_t *sizes, int *tags, void **mhandles, void **phandles,
+			    void **request)
 {
-	int small[FL_MAX_RECVS] = { 0 };
+	int small[FL_MAX_RECVS];
 	void *none[FL_MAX_RECVS] = { 0 };
 
 	/* NCCL v10+ always passes profiler handles; an older NCCL above us has none */

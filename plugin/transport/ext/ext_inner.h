@@ -42,6 +42,14 @@ struct ext_inner {
 	void (*make_vdevice)(void); /* its props type depends on the version: ext_inner_make_vdevice */
 	/* v11+ tuning hints; NULL when the inner has none (NCCL then sends none either). */
 	int (*set_net_attr)(void *ctx, struct fl_abi_net_attr *attr);
+	/*
+	 * v10+: isend and irecv take what NCCL passes us, unchanged, so the data path calls them
+	 * without an adapter in between; NULL before v10 (ext_inner_*_adapted).
+	 */
+	int (*isend10)(void *send_comm, void *data, size_t size, int tag, void *mhandle,
+		       void *phandle, void **request);
+	int (*irecv10)(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
+		       void **mhandles, void **phandles, void **request);
 };
 
 /*
@@ -91,9 +99,31 @@ int ext_inner_accept(const struct ext_inner *in, void *listen_comm, void **recv_
 int ext_inner_make_vdevice(const struct ext_inner *in, int *dev, int ndevs, const int *devs);
 int ext_inner_reg_mr(const struct ext_inner *in, void *comm, void *data, size_t size, int type,
 		     void **mhandle);
-int ext_inner_isend(const struct ext_inner *in, void *send_comm, void *data, size_t size, int tag,
-		    void *mhandle, void *phandle, void **request);
-int ext_inner_irecv(const struct ext_inner *in, void *recv_comm, int n, void **data,
-		    size_t *sizes, int *tags, void **mhandles, void **phandles, void **request);
+/* isend and irecv of the versions (or NCCLs) that need their arguments adapted. */
+int ext_inner_isend_adapted(const struct ext_inner *in, void *send_comm, void *data, size_t size,
+			    int tag, void *mhandle, void *phandle, void **request);
+int ext_inner_irecv_adapted(const struct ext_inner *in, void *recv_comm, int n, void **data,
+			    size_t *sizes, int *tags, void **mhandles, void **phandles,
+			    void **request);
+
+static inline int ext_inner_isend(const struct ext_inner *in, void *send_comm, void *data,
+				  size_t size, int tag, void *mhandle, void *phandle,
+				  void **request)
+{
+	if (in->isend10)
+		return in->isend10(send_comm, data, size, tag, mhandle, phandle, request);
+	return ext_inner_isend_adapted(in, send_comm, data, size, tag, mhandle, phandle, request);
+}
+
+/* An NCCL before v10 above us passes no profiler handles: adapted (the inner expects some). */
+static inline int ext_inner_irecv(const struct ext_inner *in, void *recv_comm, int n, void **data,
+				  size_t *sizes, int *tags, void **mhandles, void **phandles,
+				  void **request)
+{
+	if (in->irecv10 && phandles)
+		return in->irecv10(recv_comm, n, data, sizes, tags, mhandles, phandles, request);
+	return ext_inner_irecv_adapted(in, recv_comm, n, data, sizes, tags, mhandles, phandles,
+				       request);
+}
 
 #endif

@@ -29,7 +29,7 @@ struct ext_req {
 	int n;                /* buffers; 0 for a flush */
 	/* posted bytes per buffer (for an inner test that leaves sizes unwritten), then moved */
 	int sizes[FL_MAX_RECVS];
-	int next_free;
+	struct ext_req *next_free;
 };
 
 struct ext_comm {
@@ -41,7 +41,7 @@ struct ext_comm {
 	/* Until the hello moved: posted by the first isend/irecv, tested by the comm's calls. */
 	struct ext_hello_xfer hello;
 	int peer_later; /* receive side: the peer's name comes with the hello */
-	int free_head;
+	struct ext_req *free_head;
 	struct ext_req reqs[EXT_POOL];
 };
 

@@ -60,6 +60,10 @@ static void bind_slots(struct ext_inner *in)
 	}
 	if (in->version >= 9)
 		in->make_vdevice = (void (*)(void))t9->make_vdevice;
+	if (in->version >= 10) { /* v10..v12 keep both at the same place, with the same shape */
+		in->isend10 = ((const struct fl_abi_net_v10 *)in->table)->isend;
+		in->irecv10 = ((const struct fl_abi_net_v10 *)in->table)->irecv;
+	}
 	if (in->version >= 11) /* v11 and v12 keep it at the same place */
 		in->set_net_attr = ((const struct fl_abi_net_v11 *)in->table)->set_net_attr;
 }
