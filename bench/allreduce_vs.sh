@@ -78,7 +78,7 @@ for so in "${plugins[@]}"; do
 	names+=("$name")
 done
 python3 - "$out" "$rounds" "$ranks" "$iters" "${names[@]}" <<'PY'
-import sys, statistics
+import os, sys, statistics
 path, rounds, ranks, iters, names = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:]
 t, bw, cpu = {}, {}, {}
 for line in open(path):
@@ -89,6 +89,20 @@ for line in open(path):
     r, p, size, us, gbs = f
     t[int(p), int(size), int(r)] = float(us)
     bw[int(p), int(size), int(r)] = float(gbs)
+def step_bytes():
+    v = os.environ.get("FABRICLAB_SHIM_STEP", "512K").strip().upper()
+    scale = {"K": 1 << 10, "M": 1 << 20}.get(v[-1:], 1)
+    return int(v.rstrip("KM")) * scale
+def requests_per_iteration(size, n):
+    """isend + irecv of every rank, as the shim's ring all_reduce slices it (shim/allreduce.c):
+    2(n-1) ring steps, each moving every chunk once, in slices of one step buffer; 0 (no
+    per-request figure) when channels split the buffer further."""
+    if os.environ.get("FABRICLAB_SHIM_CHANNELS", "1") != "1":
+        return 0
+    count, slice_ = size // 4, step_bytes() // 4
+    chunk = -(-count // n)
+    slices = sum(-(-max(0, min(chunk, count - c * chunk)) // slice_) for c in range(n))
+    return 2 * 2 * (n - 1) * slices
 def spread(v, fmt="%.3f"):
     v = sorted(v)
     return " / ".join(fmt % x for x in (v[0], statistics.median(v), v[-1]))
@@ -125,11 +139,21 @@ if cpu:
         print("  size %s:" % (sz + " B" if sz.isdigit() else "all sizes"))
         per = {(p, r): per_iter(cpu[p, sz, r]) for p in range(len(names))
                for r in range(rounds) if (p, sz, r) in cpu}
+        reqs = requests_per_iteration(int(sz), ranks) if sz.isdigit() else 0
         for p, name in enumerate(names):
-            print("    %-26s %s" % (name, spread([per[p, r] for r in range(rounds)], "%.1f")))
+            v = [per[p, r] for r in range(rounds)]
+            print("    %-26s %s%s" % (name, spread(v, "%.1f"), "   ns per request %.0f"
+                                      % (statistics.median(v) * 1e3 / reqs) if reqs else ""))
         for p in range(1, len(names)):
             ratio = [per[0, r] / per[p, r] for r in range(rounds)]
             what = ("the transports under the same counting" if "(ext:" in names[p]
                     else "ours / its, goal <= 1.00")
             print("    %s / %s CPU (%s): %s" % (names[0], names[p], what, spread(ratio, "%.2f")))
+        for p, name in enumerate(names):
+            peer = name[name.find("(ext:") + 5:-1] if name.endswith(")") and "(ext:" in name else None
+            if reqs and peer in names:
+                q = names.index(peer)
+                added = [(per[p, r] - per[q, r]) * 1e3 / reqs for r in range(rounds)]
+                print("    %s - %s CPU per request, ns (what the wrap and its counting add; "
+                      "goal <= 50): %s" % (name, peer, spread(added, "%.0f")))
 PY
