@@ -16,6 +16,12 @@ struct fl_hop {
 	int retired_tag;  /* a tag rank a detached connection saw, -1 */
 	struct fl_conn_stats *members;
 	struct fl_union wire, active;
+	/*
+	 * 0 while every member ever attached keeps its active runs in its wire ring
+	 * (active_is_wire): the active union is the wire union, kept once, and `active` is
+	 * unused. The first member that keeps them apart makes it a copy of the wire union.
+	 */
+	int active_apart;
 	struct fl_conn_totals retired;
 };
 
@@ -27,6 +33,7 @@ static int other_used[2];
 static int warned_full;
 static int torn_down; /* the plugin is going away: connections still open forget their hop */
 static struct fl_run_scratch scratch; /* what the rings held, on its way into a union */
+static struct fl_run_scratch scratch_active; /* the active runs of wire rings that carry both */
 
 static void copy_name(char *dst, size_t len, const char *src)
 {
@@ -107,6 +114,29 @@ static struct fl_hop *find_or_add(const struct fl_hop_key *key, int local_dev)
 	return h;
 }
 
+/*
+ * A member that keeps its own active runs joins: from now on the active union is kept apart,
+ * starting from what the wire union holds (every run so far was both). Without the memory to
+ * copy its pending runs, they are folded in and counted as bridged (an upper bound).
+ */
+static void keep_active_apart(struct fl_hop *h)
+{
+	if (fl_union_copy(&h->active, &h->wire)) {
+		fl_union_free(&h->active);
+		h->active = h->wire;
+		h->active.pending = NULL;
+		h->active.npending = h->active.pending_cap = 0;
+		h->active.bridges++;
+		for (size_t i = 0; i < h->wire.npending; i++) {
+			uint64_t ns = h->wire.pending[i].end - h->wire.pending[i].start;
+
+			h->active.folded_ns += ns;
+			h->active.bridged_ns += ns;
+		}
+	}
+	h->active_apart = 1;
+}
+
 void fl_hop_attach(struct fl_conn_stats *s, const struct fl_hop_key *key, int local_dev,
 		   int src_rank, int dst_rank)
 {
@@ -123,6 +153,8 @@ void fl_hop_attach(struct fl_conn_stats *s, const struct fl_hop_key *key, int lo
 		h->src_rank = src_rank;
 	if (h->dst_rank < 0)
 		h->dst_rank = dst_rank;
+	if (!s->active_is_wire && !h->active_apart)
+		keep_active_apart(h);
 	h->connections++;
 	s->hop = h;
 	s->hop_prev = NULL;
@@ -131,6 +163,31 @@ void fl_hop_attach(struct fl_conn_stats *s, const struct fl_hop_key *key, int lo
 		h->members->hop_prev = s;
 	h->members = s;
 	pthread_mutex_unlock(&table_lock);
+}
+
+/*
+ * One member's rings into the scratches, the ring words read returned. A member whose wire
+ * ring carries its active runs too gives them to the active union only when that is kept
+ * apart (else the wire union is both).
+ */
+static size_t take_member(struct fl_hop *h, struct fl_conn_stats *m)
+{
+	size_t wire, active;
+
+	if (m->active_is_wire)
+		return h->active_apart ? fl_union_take_both(&h->wire, &scratch, &h->active,
+							    &scratch_active, &m->wire)
+				       : fl_union_take(&h->wire, &scratch, &m->wire);
+	wire = fl_union_take(&h->wire, &scratch, &m->wire);
+	active = fl_union_take(&h->active, &scratch_active, &m->active);
+	return wire > active ? wire : active;
+}
+
+static void settle_hop(struct fl_hop *h, uint64_t floor)
+{
+	fl_union_settle(&h->wire, &scratch, floor);
+	if (h->active_apart)
+		fl_union_settle(&h->active, &scratch_active, floor);
 }
 
 void fl_hop_detach(struct fl_conn_stats *s)
@@ -146,10 +203,8 @@ void fl_hop_detach(struct fl_conn_stats *s)
 		return;
 	}
 	/* Merged now, not folded: only a drain knows the watermark. */
-	fl_union_take(&h->wire, &scratch, &s->wire);
-	fl_union_settle(&h->wire, &scratch, 0);
-	fl_union_take(&h->active, &scratch, &s->active);
-	fl_union_settle(&h->active, &scratch, 0);
+	take_member(h, s);
+	settle_hop(h, 0);
 	fl_stats_sum(s, &h->retired);
 	h->mem_types |= atomic_load_explicit(&s->mem_types, memory_order_relaxed);
 	tag = atomic_load_explicit(&s->tag_rank, memory_order_relaxed);
@@ -183,17 +238,11 @@ static size_t drain_hop(struct fl_hop *h, uint64_t now)
 			floor = oldest;
 	}
 	for (struct fl_conn_stats *m = h->members; m; m = m->hop_next) {
-		size_t n = fl_union_take(&h->wire, &scratch, &m->wire);
+		size_t n = take_member(h, m);
 
 		most = n > most ? n : most;
 	}
-	fl_union_settle(&h->wire, &scratch, floor);
-	for (struct fl_conn_stats *m = h->members; m; m = m->hop_next) {
-		size_t n = fl_union_take(&h->active, &scratch, &m->active);
-
-		most = n > most ? n : most;
-	}
-	fl_union_settle(&h->active, &scratch, floor);
+	settle_hop(h, floor);
 	return most;
 }
 
@@ -227,6 +276,7 @@ size_t fl_hops_drain(void)
 
 static void snapshot_hop(const struct fl_hop *h, struct fl_hop_snapshot *out)
 {
+	const struct fl_union *active = h->active_apart ? &h->active : &h->wire;
 	int tag = h->retired_tag;
 
 	memset(out, 0, sizeof(*out));
@@ -243,10 +293,10 @@ static void snapshot_hop(const struct fl_hop *h, struct fl_hop_snapshot *out)
 	}
 	out->wire_ns = fl_union_ns(&h->wire);
 	out->wire_runs = fl_union_runs(&h->wire);
-	out->active_ns = fl_union_ns(&h->active);
+	out->active_ns = fl_union_ns(active);
 	out->t.wire_bridged_ns += h->wire.bridged_ns;
-	out->t.active_bridged_ns += h->active.bridged_ns;
-	out->t.union_bridges += h->wire.bridges + h->active.bridges;
+	out->t.active_bridged_ns += active->bridged_ns;
+	out->t.union_bridges += h->wire.bridges + (h->active_apart ? h->active.bridges : 0);
 	/* NCCL's tags carry the sender's rank in both directions. */
 	out->src_rank = h->src_rank >= 0 ? h->src_rank : tag;
 	out->dst_rank = h->dst_rank;
@@ -292,6 +342,7 @@ static void free_all(void)
 	}
 	warned_full = 0;
 	fl_run_scratch_free(&scratch);
+	fl_run_scratch_free(&scratch_active);
 }
 
 void fl_hops_reset(void)

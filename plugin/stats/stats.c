@@ -46,7 +46,9 @@ void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
 	acc->gpu_wait_ns += fl_stats_load(&s->gpu_wait_ns);
 	acc->outstanding_ns += fl_stats_load(&s->outstanding_ns);
 	acc->wire_bridged_ns += fl_stats_load(&s->wire.bridged_ns);
-	acc->active_bridged_ns += fl_stats_load(&s->active.bridged_ns);
+	/* a gap the wire ring bridged is bridged in the active runs it carries too */
+	acc->active_bridged_ns += fl_stats_load(s->active_is_wire ? &s->wire.bridged_ns
+								   : &s->active.bridged_ns);
 	acc->ring_overflows += fl_stats_load(&s->wire.overflows) + fl_stats_load(&s->active.overflows);
 	if (max > acc->wire_max_ns)
 		acc->wire_max_ns = max;

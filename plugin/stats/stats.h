@@ -32,6 +32,12 @@ struct fl_conn_stats {
 	_Atomic int mem_types;         /* FL_PTR_* registered (setup paths) */
 	struct fl_runs wire;           /* union of wire intervals */
 	struct fl_runs active;         /* union of posted -> done */
+	/*
+	 * Set before the first request and never changed: every wire interval is the request's
+	 * posted -> done (the transport's whole_requests), so the wire runs are the active runs
+	 * too; the active ring stays empty and the hop reads them from the wire ring.
+	 */
+	int active_is_wire;
 	struct fl_size_hist sizes;
 	struct fl_time_hist wire_times;
 	/*
@@ -147,7 +153,8 @@ fl_stats_account(struct fl_conn_stats *s, uint64_t bytes, uint64_t post_ns, uint
 	/* one test for the sum and the run: an empty interval adds to neither */
 	if (done_ns > post_ns) {
 		fl_stats_add(&s->outstanding_ns, done_ns - post_ns);
-		fl_runs_add_nonempty(&s->active, post_ns, done_ns);
+		if (!s->active_is_wire)
+			fl_runs_add_nonempty(&s->active, post_ns, done_ns);
 	}
 }
 

@@ -58,6 +58,12 @@ struct fl_transport {
 	 * NCCL IB gives the sender no request until the receiver posted).
 	 */
 	bool sender_paces_peer_rx;
+	/*
+	 * Its test dates no wire of its own, every request's wire interval is posted -> done
+	 * (ext: fl_xfer_times.whole_request): the wire and the posted -> done unions of its
+	 * connections are the same, and are kept once (fl_conn_stats.active_is_wire).
+	 */
+	bool whole_requests;
 	int (*close_send)(void *send_comm);
 	int (*close_recv)(void *recv_comm);
 	int (*close_listen)(void *listen_comm);

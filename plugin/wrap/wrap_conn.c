@@ -168,6 +168,7 @@ static int wrap_established(const struct fl_transport *tp, void *tcomm, enum fl_
 		return fl_fail(FL_ERR_SYSTEM, "out of memory for a connection");
 	}
 	c->tp = tp;
+	c->stats.active_is_wire = tp->whole_requests; /* before the first request or hop */
 	c->tcomm = tcomm;
 	c->kind = kind;
 	c->hold_consumed = kind == FL_COMM_RECV && fl_wrap_holds_for_consumed();

@@ -209,6 +209,84 @@ static void test_outstanding_request_holds_the_watermark(void **state)
 	free(b);
 }
 
+/* A request of a transport that times whole requests (ext): its wire is posted -> done. */
+static void whole_request(struct fl_conn_stats *s, unsigned slot, uint64_t post, uint64_t done)
+{
+	struct fl_xfer_times t = { .wire_start_ns = post, .wire_end_ns = done,
+				   .whole_request = 1 };
+
+	fl_stats_post(s, slot, post);
+	fl_stats_complete(s, slot, 8, done, &t);
+}
+
+/* A connection whose wire ring carries its active runs: its active ring is never written. */
+static void test_whole_requests_keep_their_runs_once(void **state)
+{
+	struct fl_conn_stats *a = new_conn();
+	uint64_t base = fl_clock_ns() - 1000000;
+	struct fl_hop_snapshot *h;
+
+	(void)state;
+	a->active_is_wire = 1;
+	attach(a, FL_HOP_SEND, "d0", "peer", 0, 1);
+	fl_stats_post(a, 7, base); /* outstanding: holds the watermark at base */
+	whole_request(a, 0, base + 100, base + 200);
+	whole_request(a, 0, base + 150, base + 250);
+	whole_request(a, 0, base + 400, base + 500);
+	whole_request(a, 0, base + 1000, base + 1100);
+	assert_int_equal(atomic_load(&a->active.head), 0);
+	assert_int_equal(atomic_load(&a->active.open_end), 0);
+	fl_hops_drain();
+	assert_int_equal(fl_hops_snapshot(&h), 1);
+	assert_int_equal(h[0].wire_ns, 350);
+	assert_int_equal(h[0].active_ns, 350);
+	assert_int_equal(h[0].t.active_bridged_ns, 0);
+	assert_int_equal(h[0].t.union_bridges, 0);
+	free(h);
+	fl_stats_unpost(a, 7);
+	fl_hop_detach(a);
+	free(a);
+}
+
+/*
+ * A member that times its own wire joins a hop of whole-request members: the active union is
+ * kept apart from then on, from what both held, and the whole-request members' runs reach it.
+ */
+static void test_a_member_with_its_own_wire_keeps_active_apart(void **state)
+{
+	struct fl_conn_stats *a = new_conn(), *b = new_conn();
+	uint64_t base = fl_clock_ns() - 1000000;
+	struct fl_xfer_times t = { .wire_start_ns = base + 250, .wire_end_ns = base + 300 };
+	struct fl_hop_snapshot *h;
+
+	(void)state;
+	a->active_is_wire = 1;
+	attach(a, FL_HOP_SEND, "d0", "peer", 0, 1);
+	fl_stats_post(a, 7, base);
+	whole_request(a, 0, base + 0, base + 100);
+	fl_hops_drain(); /* the run is the hop's now, pending past the watermark */
+	attach(b, FL_HOP_SEND, "d0", "peer", 0, 1);
+	fl_stats_post(b, 0, base + 200);
+	fl_stats_complete(b, 0, 8, base + 350, &t);
+	whole_request(a, 0, base + 320, base + 400);
+	fl_hops_drain();
+	assert_int_equal(fl_hops_snapshot(&h), 1);
+	assert_int_equal(h[0].connections, 2);
+	assert_int_equal(h[0].wire_ns, 100 + 50 + 80);  /* [0,100) [250,300) [320,400) */
+	assert_int_equal(h[0].active_ns, 100 + 200);    /* [0,100) [200,400) */
+	free(h);
+	fl_stats_unpost(a, 7);
+	fl_hop_detach(b);
+	whole_request(a, 0, base + 500, base + 600); /* after b left: still both unions */
+	fl_hop_detach(a);
+	assert_int_equal(fl_hops_snapshot(&h), 1);
+	assert_int_equal(h[0].wire_ns, 230 + 100);
+	assert_int_equal(h[0].active_ns, 300 + 100);
+	free(h);
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +294,8 @@ int main(void)
 		cmocka_unit_test_setup(test_full_table_counts_the_rest_as_other, reset),
 		cmocka_unit_test_setup(test_detached_figures_and_tag_ranks_remain, reset),
 		cmocka_unit_test_setup(test_outstanding_request_holds_the_watermark, reset),
+		cmocka_unit_test_setup(test_whole_requests_keep_their_runs_once, reset),
+		cmocka_unit_test_setup(test_a_member_with_its_own_wire_keeps_active_apart, reset),
 	};
 
 	fl_clock_init();

@@ -146,6 +146,7 @@ const struct fl_transport fl_ext_transport = {
 	.test = ext_test,
 	.set_pacer = ext_set_pacer,
 	.sender_paces_peer_rx = true,
+	.whole_requests = true,
 	.close_send = ext_close_send,
 	.close_recv = ext_close_recv,
 	.close_listen = ext_close_listen,
