@@ -176,29 +176,50 @@ void fl_prof_learn_comm(void *ctx, uint64_t comm_hash, int rank)
 		tell_report(c);
 }
 
-/* What the report lists beside the rank: ops measured, relayed, dropped. */
+/*
+ * What the report lists beside the rank: ops measured, relayed, and everything seen but not
+ * measured, which also makes the report say it is incomplete. Read at finalize, on the
+ * finalizing thread, once the context left the registry: no event writes these any more.
+ */
 static void report_counts(const struct fl_prof_ctx *c)
 {
 	const struct fl_prof_counts *n = &c->counts;
+	const struct fl_report_prof_counts told = {
+		.ops = n->ops,
+		.relayed_ops = n->relayed_ops,
+		.dropped_ops = n->dropped_ops,
+		.dropped_links = n->dropped_links,
+		.dropped_steps = n->dropped_steps,
+		.abandoned_steps = n->abandoned_steps,
+	};
 
 	if (c->comm_hash && c->rank >= 0)
-		fl_report_note_prof_counts(c->comm_hash, c->rank, n->ops, n->relayed_ops,
-					   n->dropped_ops);
-	if (n->dropped_ops || n->abandoned_steps || n->relayed_ops)
+		fl_report_note_prof_counts(c->comm_hash, c->rank, &told);
+	if (n->dropped_ops || n->dropped_steps || n->abandoned_steps || n->relayed_ops)
 		FL_INFO("profiler: comm %016llx rank %d: %llu ops, %llu relayed (PXN), %llu not "
-			"measured (%llu past the links cap), %llu steps never stopped",
-			(unsigned long long)c->comm_hash, c->rank, (unsigned long long)n->ops,
-			(unsigned long long)n->relayed_ops, (unsigned long long)n->dropped_ops,
-			(unsigned long long)n->dropped_links,
+			"measured (%llu past the links cap), %llu steps not measured (no free "
+			"stats slot), %llu steps never stopped", (unsigned long long)c->comm_hash,
+			c->rank, (unsigned long long)n->ops, (unsigned long long)n->relayed_ops,
+			(unsigned long long)n->dropped_ops, (unsigned long long)n->dropped_links,
+			(unsigned long long)n->dropped_steps,
 			(unsigned long long)n->abandoned_steps);
 }
 
-/* Process-wide counts, said once each time they grew. */
+/*
+ * Process-wide counts, said once each time they grew. Unhomed ops were NCCL traffic we did not
+ * measure: the report carries them (and says it is incomplete). Stale events are not a loss of
+ * measured data, so they stay an INFO line: they name a context or handle no longer ours, and
+ * NCCL finalizes a communicator's profiler as the last step of freeing it (commFree in
+ * src/init.cc, 2.23 to 2.30, after its proxy resources are gone), so no op or step of it that we
+ * measure is still running then. What is left is a second finalize, a pointer we never gave
+ * out, or a late event NCCL should not send: none carries bytes of a hop we report.
+ */
 static void log_process_counts(void)
 {
 	static _Atomic uint64_t said_unhomed, said_stale;
 	uint64_t unhomed = fl_prof_unhomed_ops(), stale = fl_prof_stale_events();
 
+	fl_report_note_prof_unhomed(unhomed);
 	if (unhomed != atomic_exchange(&said_unhomed, unhomed))
 		FL_INFO("profiler: %llu relayed (PXN) ops came to a proxy thread with no context of "
 			"its own yet: not measured", (unsigned long long)unhomed);

@@ -208,8 +208,10 @@ int fl_prof_step_start(void *ctx, void **handle, void *parent, int step)
 	if (s->kind == FL_PROF_KIND_STEP)
 		abandon(s);
 	slot = fl_prof_slot_take(op->link);
-	if (slot < 0)
+	if (slot < 0) {
+		op->ctx->counts.dropped_steps++; /* this thread's own context: a plain add */
 		return 0;
+	}
 	memset(s, 0, sizeof(*s));
 	s->kind = FL_PROF_KIND_STEP;
 	s->op = op;

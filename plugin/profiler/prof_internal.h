@@ -82,7 +82,8 @@ struct fl_prof_counts {
 	uint64_t relayed_ops;     /* of another process's or thread's context, moved here */
 	uint64_t dropped_ops;     /* no link or op object left: not measured */
 	uint64_t dropped_links;   /* of those, for want of a link (the links cap) */
-	uint64_t abandoned_steps; /* a slot reused before its step stopped */
+	uint64_t dropped_steps;   /* every stats slot of the link held: not measured */
+	uint64_t abandoned_steps; /* a slot reused before its step stopped: its figures lost */
 };
 
 /* The aligned block a pool grows by: a header, then its ops. */

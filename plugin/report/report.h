@@ -65,9 +65,24 @@ int fl_report_start(const struct fl_transport *tp, const struct fl_report_hooks 
 void fl_report_note_rank(uint64_t comm_hash, int rank, int nranks, int nnodes,
 			 const char *comm_name);
 
-/* The profiler's counts of that rank's context, at its finalize. */
-void fl_report_note_prof_counts(uint64_t comm_hash, int rank, uint64_t ops, uint64_t relayed_ops,
-				uint64_t dropped_ops);
+/* What the profiler counted in one rank's context: written at its finalize, then read. */
+struct fl_report_prof_counts {
+	uint64_t ops;             /* ProxyOps seen */
+	uint64_t relayed_ops;     /* of those, another rank's (PXN) moved by this proxy */
+	uint64_t dropped_ops;     /* not measured: no link (links cap) or op object (ops cap) */
+	uint64_t dropped_links;   /* of those, for want of a link */
+	uint64_t dropped_steps;   /* not measured: every stats slot of their link held */
+	uint64_t abandoned_steps; /* lost: their slot reused before they stopped */
+};
+
+/* The profiler's counts of that rank's context, at its finalize; added to earlier ones. */
+void fl_report_note_prof_counts(uint64_t comm_hash, int rank,
+				const struct fl_report_prof_counts *counts);
+/*
+ * Relayed (PXN) ops this process could not measure (no context on their proxy thread yet),
+ * a process-wide running total: the report keeps the largest it was told.
+ */
+void fl_report_note_prof_unhomed(uint64_t unhomed_ops);
 
 /*
  * The final report; only the first call since the start (or the last resume) writes.

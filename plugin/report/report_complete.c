@@ -3,13 +3,69 @@
  * data path (interval rings, the reader's pending runs, the hop table) and in the report (its
  * device and rank tables); where a bound was hit,
  * the figures stay bounded too (bridged time is an upper bound on the overstatement, hops past
- * the table are counted together), and the report says so here rather than not at all.
+ * the table are counted together), and the report says so here rather than not at all. So do
+ * the profiler role's ops and steps that were seen but not measured.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "report_model.h"
 #include "stats/hop.h"
+
+/* A clause more, "; "-separated, while the buffer has room. */
+static size_t say(char *why, size_t len, size_t at, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static size_t say(char *why, size_t len, size_t at, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (at >= len)
+		return at;
+	if (at)
+		at += (size_t)snprintf(why + at, len - at, "; ");
+	if (at >= len)
+		return at;
+	va_start(ap, fmt);
+	n = vsnprintf(why + at, len - at, fmt, ap);
+	va_end(ap);
+	return at + (n > 0 ? (size_t)n : 0);
+}
+
+/*
+ * The profiler role's measured data that no figure holds: ops and steps it saw but could not
+ * measure (a cap, every stats slot held, no context on the relaying thread) and steps whose
+ * figures were lost (their slot reused before their stop). Ranks count once their context
+ * finalized; relayed ops with no home are the process's.
+ */
+static size_t prof_losses(const struct fl_report *r, char *why, size_t len, size_t at)
+{
+	struct fl_report_prof_counts t = { 0 };
+
+	for (int i = 0; i < r->nranks_held; i++) {
+		const struct fl_report_prof_counts *n = &r->ranks[i].prof;
+
+		t.dropped_ops += n->dropped_ops;
+		t.dropped_links += n->dropped_links;
+		t.dropped_steps += n->dropped_steps;
+		t.abandoned_steps += n->abandoned_steps;
+	}
+	if (t.dropped_ops)
+		at = say(why, len, at, "%llu profiler op(s) not measured (%llu past the links cap)",
+			 (unsigned long long)t.dropped_ops, (unsigned long long)t.dropped_links);
+	if (t.dropped_steps)
+		at = say(why, len, at, "%llu profiler step(s) not measured (no free stats slot)",
+			 (unsigned long long)t.dropped_steps);
+	if (t.abandoned_steps)
+		at = say(why, len, at, "%llu profiler step(s) lost (slot reused before their stop)",
+			 (unsigned long long)t.abandoned_steps);
+	if (r->prof_unhomed_ops)
+		at = say(why, len, at, "%llu relayed (PXN) op(s) not measured (no context on their "
+			 "proxy thread)", (unsigned long long)r->prof_unhomed_ops);
+	return at;
+}
 
 int fl_report_incomplete(const struct fl_report *r, char *why, size_t len)
 {
@@ -48,5 +104,6 @@ int fl_report_incomplete(const struct fl_report *r, char *why, size_t len)
 	if (r->ranks_left_out && at < len)
 		at += (size_t)snprintf(why + at, len - at, "%s%d rank(s) past the report's %d not "
 				       "named", at ? "; " : "", r->ranks_left_out, FL_REPORT_MAX_RANKS);
+	at = prof_losses(r, why, len, at);
 	return at != 0;
 }

@@ -118,9 +118,12 @@ static void ranks(struct fl_json *j, const struct fl_report *r)
 		fl_json_string(j, "node", r->node);
 		fl_json_int(j, "pid", r->pid);
 		if (k->prof_counted) {
-			fl_json_uint(j, "profiler_ops", k->prof_ops);
-			fl_json_uint(j, "relayed_ops", k->relayed_ops);
-			fl_json_uint(j, "dropped_ops", k->dropped_ops);
+			fl_json_uint(j, "profiler_ops", k->prof.ops);
+			fl_json_uint(j, "relayed_ops", k->prof.relayed_ops);
+			fl_json_uint(j, "dropped_ops", k->prof.dropped_ops);
+			fl_json_uint(j, "dropped_links", k->prof.dropped_links);
+			fl_json_uint(j, "dropped_steps", k->prof.dropped_steps);
+			fl_json_uint(j, "abandoned_steps", k->prof.abandoned_steps);
 		}
 		fl_json_end(j);
 	}
@@ -270,7 +273,7 @@ static void findings(struct fl_json *j, const struct fl_report *r)
 /* complete: every figure rests on all that was measured; else incomplete says what was not. */
 static void incomplete(struct fl_json *j, const struct fl_report *r)
 {
-	char why[512];
+	char why[FL_REPORT_WHY_LEN];
 	int partial = fl_report_incomplete(r, why, sizeof(why));
 
 	fl_json_bool(j, "complete", !partial);
@@ -299,6 +302,8 @@ int fl_report_json(const struct fl_report *r, char **text, size_t *len)
 	incomplete(&j, r);
 	devices(&j, r);
 	ranks(&j, r);
+	/* Process-wide: these ops are of no rank of ours (another process's or thread's, PXN). */
+	fl_json_uint(&j, "profiler_unhomed_ops", r->prof_unhomed_ops);
 	rdma_ports(&j, r);
 	injected(&j, r);
 	fl_json_array(&j, "hops");

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "fault/fault.h"
+#include "report.h"
 #include "base/fl_types.h"
 #include "stats/hop.h"
 #include "port/port_info.h"
@@ -25,7 +26,7 @@ struct fl_report_rank {
 	char comm_name[64];
 	/* Profiler role, once its context finalized: ops seen, relayed (PXN), not measured. */
 	int prof_counted;
-	uint64_t prof_ops, relayed_ops, dropped_ops;
+	struct fl_report_prof_counts prof;
 };
 
 struct fl_report_device {
@@ -59,6 +60,7 @@ struct fl_report {
 	int nranks_held;
 	struct fl_report_rank ranks[FL_REPORT_MAX_RANKS];
 	int ranks_left_out, devs_left_out; /* past the tables above: said as incomplete */
+	uint64_t prof_unhomed_ops; /* relayed (PXN) ops with no context to measure them: process-wide */
 	int ninjected; /* FABRICLAB_FAULT rules applied here: shown, never judged */
 	struct fl_fault_injected injected[FL_FAULT_MAX_INJECTED];
 };
@@ -77,6 +79,8 @@ const char *fl_report_hop_transport(const struct fl_report *r, const struct fl_h
  * NULL): rank notes that found the table full, and ranks past max.
  */
 int fl_report_ranks(struct fl_report_rank *out, int max, int *left_out);
+/* The profiler's relayed ops that had no context to measure them, as last noted. */
+uint64_t fl_report_prof_unhomed(void);
 
 /*
  * Takes ownership of hops[nhops] (malloc'd) and derives the rest: ranks where
@@ -87,9 +91,11 @@ int fl_report_fill(struct fl_report *r, struct fl_hop_snapshot *hops, int nhops,
 		   const struct fl_verdict_params *params);
 void fl_report_release(struct fl_report *r);
 /*
- * Non-zero when figures rest on incomplete data (a ring, pending list or table overflowed);
- * why then says what, in words (report_complete.c).
+ * Non-zero when figures rest on incomplete data (a ring, pending list or table overflowed, or
+ * the profiler left ops or steps unmeasured); why then says what, in words (report_complete.c).
+ * FL_REPORT_WHY_LEN holds every reason at once; `fabriclab report` reads up to as much.
  */
+#define FL_REPORT_WHY_LEN 1024
 int fl_report_incomplete(const struct fl_report *r, char *why, size_t len);
 
 /* Renderings: malloc'd text the caller frees. */

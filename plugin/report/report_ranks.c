@@ -1,7 +1,8 @@
 /*
  * The ranks this process holds, one per (communicator, rank): several
  * communicators and several ranks per process (one per GPU thread) each get
- * an entry. Setup paths only, under one lock; bounded.
+ * an entry, with the profiler's counts of its context once that finalized.
+ * Setup and finalize paths only, under one lock; bounded.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@ static struct fl_report_rank ranks[FL_REPORT_MAX_RANKS];
 static int nranks_held;
 static int nranks_left_out; /* notes of ranks past the table: said in the report */
 static int warned;
+static uint64_t prof_unhomed; /* the profiler's process-wide count, as last told */
 
 static struct fl_report_rank *find(uint64_t comm_hash, int rank)
 {
@@ -51,8 +53,8 @@ void fl_report_note_rank(uint64_t comm_hash, int rank, int nranks, int nnodes,
 	pthread_mutex_unlock(&ranks_lock);
 }
 
-void fl_report_note_prof_counts(uint64_t comm_hash, int rank, uint64_t ops, uint64_t relayed_ops,
-				uint64_t dropped_ops)
+void fl_report_note_prof_counts(uint64_t comm_hash, int rank,
+				const struct fl_report_prof_counts *n)
 {
 	struct fl_report_rank *r;
 
@@ -60,11 +62,32 @@ void fl_report_note_prof_counts(uint64_t comm_hash, int rank, uint64_t ops, uint
 	r = find(comm_hash, rank);
 	if (r) {
 		r->prof_counted = 1;
-		r->prof_ops += ops;
-		r->relayed_ops += relayed_ops;
-		r->dropped_ops += dropped_ops;
+		r->prof.ops += n->ops;
+		r->prof.relayed_ops += n->relayed_ops;
+		r->prof.dropped_ops += n->dropped_ops;
+		r->prof.dropped_links += n->dropped_links;
+		r->prof.dropped_steps += n->dropped_steps;
+		r->prof.abandoned_steps += n->abandoned_steps;
 	}
 	pthread_mutex_unlock(&ranks_lock);
+}
+
+void fl_report_note_prof_unhomed(uint64_t unhomed_ops)
+{
+	pthread_mutex_lock(&ranks_lock);
+	if (unhomed_ops > prof_unhomed)
+		prof_unhomed = unhomed_ops;
+	pthread_mutex_unlock(&ranks_lock);
+}
+
+uint64_t fl_report_prof_unhomed(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&ranks_lock);
+	n = prof_unhomed;
+	pthread_mutex_unlock(&ranks_lock);
+	return n;
 }
 
 int fl_report_ranks(struct fl_report_rank *out, int max, int *left_out)

@@ -142,7 +142,7 @@ static void injected(FILE *f, const struct fl_report *r)
 /* Said only when it happened: a healthy run's report reads as before. */
 static void incomplete(FILE *f, const struct fl_report *r)
 {
-	char why[512];
+	char why[FL_REPORT_WHY_LEN];
 
 	if (fl_report_incomplete(r, why, sizeof(why)))
 		fprintf(f, "incomplete data (figures are bounds, not exact): %s\n", why);

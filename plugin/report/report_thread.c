@@ -128,6 +128,7 @@ static int gather(struct fl_report *r, int final)
 		 rs.tp ? rs.tp->name : FL_REPORT_NCCL_TRANSPORT);
 	gather_devices(r);
 	r->nranks_held = fl_report_ranks(r->ranks, FL_REPORT_MAX_RANKS, &r->ranks_left_out);
+	r->prof_unhomed_ops = fl_report_prof_unhomed();
 	/* Profiler mode: a process holding one rank in one communicator is that rank. */
 	if (r->rank < 0 && r->nranks_held == 1)
 		r->rank = r->ranks[0].rank;

@@ -147,6 +147,8 @@ static double healthy_gbs(const struct player_scenario *s)
 	return (double)s->chunk * s->nchannels / (double)s->wire_ns;
 }
 
+static void check_nothing_lost(const struct player_scenario *s);
+
 static void test_healthy(void **state)
 {
 	int version = *(int *)*state;
@@ -171,6 +173,7 @@ static void test_healthy(void **state)
 		if (set.verdict.kind != FL_VERDICT_NONE)
 			fail_msg("v%d, %d ranks: verdict %s (%s)", version, sizes[i],
 				 fl_verdict_kind_name(set.verdict.kind), set.verdict.reason);
+		check_nothing_lost(&s);
 	}
 }
 
@@ -335,6 +338,55 @@ static uint64_t sum_rank_count(const char *field)
 	}
 	closedir(dd);
 	return sum;
+}
+
+/* A count every report's rank entries (or the report itself) must hold; absent fails. */
+static void assert_zero(json_t *obj, const char *key, const char *path)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!json_is_integer(v) || json_integer_value(v) != 0)
+		fail_msg("%s: `%s` is not a count of 0", path, key);
+}
+
+/*
+ * Nothing seen and not measured: every report says so with its counts at 0
+ * (not by leaving them out), `complete` true and `incomplete` null.
+ */
+static void check_nothing_lost(const struct player_scenario *s)
+{
+	static const char *const rank_counts[] = { "dropped_ops", "dropped_links",
+						   "dropped_steps", "abandoned_steps" };
+	DIR *dd = opendir(dir);
+	struct dirent *e;
+	int ranks_seen = 0;
+
+	assert_non_null(dd);
+	while ((e = readdir(dd))) {
+		char path[600];
+		json_t *root, *ranks, *r;
+		size_t i;
+
+		if (!strstr(e->d_name, ".json"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		root = json_load_file(path, 0, NULL);
+		assert_non_null(root);
+		assert_zero(root, "profiler_unhomed_ops", path);
+		if (!json_is_true(json_object_get(root, "complete")) ||
+		    !json_is_null(json_object_get(root, "incomplete")))
+			fail_msg("%s: incomplete: %s", path,
+				 json_string_value(json_object_get(root, "incomplete")));
+		ranks = json_object_get(root, "ranks");
+		json_array_foreach(ranks, i, r) {
+			for (size_t k = 0; k < sizeof(rank_counts) / sizeof(rank_counts[0]); k++)
+				assert_zero(r, rank_counts[k], path);
+			ranks_seen++;
+		}
+		json_decref(root);
+	}
+	closedir(dd);
+	assert_int_equal(ranks_seen, s->nranks * s->comms);
 }
 
 /*

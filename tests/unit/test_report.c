@@ -404,14 +404,25 @@ static void test_incomplete_data_is_said(void **state)
 	h[0].t.active_bridged_ns = 5000;
 	r.devs_left_out = 4;
 	r.ranks_left_out = 1;
+	/* The profiler role's losses, two ranks summed, and the process's unhomed ops. */
+	r.nranks_held = 2;
+	r.ranks[0].prof = (struct fl_report_prof_counts){ .dropped_ops = 5, .dropped_links = 2,
+							  .dropped_steps = 7 };
+	r.ranks[1].prof = (struct fl_report_prof_counts){ .dropped_ops = 1,
+							  .abandoned_steps = 4 };
+	r.prof_unhomed_ops = 9;
 	assert_int_equal(fl_report_fill(&r, h, 1, NULL), 0);
 	root = render(&r);
 	assert_true(json_is_false(json_object_get(root, "complete")));
-	assert_non_null(strstr(json_string_value(json_object_get(root, "incomplete")),
-			       "3 interval ring overflow(s); 2 bridging(s) by the report thread; "
-			       "wire time overstated by at most 0.000002 s, active time by at most "
-			       "0.000005 s; 4 device(s) past the report's 32 not listed; 1 rank(s) "
-			       "past the report's 64 not named"));
+	/* Every reason at once, said whole. */
+	assert_string_equal(json_string_value(json_object_get(root, "incomplete")),
+			    "3 interval ring overflow(s); 2 bridging(s) by the report thread; "
+			    "wire time overstated by at most 0.000002 s, active time by at most "
+			    "0.000005 s; 4 device(s) past the report's 32 not listed; 1 rank(s) "
+			    "past the report's 64 not named; 6 profiler op(s) not measured (2 past "
+			    "the links cap); 7 profiler step(s) not measured (no free stats slot); 4 "
+			    "profiler step(s) lost (slot reused before their stop); 9 relayed (PXN) "
+			    "op(s) not measured (no context on their proxy thread)");
 	jh = json_array_get(json_object_get(root, "hops"), 0);
 	assert_int_equal(json_integer_value(json_object_get(jh, "ring_overflows")), 3);
 	assert_int_equal(json_integer_value(json_object_get(jh, "union_bridges")), 2);

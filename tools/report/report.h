@@ -133,6 +133,15 @@ struct report_rank {
 /* The node name profiler-mode reports give a peer rank they cannot name themselves. */
 #define REPORT_UNKNOWN_NODE "?"
 
+/*
+ * What a report's profiler role relayed and saw but did not measure: summed over its ranks
+ * (`ranks[]`), and the process's relayed ops with no context (`profiler_unhomed_ops`).
+ */
+struct report_prof_gaps {
+	uint64_t relayed_ops, dropped_ops, dropped_links, dropped_steps, abandoned_steps;
+	uint64_t unhomed_ops;
+};
+
 /* One process's report. */
 struct report_file {
 	char *path;
@@ -151,8 +160,9 @@ struct report_file {
 	size_t ninjected;
 	struct report_rank *ranks; /* the ranks it held (`ranks`), profiler mode */
 	size_t nranks;
-	uint64_t relayed_ops, dropped_ops; /* its ranks' profiler ops relayed (PXN) and dropped */
-	char incomplete[256]; /* why its figures are bounds (`incomplete`), "" when complete */
+	struct report_prof_gaps prof; /* its profiler's ops relayed and what it did not measure */
+	/* why its figures are bounds (`incomplete`), "" when complete: as long as the plugin writes */
+	char incomplete[1024];
 };
 
 /*
