@@ -116,24 +116,11 @@ static struct fl_hop *find_or_add(const struct fl_hop_key *key, int local_dev)
 
 /*
  * A member that keeps its own active runs joins: from now on the active union is kept apart,
- * starting from what the wire union holds (every run so far was both). Without the memory to
- * copy its pending runs, they are folded in and counted as bridged (an upper bound).
+ * starting from what the wire union holds (every run so far was both).
  */
 static void keep_active_apart(struct fl_hop *h)
 {
-	if (fl_union_copy(&h->active, &h->wire)) {
-		fl_union_free(&h->active);
-		h->active = h->wire;
-		h->active.pending = NULL;
-		h->active.npending = h->active.pending_cap = 0;
-		h->active.bridges++;
-		for (size_t i = 0; i < h->wire.npending; i++) {
-			uint64_t ns = h->wire.pending[i].end - h->wire.pending[i].start;
-
-			h->active.folded_ns += ns;
-			h->active.bridged_ns += ns;
-		}
-	}
+	fl_union_copy(&h->active, &h->wire);
 	h->active_apart = 1;
 }
 

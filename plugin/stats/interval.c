@@ -317,63 +317,6 @@ size_t fl_union_take(struct fl_union *u, struct fl_run_scratch *sc, struct fl_ru
 	return (size_t)(head - tail);
 }
 
-/* Runs already clipped to u's watermark into sc after what it holds; counted in u without memory. */
-static void scratch_append(struct fl_union *u, struct fl_run_scratch *sc, const struct fl_run *runs,
-			   size_t n, int unsorted)
-{
-	if (!n)
-		return;
-	if (!scratch_room(sc, n)) {
-		for (size_t i = 0; i < n; i++)
-			fl_union_add(u, sc, runs[i].start, runs[i].end); /* counts what it drops */
-		return;
-	}
-	sc->unsorted |= unsorted || (sc->n && runs[0].start < sc->last_start);
-	memcpy(sc->runs + sc->n, runs, n * sizeof(*runs));
-	sc->n += n;
-	sc->last_start = runs[n - 1].start;
-}
-
-size_t fl_union_take_both(struct fl_union *u, struct fl_run_scratch *sc, struct fl_union *u2,
-			  struct fl_run_scratch *sc2, struct fl_runs *r)
-{
-	uint64_t folded = u->folded_ns, bridged = u->bridged_ns, bridges = u->bridges;
-	size_t from = sc->n, words;
-	int unsorted = sc->unsorted;
-
-	sc->unsorted = 0;
-	words = fl_union_take(u, sc, r);
-	/* what u could not place for want of memory was counted there: the same in u2 */
-	u2->folded_ns += u->folded_ns - folded;
-	u2->bridged_ns += u->bridged_ns - bridged;
-	u2->bridges += u->bridges - bridges;
-	if (u2->watermark == u->watermark) {
-		scratch_append(u2, sc2, sc->runs + from, sc->n - from, sc->unsorted);
-	} else { /* never, as both are settled alike; clipped run by run if it were */
-		for (size_t i = from; i < sc->n; i++)
-			fl_union_add(u2, sc2, sc->runs[i].start, sc->runs[i].end);
-	}
-	sc->unsorted |= unsorted;
-	return words;
-}
-
-int fl_union_copy(struct fl_union *dst, const struct fl_union *src)
-{
-	struct fl_run *pending = NULL;
-
-	if (src->npending) {
-		pending = malloc(src->npending * sizeof(*pending));
-		if (!pending)
-			return -1;
-		memcpy(pending, src->pending, src->npending * sizeof(*pending));
-	}
-	free(dst->pending);
-	*dst = *src;
-	dst->pending = pending;
-	dst->pending_cap = src->npending;
-	return 0;
-}
-
 /* [start, end) into the total, a busy stretch of its own (coalesce_fold corrects the first). */
 static void fold_part(struct fl_union *u, uint64_t start, uint64_t end)
 {
@@ -444,6 +387,55 @@ static void fold_all_as_bridged(struct fl_union *u, const struct fl_run *runs, s
 		u->folded_ns += runs[i].end - runs[i].start;
 		u->bridged_ns += runs[i].end - runs[i].start;
 	}
+}
+
+/* Runs already clipped to u's watermark into sc after what it holds; counted in u without memory. */
+static void scratch_append(struct fl_union *u, struct fl_run_scratch *sc, const struct fl_run *runs,
+			   size_t n, int unsorted)
+{
+	if (!n)
+		return;
+	if (!scratch_room(sc, n)) {
+		for (size_t i = 0; i < n; i++)
+			fl_union_add(u, sc, runs[i].start, runs[i].end); /* counts what it drops */
+		return;
+	}
+	sc->unsorted |= unsorted || (sc->n && runs[0].start < sc->last_start);
+	memcpy(sc->runs + sc->n, runs, n * sizeof(*runs));
+	sc->n += n;
+	sc->last_start = runs[n - 1].start;
+}
+
+size_t fl_union_take_both(struct fl_union *u, struct fl_run_scratch *sc, struct fl_union *u2,
+			  struct fl_run_scratch *sc2, struct fl_runs *r)
+{
+	uint64_t folded = u->folded_ns, bridged = u->bridged_ns, bridges = u->bridges;
+	size_t from = sc->n, words;
+	int unsorted = sc->unsorted;
+
+	sc->unsorted = 0;
+	words = fl_union_take(u, sc, r);
+	/* what u could not place for want of memory was counted there: the same in u2 */
+	u2->folded_ns += u->folded_ns - folded;
+	u2->bridged_ns += u->bridged_ns - bridged;
+	u2->bridges += u->bridges - bridges;
+	scratch_append(u2, sc2, sc->runs + from, sc->n - from, sc->unsorted);
+	sc->unsorted |= unsorted;
+	return words;
+}
+
+void fl_union_copy(struct fl_union *dst, const struct fl_union *src)
+{
+	struct fl_run *pending = src->npending ? malloc(src->npending * sizeof(*pending)) : NULL;
+
+	free(dst->pending);
+	*dst = *src;
+	dst->pending = pending;
+	dst->pending_cap = dst->npending = pending ? src->npending : 0;
+	if (pending)
+		memcpy(pending, src->pending, src->npending * sizeof(*pending));
+	else
+		fold_all_as_bridged(dst, src->pending, src->npending);
 }
 
 static int pending_room(struct fl_union *u, size_t n)

@@ -231,13 +231,17 @@ void fl_union_free(struct fl_union *u);
 void fl_run_scratch_free(struct fl_run_scratch *sc);
 /*
  * fl_union_take, and the same runs into u2's scratch sc2 as well: one connection's ring that
- * carries the runs of two unions (fl_conn_stats.active_is_wire). Both unions are settled at
- * the same floors, so the runs need no clipping of their own.
+ * carries the runs of two unions (fl_conn_stats.active_is_wire). u2 must have u's watermark
+ * (the two are settled at the same floors, and u2 began as a copy of u): the runs are clipped
+ * to u's only.
  */
 size_t fl_union_take_both(struct fl_union *u, struct fl_run_scratch *sc, struct fl_union *u2,
 			  struct fl_run_scratch *sc2, struct fl_runs *r);
-/* dst becomes what src holds (the union so far); -1 with dst unchanged when out of memory. */
-int fl_union_copy(struct fl_union *dst, const struct fl_union *src);
+/*
+ * dst becomes what src holds (the union so far). Without the memory for src's pending runs
+ * they are folded into dst's total and counted as bridged (an upper bound).
+ */
+void fl_union_copy(struct fl_union *dst, const struct fl_union *src);
 /* Adds one run, clipped to the watermark, to the scratch. */
 void fl_union_add(struct fl_union *u, struct fl_run_scratch *sc, uint64_t start, uint64_t end);
 /*
