@@ -21,7 +21,8 @@ Counts, over every thread of the rank processes (the report thread included):
          twice through ext's own calls, such as ext_isend_ph -> ext_inner_isend); ext's setup
          (load, init, connect, accept), done once per run, is printed apart as `ext setup`;
 per request posted (calls of fl_wrap_isend + fl_wrap_irecv, or of the inner plugin's isend/irecv
-when it is loaded directly), and the tests per request (NCCL polls test until done: each poll
+when it is loaded directly: then only its own code is counted, every function of its object by
+itself, for a side-by-side with what fabriclab adds), and the tests per request (NCCL polls test until done: each poll
 through the wrap costs its not-done path too, which is in `wrap`).
 Instruction counts do not depend on the machine's load; the number of polls per request does.
 """
@@ -117,7 +118,7 @@ EXT_PREFIXES = ("ext_", "fl_ext_")
 
 def main():
     label, paths = sys.argv[1], sys.argv[2:]
-    wrap = report = drains = ext = ext_setup = reqs = tests = 0
+    wrap = report = drains = ext = ext_setup = reqs = tests = direct_reqs = direct_own = 0
     for p in paths:
         selfc, edges, calls, obj = parse(p)
         home = obj.get("fl_wrap_test")  # fabriclab's object, whatever its file is called
@@ -137,12 +138,21 @@ def main():
             # the plugin loaded directly: NCCL's (the shim's) calls into its table
             posts = [f for f in calls if re.search(r"i(send|recv)(_v\d+)?$", f, re.I)
                      and not f.startswith(("fl_", "shim_"))]
-            reqs += max((calls[f] for f in posts if "send" in f.lower()), default=0) + \
+            n = max((calls[f] for f in posts if "send" in f.lower()), default=0) + \
                 max((calls[f] for f in posts if "recv" in f.lower()), default=0)
+            reqs += n
+            direct_reqs += n
+            # its own code: every function, by itself, of the objects the shim's posts call into
+            objs = {obj.get(b) for (a, b) in edges if a in posts and obj.get(b) != obj.get(a)}
+            direct_own += sum(v for f, v in selfc.items() if obj.get(f) in objs - {None})
         report += inclusive("report_main", selfc, edges) - inclusive("fl_hops_drain", selfc, edges)
         drains += sum(inclusive(f, selfc, edges) for f in READERS)
     if not reqs:
         sys.exit("%s: no requests found in %s" % (label, " ".join(paths)))
+    if direct_reqs == reqs:
+        print("  %-20s %6d req  loaded directly: its own code %5.1f instructions/request (by "
+              "itself; libc and the kernel not in)" % (label, reqs, direct_own / reqs))
+        return
     w1 = wrap / reqs - max(tests / reqs - 1, 0) * NOT_DONE_TEST if tests else 0
     print("  %-20s %6d req %4.1f tests/req  wrap %5.1f (wrap@1 %5.1f)  drains %5.1f  ext %5.1f  "
           "all in %6.1f (@1 %6.1f) instructions/request  (timed %5.1f%s)"
