@@ -312,32 +312,52 @@ static void test_split_renumbered(void **state)
 	assert_int_equal(set.verdict.kind, FL_VERDICT_NONE);
 }
 
-/* Sum of one per-rank count (relayed_ops, dropped_ops, ...) over every report of the run. */
-static uint64_t sum_rank_count(const char *field)
+/* Calls fn on every report the run wrote (each loaded; a file that is not JSON fails). */
+static void for_each_report(void (*fn)(json_t *root, const char *path, void *arg), void *arg)
 {
 	DIR *dd = opendir(dir);
 	struct dirent *e;
-	uint64_t sum = 0;
 
 	assert_non_null(dd);
 	while ((e = readdir(dd))) {
 		char path[600];
-		json_t *root, *ranks, *r;
-		size_t i;
+		json_t *root;
 
 		if (!strstr(e->d_name, ".json"))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		root = json_load_file(path, 0, NULL);
 		if (!root)
-			continue;
-		ranks = json_object_get(root, "ranks");
-		json_array_foreach(ranks, i, r)
-			sum += (uint64_t)json_integer_value(json_object_get(r, field));
+			fail_msg("%s: not a JSON report", path);
+		fn(root, path, arg);
 		json_decref(root);
 	}
 	closedir(dd);
-	return sum;
+}
+
+struct rank_sum {
+	const char *field;
+	uint64_t sum;
+};
+
+static void add_rank_count(json_t *root, const char *path, void *arg)
+{
+	struct rank_sum *t = arg;
+	json_t *r;
+	size_t i;
+
+	(void)path;
+	json_array_foreach(json_object_get(root, "ranks"), i, r)
+		t->sum += (uint64_t)json_integer_value(json_object_get(r, t->field));
+}
+
+/* Sum of one per-rank count (relayed_ops, dropped_ops, ...) over every report of the run. */
+static uint64_t sum_rank_count(const char *field)
+{
+	struct rank_sum t = { field, 0 };
+
+	for_each_report(add_rank_count, &t);
+	return t.sum;
 }
 
 /* A count every report's rank entries (or the report itself) must hold; absent fails. */
@@ -349,43 +369,34 @@ static void assert_zero(json_t *obj, const char *key, const char *path)
 		fail_msg("%s: `%s` is not a count of 0", path, key);
 }
 
+static void check_report_lost_nothing(json_t *root, const char *path, void *ranks_seen)
+{
+	static const char *const rank_counts[] = { "dropped_ops", "dropped_links",
+						   "dropped_steps", "abandoned_steps" };
+	json_t *r;
+	size_t i;
+
+	assert_zero(root, "profiler_unhomed_ops", path);
+	if (!json_is_true(json_object_get(root, "complete")) ||
+	    !json_is_null(json_object_get(root, "incomplete")))
+		fail_msg("%s: incomplete: %s", path,
+			 json_string_value(json_object_get(root, "incomplete")));
+	json_array_foreach(json_object_get(root, "ranks"), i, r) {
+		for (size_t k = 0; k < sizeof(rank_counts) / sizeof(rank_counts[0]); k++)
+			assert_zero(r, rank_counts[k], path);
+		++*(int *)ranks_seen;
+	}
+}
+
 /*
  * Nothing seen and not measured: every report says so with its counts at 0
  * (not by leaving them out), `complete` true and `incomplete` null.
  */
 static void check_nothing_lost(const struct player_scenario *s)
 {
-	static const char *const rank_counts[] = { "dropped_ops", "dropped_links",
-						   "dropped_steps", "abandoned_steps" };
-	DIR *dd = opendir(dir);
-	struct dirent *e;
 	int ranks_seen = 0;
 
-	assert_non_null(dd);
-	while ((e = readdir(dd))) {
-		char path[600];
-		json_t *root, *ranks, *r;
-		size_t i;
-
-		if (!strstr(e->d_name, ".json"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		root = json_load_file(path, 0, NULL);
-		assert_non_null(root);
-		assert_zero(root, "profiler_unhomed_ops", path);
-		if (!json_is_true(json_object_get(root, "complete")) ||
-		    !json_is_null(json_object_get(root, "incomplete")))
-			fail_msg("%s: incomplete: %s", path,
-				 json_string_value(json_object_get(root, "incomplete")));
-		ranks = json_object_get(root, "ranks");
-		json_array_foreach(ranks, i, r) {
-			for (size_t k = 0; k < sizeof(rank_counts) / sizeof(rank_counts[0]); k++)
-				assert_zero(r, rank_counts[k], path);
-			ranks_seen++;
-		}
-		json_decref(root);
-	}
-	closedir(dd);
+	for_each_report(check_report_lost_nothing, &ranks_seen);
 	assert_int_equal(ranks_seen, s->nranks * s->comms);
 }
 
