@@ -161,8 +161,11 @@ struct report_file {
 	struct report_rank *ranks; /* the ranks it held (`ranks`), profiler mode */
 	size_t nranks;
 	struct report_prof_gaps prof; /* its profiler's ops relayed and what it did not measure */
-	/* why its figures are bounds (`incomplete`), "" when complete: as long as the plugin writes */
-	char incomplete[1024];
+	/*
+	 * Why its figures are bounds (`incomplete`, up to 1023 characters as the plugin writes),
+	 * malloc'd; NULL when complete, as nearly every report of a fleet is.
+	 */
+	char *incomplete;
 };
 
 /*

@@ -9,7 +9,9 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "plugin/base/error.h"
 #include "report.h"
 #include "report_fields.h"
 
@@ -55,16 +57,13 @@ int report_read_gaps(const char *path, json_t *root, struct report_file *f)
 	struct report_reader r = { path, "" };
 	bool complete = true;
 	long long unhomed = 0;
+	char why[1024] = "";
 	json_t *ranks = NULL, *said = json_object_get(root, "complete");
 	int err = said ? report_get_bool(&r, root, "complete", &complete) : 0;
 
-	err = err ? err
-		  : report_get_string(&r, root, "incomplete", false, f->incomplete,
-				      sizeof(f->incomplete));
-	if (!err && !complete && !*f->incomplete)
-		snprintf(f->incomplete, sizeof(f->incomplete), "no reason given");
-	if (!err && complete)
-		*f->incomplete = '\0';
+	err = err ? err : report_get_string(&r, root, "incomplete", false, why, sizeof(why));
+	if (!err && !complete && !(f->incomplete = strdup(*why ? why : "no reason given")))
+		err = fl_fail(FL_ERR_SYSTEM, "%s: out of memory", path);
 	err = err ? err : report_get_int(&r, root, "profiler_unhomed_ops", false, 0, &unhomed);
 	f->prof.unhomed_ops = (uint64_t)unhomed;
 	err = err ? err : report_get_array(&r, root, "ranks", false, &ranks);
@@ -85,7 +84,7 @@ static struct gap_totals totals(const struct report_set *set)
 
 		if (f->superseded_by >= 0)
 			continue;
-		t.incomplete += *f->incomplete != '\0';
+		t.incomplete += f->incomplete != NULL;
 		t.prof.relayed_ops += f->prof.relayed_ops;
 		t.prof.dropped_ops += f->prof.dropped_ops;
 		t.prof.dropped_links += f->prof.dropped_links;
@@ -131,7 +130,7 @@ void report_print_gaps(const struct report_set *set, FILE *out)
 	for (size_t i = 0; i < set->nfiles && named < GAPS_NAMED; i++) {
 		const struct report_file *f = &set->files[i];
 
-		if (f->superseded_by >= 0 || !*f->incomplete)
+		if (f->superseded_by >= 0 || !f->incomplete)
 			continue;
 		fprintf(out, "  %s: %s\n", f->path, f->incomplete);
 		named++;
@@ -148,7 +147,7 @@ json_t *report_gaps_json(const struct report_set *set)
 	for (size_t i = 0; i < set->nfiles; i++) {
 		const struct report_file *f = &set->files[i];
 
-		if (f->superseded_by < 0 && *f->incomplete)
+		if (f->superseded_by < 0 && f->incomplete)
 			json_array_append_new(list, json_pack("{s:s, s:s}", "path", f->path,
 							      "why", f->incomplete));
 	}

@@ -532,6 +532,7 @@ static int load_file(struct report_set *set, const char *path, struct tool_json_
 	err = parse(path, f, &set->sizes, arena, listed, foreign);
 	if (err) {
 		free(f->path);
+		free(f->incomplete);
 		free(f->views);
 		free(f->ports);
 		free(f->injected);

@@ -554,6 +554,7 @@ void report_free(struct report_set *set)
 {
 	for (size_t f = 0; f < set->nfiles; f++) {
 		free(set->files[f].path);
+		free(set->files[f].incomplete);
 		free(set->files[f].views);
 		free(set->files[f].ports);
 		free(set->files[f].injected);
