@@ -95,12 +95,18 @@ static size_t stretch_end(const struct fl_run *runs, size_t i, size_t n)
 static void merge_two(const struct fl_run *a, size_t na, const struct fl_run *b, size_t nb,
 		      struct fl_run *out)
 {
-	size_t i = 0, j = 0;
+	const struct fl_run *a_end = a + na, *b_end = b + nb;
 
-	while (i < na && j < nb)
-		*out++ = b[j].start < a[i].start ? b[j++] : a[i++];
-	memcpy(out, a + i, (na - i) * sizeof(*a));
-	memcpy(out + (na - i), b + j, (nb - j) * sizeof(*b));
+	/* the pointer chosen, not the run copied by a branch: the two ends interleave unpredictably */
+	while (a < a_end && b < b_end) {
+		int from_b = b->start < a->start;
+
+		*out++ = *(from_b ? b : a);
+		b += from_b;
+		a += !from_b;
+	}
+	memcpy(out, a, (size_t)(a_end - a) * sizeof(*a));
+	memcpy(out + (a_end - a), b, (size_t)(b_end - b) * sizeof(*b));
 }
 
 /*
