@@ -260,7 +260,7 @@ static __attribute__((noinline)) int finish(struct fl_wcomm *c, struct fl_wreq *
 	}
 	if (COUNTING && n) {
 		done_ns = fl_clock_ns();
-		if (times->whole_request || c->stats.active_is_wire) {
+		if (times->whole_request) {
 			times->wire_start_ns = fl_stats_posted_at(&c->stats, slot);
 			times->wire_end_ns = done_ns;
 		}
