@@ -91,8 +91,8 @@ for line in open(path):
     bw[int(p), int(size), int(r)] = float(gbs)
 def step_bytes():
     v = os.environ.get("FABRICLAB_SHIM_STEP", "512K").strip().upper()
-    scale = {"K": 1 << 10, "M": 1 << 20}.get(v[-1:], 1)
-    return int(v.rstrip("KM")) * scale
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(v[-1:], 1)
+    return int(v.rstrip("KMG")) * scale
 def requests_per_iteration(size, n):
     """isend + irecv of every rank, as the shim's ring all_reduce slices it (shim/allreduce.c):
     2(n-1) ring steps, each moving every chunk once, in slices of one step buffer; 0 (no

@@ -21,9 +21,10 @@ Counts, over every thread of the rank processes (the report thread included):
          twice through ext's own calls, such as ext_isend_ph -> ext_inner_isend); ext's setup
          (load, init, connect, accept), done once per run, is printed apart as `ext setup`;
 per request posted (calls of fl_wrap_isend + fl_wrap_irecv, or of the inner plugin's isend/irecv
-when it is loaded directly: then only its own code is counted, every function of its object by
-itself, for a side-by-side with what fabriclab adds), and the tests per request (NCCL polls test until done: each poll
-through the wrap costs its not-done path too, which is in `wrap`).
+when it is loaded directly: then only its own code is counted, every function of the objects
+the shim's isend/irecv call into, by itself, beside what fabriclab adds), and the tests per
+request (NCCL polls test until done: each poll through the wrap costs its not-done path too,
+which is in `wrap`).
 Instruction counts do not depend on the machine's load; the number of polls per request does.
 """
 import collections
@@ -103,6 +104,9 @@ def own(fns, selfc, edges, outside):
     return total
 
 
+EXT_PREFIXES = ("ext_", "fl_ext_")
+
+
 def ext_own(fns, selfc, edges, fab):
     """Self Ir of fns, plus their calls into fabriclab's non-ext functions."""
     total = 0
@@ -111,9 +115,6 @@ def ext_own(fns, selfc, edges, fab):
         total += sum(v for (a, b), v in edges.items()
                      if a == f and b in fab and not b.startswith(EXT_PREFIXES))
     return total
-
-
-EXT_PREFIXES = ("ext_", "fl_ext_")
 
 
 def main():

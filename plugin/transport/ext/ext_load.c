@@ -60,7 +60,11 @@ static void bind_slots(struct ext_inner *in)
 	}
 	if (in->version >= 9)
 		in->make_vdevice = (void (*)(void))t9->make_vdevice;
-	if (in->version >= 10) { /* v10..v12 keep both at the same place, with the same shape */
+	/*
+	 * v10..v12 keep both at the same place with the same shape (2.30.7 src/include/plugin/net/
+	 * net_v10.h:77-80, net_v11.h:106-109, net_v12.h:110-113; nccl_abi.h asserts the offsets).
+	 */
+	if (in->version >= 10) {
 		in->isend10 = ((const struct fl_abi_net_v10 *)in->table)->isend;
 		in->irecv10 = ((const struct fl_abi_net_v10 *)in->table)->irecv;
 	}
