@@ -5,9 +5,10 @@ Usage: callgrind_cost.py LABEL CALLGRIND.OUT... (one file per rank process of on
 
 Counts, over every thread of the rank processes (the report thread included):
   wrap   the wrap layer's own instructions: fl_wrap_{isend,irecv,test,iflush} inclusive, less
-         what they spend in the transport beneath them (sock_*, ext_*, ib_*), so counting,
-         tracepoint checks, the pool and the clock reads (the TSC, inline) are in, the
-         transport's work is not;
+         what they spend in the transport beneath them (sock_*, ext_*, ib_*) and in another
+         net plugin they call themselves (ext's direct path: any libnccl-net-*.so but
+         fabriclab's), so counting, tracepoint checks, the pool and the clock reads (the TSC,
+         inline) are in, the transport's work is not;
   drains the readers of the interval rings wherever they run (the report thread's drains, the
          final report's, a closing connection's): fl_union_take, fl_union_settle,
          fl_stats_oldest_post inclusive; they come as the rings fill, so per request they cost
@@ -128,8 +129,11 @@ def main():
         if wrapped:
             reqs += wrapped
             tests += calls["fl_wrap_test"]
-            # the transport beneath: what c->tp points at (socket, ext, ib)
-            tp = lambda b: b.startswith(("sock_", "ext_", "ib_"))
+            # the transport beneath: what c->tp points at (socket, ext, ib), or the plugin
+            # behind ext called directly (struct fl_direct)
+            inner = {o for o in set(obj.values()) if o and o != home
+                     and o.rsplit("/", 1)[-1].startswith("libnccl-net")}
+            tp = lambda b: b.startswith(("sock_", "ext_", "ib_")) or obj.get(b) in inner
             wrap += own(WRAP, selfc, edges, tp)
             ext_fns = [f for f in fab if f.startswith(EXT_PREFIXES)]
             per_request = [f for f in ext_fns if calls[f] * 100 >= wrapped]

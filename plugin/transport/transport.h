@@ -14,6 +14,7 @@
 #include "base/fl_types.h"
 
 struct fl_pacer;
+struct fl_direct;
 
 struct fl_transport {
 	const char *name;
@@ -100,7 +101,39 @@ struct fl_transport {
 	int (*irecv_consumed)(void *recv_comm, int n, void *request);
 	/* Optional: NCCL's setNetAttr hints (an ncclNetAttr_t) for tctx, passed on unchanged. */
 	int (*set_net_attr)(void *tctx, void *attr);
+	/*
+	 * Optional, for a transport that forwards to another NCCL net plugin (ext): once a
+	 * connection's requests need nothing of the transport (no hidden first message ahead
+	 * of them, no pacer, a plugin behind that takes NCCL's arguments unchanged), the wrap
+	 * calls that plugin's isend/irecv/test itself and skips a layer on every request. Asked
+	 * at the posts of a joined comm without faults: FL_DIRECT_NOT_YET (ask again at the
+	 * next), FL_DIRECT_NEVER, or FL_DIRECT_ON with *d filled. Requests posted through the
+	 * transport before stay its own; see struct fl_direct for what the wrap then does.
+	 */
+	int (*direct)(void *comm, struct fl_direct *d);
 };
+
+/*
+ * A connection's data path handed to the plugin behind the transport. The wrap calls these
+ * as NCCL would call that plugin (v10+ shapes), one buffer per receive (a multi-receive
+ * still goes through the transport, as do receives from an NCCL that passes no profiler
+ * handles), and does what the transport would: a size the plugin's test leaves at
+ * FL_SIZE_UNWRITTEN becomes the posted size (NCCL zero-fills; some plugins never write
+ * sizes), every request is timed posted -> done (whole_requests), and an error's message
+ * comes from fail(), which names the plugin as the transport's own calls would.
+ */
+struct fl_direct {
+	void *comm; /* the plugin's own send or recv comm */
+	int (*isend)(void *send_comm, void *data, size_t size, int tag, void *mhandle,
+		     void *phandle, void **request);
+	int (*irecv)(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
+		     void **mhandles, void **phandles, void **request);
+	int (*test)(void *request, int *done, int *sizes);
+	int (*fail)(void *transport_comm, const char *op, int rc);
+};
+
+enum { FL_DIRECT_NEVER = -1, FL_DIRECT_NOT_YET = 0, FL_DIRECT_ON = 1 };
+#define FL_SIZE_UNWRITTEN (-1)
 
 #define FL_PEER_LATER (-1) /* peer(): not known yet, ask again (never an fl_result) */
 

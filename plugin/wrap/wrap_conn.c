@@ -155,6 +155,22 @@ void fl_wrap_join_late(struct fl_wcomm *c)
 		join(c);
 }
 
+/* Only once joined: the fault rules, which need the transport (its pacer), are known then. */
+void fl_wrap_ask_direct(struct fl_wcomm *c)
+{
+	int answer;
+
+	if (!c->joined)
+		return;
+	answer = c->fault ? FL_DIRECT_NEVER : c->tp->direct(c->tcomm, &c->direct);
+	if (answer == FL_DIRECT_NOT_YET)
+		return;
+	c->late &= ~(unsigned)FL_LATE_DIRECT;
+	if (answer == FL_DIRECT_ON)
+		FL_INFO("connection %u: requests go straight to the %s transport's plugin", c->id,
+			c->tp->name);
+}
+
 static int wrap_established(const struct fl_transport *tp, void *tcomm, enum fl_comm_kind kind,
 			    const struct fl_endpoint *self, void **out)
 {
@@ -183,6 +199,8 @@ static int wrap_established(const struct fl_transport *tp, void *tcomm, enum fl_
 		c->late |= FL_LATE_PEER;
 	else
 		join(c);
+	if (tp->direct)
+		c->late |= FL_LATE_DIRECT;
 	*out = c;
 	return FL_OK;
 }

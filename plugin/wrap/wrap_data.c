@@ -1,4 +1,5 @@
 /* The data path through the wrap layer: memory registration, isend/irecv/test, counting. */
+#include <limits.h>
 #include <stdatomic.h>
 
 #include "base/clock.h"
@@ -105,9 +106,18 @@ static inline __attribute__((always_inline)) struct fl_wreq *stamp(struct fl_wco
 	if (!r)
 		return NULL;
 	r->n = n;
+	r->direct_size = FL_WREQ_VIA_TRANSPORT;
 	if (COUNTING && n)
 		fl_stats_post_listed(&c->stats, r->slot, fl_clock_ns()); /* req_fresh listed it */
 	return r;
+}
+
+/* An error of the plugin behind a direct request, in the words its transport would use. */
+static int transport_error(struct fl_wcomm *c, const struct fl_wreq *r, const char *op, int rc)
+{
+	if (r->direct_size != FL_WREQ_VIA_TRANSPORT)
+		rc = c->direct.fail(c->tcomm, op, rc);
+	return fl_wrap_report_error(c, op, rc);
 }
 
 /* NULL from the transport means "retry later": the pooled request goes back. */
@@ -117,8 +127,10 @@ static int post(struct fl_wcomm *c, struct fl_wreq *r, void **request, int rc, v
 	if (rc || !treq) {
 		if (COUNTING && r->n)
 			fl_stats_unpost(&c->stats, r->slot);
+		if (rc)
+			rc = transport_error(c, r, op, rc);
 		req_put(c, r);
-		return rc ? fl_wrap_report_error(c, op, rc) : FL_OK;
+		return rc;
 	}
 	r->treq = treq;
 	*request = r;
@@ -138,6 +150,13 @@ static __attribute__((noinline)) void post_late(struct fl_wcomm *c, const int *t
 		if (fl_stats_tag_known(&c->stats))
 			c->late &= ~(unsigned)FL_LATE_TAG;
 	}
+	if (c->late & FL_LATE_DIRECT)
+		fl_wrap_ask_direct(c);
+}
+
+static int direct_size(size_t size)
+{
+	return size > INT_MAX ? INT_MAX : (int)size;
 }
 
 int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle, void *phandle,
@@ -159,7 +178,10 @@ int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhand
 	r = stamp(c, 1);
 	if (!r)
 		return FL_OK;
-	if (c->tp->isend_ph)
+	if (c->direct.comm) {
+		r->direct_size = direct_size(size);
+		rc = c->direct.isend(c->direct.comm, data, size, tag, mhandle, phandle, &treq);
+	} else if (c->tp->isend_ph)
 		rc = c->tp->isend_ph(c->tcomm, data, size, tag, mhandle, phandle, &treq);
 	else
 		rc = c->tp->isend(c->tcomm, data, size, tag, mhandle, &treq);
@@ -204,7 +226,12 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 	r = stamp(c, n);
 	if (!r)
 		return FL_OK;
-	if (c->tp->irecv_ph)
+	/* NCCL v10+ always passes an array of handles (2.28.9 src/transport/net.cc:1426, 1482) */
+	if (c->direct.comm && n == 1 && phandles) {
+		r->direct_size = direct_size(sizes[0]);
+		rc = c->direct.irecv(c->direct.comm, n, data, sizes, tags, mhandles, phandles,
+				     &treq);
+	} else if (c->tp->irecv_ph)
 		rc = c->tp->irecv_ph(c->tcomm, n, data, sizes, tags, mhandles, phandles, &treq);
 	else
 		rc = c->tp->irecv(c->tcomm, n, data, sizes, tags, mhandles, &treq);
@@ -277,11 +304,44 @@ static __attribute__((noinline)) int finish(struct fl_wcomm *c, struct fl_wreq *
 	return FL_OK;
 }
 
+static inline int test_via_transport(struct fl_wcomm *c, struct fl_wreq *r, int *done,
+				     int *sizes)
+{
+	struct fl_xfer_times times = { 0 };
+	int got[FL_MAX_RECVS] = { 0 };
+	int rc = c->tp->test(r->treq, done, got, &times);
+
+	if (rc)
+		return fl_wrap_report_error(c, "test", rc);
+	if (!*done)
+		return FL_OK;
+	return finish(c, r, sizes, got, &times);
+}
+
+/*
+ * What the transport would do for the request: the posted size if unwritten, timed whole.
+ * Room for as many sizes as NCCL gives a receive's test (2.28.9 src/transport/net.cc:1508),
+ * though a direct request has one buffer.
+ */
+static inline int test_direct(struct fl_wcomm *c, struct fl_wreq *r, int *done, int *sizes)
+{
+	int got[FL_MAX_RECVS];
+	int rc;
+
+	got[0] = FL_SIZE_UNWRITTEN;
+	rc = c->direct.test(r->treq, done, got);
+	if (rc)
+		return transport_error(c, r, "test", rc);
+	if (!*done)
+		return FL_OK;
+	if (got[0] == FL_SIZE_UNWRITTEN)
+		got[0] = r->direct_size;
+	return finish(c, r, sizes, got, &(struct fl_xfer_times){ .whole_request = 1 });
+}
+
 int fl_wrap_test(void *request, int *done, int *sizes)
 {
 	struct fl_wreq *r = request;
-	struct fl_xfer_times times = { 0 };
-	int got[FL_MAX_RECVS] = { 0 };
 	struct fl_wcomm *c;
 	int rc;
 
@@ -296,10 +356,7 @@ int fl_wrap_test(void *request, int *done, int *sizes)
 		if (rc)
 			return fl_wrap_report_error(c, "test", rc);
 	}
-	rc = c->tp->test(r->treq, done, got, &times);
-	if (rc)
-		return fl_wrap_report_error(c, "test", rc);
-	if (!*done)
-		return FL_OK;
-	return finish(c, r, sizes, got, &times);
+	if (r->direct_size != FL_WREQ_VIA_TRANSPORT)
+		return test_direct(c, r, done, sizes);
+	return test_via_transport(c, r, done, sizes);
 }

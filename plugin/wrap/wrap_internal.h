@@ -31,9 +31,10 @@ struct fl_fault_conn;
 
 /*
  * One test on the fast path for all of it: the transport names the peer later (join at a
- * later isend/irecv/test), and NCCL's tag has not been seen yet (counting only).
+ * later isend/irecv/test), NCCL's tag has not been seen yet (counting only), the transport
+ * may yet hand the data path over (struct fl_direct; asked at a later isend/irecv).
  */
-enum { FL_LATE_PEER = 1, FL_LATE_TAG = 2 };
+enum { FL_LATE_PEER = 1, FL_LATE_TAG = 2, FL_LATE_DIRECT = 4 };
 
 /* Built with -DFABRICLAB_NO_COUNTING only so `make bench` can measure what counting costs. */
 #ifdef FABRICLAB_NO_COUNTING
@@ -52,7 +53,10 @@ struct fl_wreq {
 	int n;
 	int next_free;
 	unsigned slot;
+	int direct_size; /* posted bytes of a request on the comm's direct path, else: */
 };
+
+#define FL_WREQ_VIA_TRANSPORT (-1) /* fl_wreq.direct_size of a request the transport holds */
 
 _Static_assert(FL_WRAP_POOL == FL_CONN_SLOTS, "one stats slot per pooled request");
 
@@ -70,6 +74,7 @@ struct fl_wcomm {
 	int joined;      /* in its hop, the names, the trace and the fault rules */
 	int hold_consumed; /* done receives wait for irecvConsumed (fl_wrap_offload) */
 	struct fl_fault_conn *fault; /* FABRICLAB_FAULT state; NULL when no rule applies */
+	struct fl_direct direct; /* the transport's data path handed over; comm NULL when not */
 	int free_head;   /* pool slots given back, last in first out; -1 when none */
 	int fresh;       /* slots from fresh on were never handed out */
 	struct fl_wreq reqs[FL_WRAP_POOL];
@@ -85,6 +90,8 @@ void fl_wrap_req_put(struct fl_wcomm *c, struct fl_wreq *r);
 int fl_wrap_holds_for_consumed(void);
 /* Joins the hop etc. once the transport knows the peer (wrap_conn.c); cheap to call again. */
 void fl_wrap_join_late(struct fl_wcomm *c);
+/* Asks the transport for its data path once the comm joined (FL_LATE_DIRECT; wrap_conn.c). */
+void fl_wrap_ask_direct(struct fl_wcomm *c);
 /* Logs the thread's last error once per comm, returns err. */
 int fl_wrap_report_error(struct fl_wcomm *c, const char *op, int err);
 

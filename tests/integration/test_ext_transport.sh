@@ -140,6 +140,38 @@ tolerated() {
 		FABRICLAB_TRANSPORT="ext:$inner/libnccl-net-flsock-v12.so"
 }
 
+# Once a connection's hello moved, fabriclab calls a v10+ inner's isend/irecv/test itself
+# (struct fl_direct); not a v8 inner's (its calls need adapting), not under a throttle (ext
+# paces), not with FABRICLAB_EXT_DIRECT=0. An inner that leaves sizes unwritten still counts
+# every byte: each rank's sendrecv bytes, 2 iterations and 1 warm-up of 1 MiB, are the same
+# through the direct path as through ext's own.
+direct_path() {
+	local name inner_so want lines bytes v12_bytes=
+	for spec in v12:flsock-v12:4 v8:flsock-v8:0 nosizes:flsock-nosizes:4 \
+		off:flsock-v12:0:FABRICLAB_EXT_DIRECT=0 \
+		"throttled:flsock-v12:0:FABRICLAB_FAULT=throttle:node=node0,rate=50%;throttle:node=node1,rate=50%"; do
+		IFS=: read -r name inner_so want extra <<<"$spec"
+		bench "direct-$name" 2 sendrecv 1M 1M 2 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=NET \
+			FABRICLAB_REPORT_DIR="$tmp/direct-$name" ${extra:+"$extra"} \
+			FABRICLAB_TRANSPORT="ext:$inner/libnccl-net-$inner_so.so"
+		lines=$(grep -c "requests go straight to the ext transport's plugin" \
+			"$tmp/direct-$name.err")
+		bytes=$("$py" -c 'import glob, json, sys
+print(sorted(sum(h["bytes"] for h in json.load(open(f))["hops"] if h["view"] == "send")
+             for f in glob.glob(sys.argv[1] + "/*.json")))' "$tmp/direct-$name")
+		[ "$name" = v12 ] && v12_bytes=$bytes
+		if [ "$rc" -ne 0 ]; then
+			not_ok "direct path, $name: exit status $rc"
+		elif [ "$lines" -ne "$want" ]; then
+			not_ok "direct path, $name: $lines connections went direct, want $want"
+		elif [ "$bytes" != "$v12_bytes" ]; then
+			not_ok "direct path, $name: bytes sent per rank $bytes, $v12_bytes through v12"
+		else
+			ok "direct path, $name: $lines of 4 connections direct, bytes sent per rank $bytes"
+		fi
+	done
+}
+
 # A bad inner: the run fails, every rank logs one WARN naming FABRICLAB_TRANSPORT and the
 # path with the reason, and nothing crashes.
 bad_inner() { # name spec reason-regex
@@ -175,6 +207,7 @@ abi_matrix
 name_lookup
 identity
 tolerated
+direct_path
 bad_inner missing /nonexistent "cannot load /nonexistent"
 bad_inner no-symbols "$inner/libnccl-net-nonet.so" "exports no ncclNetPlugin_v5..v12"
 bad_inner init-fails "$inner/libnccl-net-flsock-initfail.so" \

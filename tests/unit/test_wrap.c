@@ -34,6 +34,9 @@ static struct {
 	int mem_type_seen;
 	int last_tag;
 	struct fl_xfer_times next_times; /* handed to the next request posted */
+	/* the direct path (struct fl_direct): what f_direct answers, and what went through it */
+	int direct_answer, direct_asks, direct_posts, direct_tests, tests, fail_post;
+	int direct_leaves_sizes; /* its test leaves sizes unwritten, as fastsocket's */
 } fake;
 
 static int warn_lines;
@@ -142,6 +145,7 @@ static int f_test(void *request, int *done, int *sizes, struct fl_xfer_times *t)
 {
 	struct fake_req *r = request;
 
+	fake.tests++;
 	if (r->fail)
 		return fl_fail(FL_ERR_SYSTEM, "peer went away");
 	*done = r->polls_left > 0 && --r->polls_left == 0;
@@ -154,12 +158,65 @@ static int f_test(void *request, int *done, int *sizes, struct fl_xfer_times *t)
 
 static int f_close(void *c) { (void)c; return FL_OK; }
 
+/* The plugin behind the fake, called directly: NCCL's v10+ shapes, no error text of its own. */
+static int d_isend(void *sc, void *data, size_t size, int tag, void *mh, void *ph, void **req)
+{
+	(void)data, (void)tag, (void)mh, (void)ph;
+	assert_ptr_equal(sc, &fake.reqs[1001]);
+	fake.direct_posts++;
+	if (fake.fail_post)
+		return FL_ERR_SYSTEM;
+	*req = new_req(1, &size);
+	return FL_OK;
+}
+
+static int d_irecv(void *rc, int n, void **data, size_t *sizes, int *tags, void **mh, void **ph,
+		   void **req)
+{
+	(void)data, (void)tags, (void)mh;
+	assert_ptr_equal(rc, &fake.reqs[1001]);
+	assert_int_equal(n, 1);
+	assert_non_null(ph);
+	fake.direct_posts++;
+	*req = new_req(n, sizes);
+	return FL_OK;
+}
+
+static int d_test(void *request, int *done, int *sizes)
+{
+	struct fake_req *r = request;
+
+	fake.direct_tests++;
+	if (r->fail)
+		return FL_ERR_SYSTEM;
+	*done = r->polls_left > 0 && --r->polls_left == 0;
+	if (*done && !fake.direct_leaves_sizes)
+		sizes[0] = r->sizes[0];
+	return FL_OK;
+}
+
+static int d_fail(void *transport_comm, const char *op, int rc)
+{
+	(void)transport_comm;
+	return fl_fail(rc, "fake's plugin: %s failed (error %d)", op, rc);
+}
+
+static int f_direct(void *comm, struct fl_direct *d)
+{
+	(void)comm;
+	fake.direct_asks++;
+	if (fake.direct_answer == FL_DIRECT_ON)
+		*d = (struct fl_direct){ .comm = &fake.reqs[1001], .isend = d_isend,
+					 .irecv = d_irecv, .test = d_test, .fail = d_fail };
+	return fake.direct_answer;
+}
+
 static const struct fl_transport fake_transport = {
 	.name = "fake", .init = f_init, .devices = f_devices, .get_properties = f_props,
 	.listen = f_listen, .connect = f_connect, .accept = f_accept, .peer = f_peer,
 	.reg_mr = f_reg, .dereg_mr = f_dereg, .isend = f_isend, .irecv = f_irecv,
 	.iflush = f_iflush, .test = f_test, .close_send = f_close, .close_recv = f_close,
-	.close_listen = f_close,
+	.close_listen = f_close, .direct = f_direct,
 };
 
 static void *ctx;
@@ -510,6 +567,108 @@ static void test_partly_timed_requests_rate_only_the_timed_bytes(void **state)
 	fl_wrap_close_send(a);
 }
 
+/*
+ * The transport hands the data path over (ext over a v10+ plugin): requests posted before stay
+ * the transport's and are tested through it, later ones go to the plugin directly, are timed
+ * posted -> done and counted, and the transport is not asked again.
+ */
+static void test_direct_path_once_the_transport_hands_it_over(void **state)
+{
+	struct fl_wcomm *c = connect_send();
+	void *r1 = NULL, *r2 = NULL, *r3 = NULL;
+	int size = -1;
+
+	(void)state;
+	assert_int_equal(fl_wrap_isend(c, NULL, 100, 0, NULL, NULL, &r1), FL_OK);
+	assert_int_equal(fake.isend_calls, 1);
+	assert_int_equal(fake.direct_asks, 1); /* FL_DIRECT_NOT_YET */
+	fake.direct_answer = FL_DIRECT_ON;
+	assert_int_equal(fl_wrap_isend(c, NULL, 200, 0, NULL, NULL, &r2), FL_OK);
+	assert_int_equal(fl_wrap_isend(c, NULL, 300, 0, NULL, NULL, &r3), FL_OK);
+	assert_int_equal(fake.direct_asks, 2);
+	assert_int_equal(fake.isend_calls, 1);
+	assert_int_equal(fake.direct_posts, 2);
+	wait_done(r1, &size);
+	assert_int_equal(size, 100);
+	assert_int_equal(fake.direct_tests, 0);
+	wait_done(r2, &size);
+	assert_int_equal(size, 200);
+	assert_int_equal(fake.tests, 2); /* r1's two polls, none of r2's */
+	assert_int_equal(fake.direct_tests, 2);
+	fake.direct_leaves_sizes = 1; /* the posted size is reported, as ext does */
+	wait_done(r3, &size);
+	assert_int_equal(size, 300);
+	assert_int_equal(counter(&c->stats.bytes), 600);
+	assert_int_equal(fl_stats_messages(&c->stats), 3);
+	assert_int_equal(counter(&c->stats.wire_bytes), 500); /* whole requests: r2, r3 */
+	assert_int_equal(fl_wrap_close_send(c), FL_OK);
+}
+
+/* One buffer with NCCL's profiler handles goes direct; a multi-receive or none through. */
+static void test_direct_receives_take_one_buffer_with_profiler_handles(void **state)
+{
+	struct fl_wcomm *c = accept_recv();
+	char a[10], b[20];
+	void *data[2] = { a, b }, *mh[2] = { 0 }, *ph[2] = { 0 }, *req[3] = { 0 };
+	size_t sizes[2] = { 10, 20 };
+	int tags[2] = { 1, 2 }, got[2] = { -1, -1 };
+
+	(void)state;
+	fake.direct_answer = FL_DIRECT_ON;
+	assert_int_equal(fl_wrap_irecv(c, 1, data, sizes, tags, mh, ph, &req[0]), FL_OK);
+	assert_int_equal(fl_wrap_irecv(c, 2, data, sizes, tags, mh, ph, &req[1]), FL_OK);
+	assert_int_equal(fl_wrap_irecv(c, 1, data, sizes, tags, mh, NULL, &req[2]), FL_OK);
+	assert_int_equal(fake.direct_posts, 1);
+	for (int i = 0; i < 3; i++)
+		wait_done(req[i], got);
+	assert_int_equal(fake.direct_tests, 2);
+	assert_int_equal(fake.tests, 4);
+	assert_int_equal(counter(&c->stats.bytes), 10 + 30 + 10);
+	fl_wrap_close_recv(c);
+}
+
+/* The plugin's errors come back as they are, in the words the transport would use. */
+static void test_direct_errors_are_the_transports(void **state)
+{
+	struct fl_wcomm *c = connect_send();
+	void *req = (void *)0x1;
+	int done = 1;
+
+	(void)state;
+	fake.direct_answer = FL_DIRECT_ON;
+	fake.fail_post = 1;
+	assert_int_equal(fl_wrap_isend(c, NULL, 1, 0, NULL, NULL, &req), FL_ERR_SYSTEM);
+	assert_null(req);
+	assert_non_null(strstr(fl_error_text(), "fake's plugin: isend failed (error"));
+	assert_int_equal(c->free_head, 0); /* its pooled request went back */
+	fake.fail_post = 0;
+	fake.fail_test = 1;
+	assert_int_equal(fl_wrap_isend(c, NULL, 1, 0, NULL, NULL, &req), FL_OK);
+	assert_int_equal(fl_wrap_test(req, &done, NULL), FL_ERR_SYSTEM);
+	assert_int_equal(done, 0);
+	assert_non_null(strstr(fl_error_text(), "fake's plugin: test failed (error"));
+	assert_int_equal(warn_lines, 1);
+	fl_wrap_close_send(c);
+}
+
+/* FL_DIRECT_NEVER is final: the transport is not asked again and keeps every request. */
+static void test_direct_never_is_not_asked_again(void **state)
+{
+	struct fl_wcomm *c = connect_send();
+	void *req = NULL;
+
+	(void)state;
+	fake.direct_answer = FL_DIRECT_NEVER;
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(fl_wrap_isend(c, NULL, 1, 0, NULL, NULL, &req), FL_OK);
+		wait_done(req, NULL);
+	}
+	assert_int_equal(fake.direct_asks, 1);
+	assert_int_equal(fake.isend_calls, 3);
+	assert_int_equal(fake.direct_posts, 0);
+	fl_wrap_close_send(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -528,6 +687,11 @@ int main(void)
 		cmocka_unit_test_setup(test_connections_join_one_hop_per_direction, setup),
 		cmocka_unit_test_setup(test_hop_wire_time_is_the_union_over_its_connections, setup),
 		cmocka_unit_test_setup(test_wire_before_post_is_clamped_to_the_post, setup),
+		cmocka_unit_test_setup(test_direct_path_once_the_transport_hands_it_over, setup),
+		cmocka_unit_test_setup(test_direct_receives_take_one_buffer_with_profiler_handles,
+				       setup),
+		cmocka_unit_test_setup(test_direct_errors_are_the_transports, setup),
+		cmocka_unit_test_setup(test_direct_never_is_not_asked_again, setup),
 	};
 	int rc;
 

@@ -222,7 +222,7 @@ int ext_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
  * the posted sizes instead, which NCCL accepts (a receive may be larger than
  * its send) and which keeps the byte counts of such hops right.
  */
-#define UNWRITTEN (-1)
+#define UNWRITTEN FL_SIZE_UNWRITTEN
 
 /* The inner said done: keep what moved. */
 static void inner_done(struct ext_req *r, const int *sizes)
@@ -292,6 +292,36 @@ int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times)
 	if (times)
 		times->whole_request = 1; /* the wrap dates it: accepted (posted) -> done */
 	return finish(c, r);
+}
+
+static int direct_fail(void *comm, const char *op, int rc)
+{
+	struct ext_comm *c = comm;
+
+	return fl_fail(rc, "ext: %s %s failed (error %d) on ext connection %u", ext_plugin.name,
+		       op, rc, c->id);
+}
+
+/*
+ * What ext adds to a request, once the hello moved and with no pacer, is only the sizes an
+ * inner leaves unwritten and the whole-request timing, which the wrap does itself on the
+ * direct path. Not for a v6-v9 inner (its calls need adapting), nor for receives of an inner
+ * with irecvConsumed (ext ends each one: finish()).
+ */
+int ext_direct(void *comm, struct fl_direct *d)
+{
+	struct ext_comm *c = comm;
+
+	if (c->hello.buf)
+		return FL_DIRECT_NOT_YET;
+	if (!ext_direct_on || c->pacer || !ext_plugin.isend10 || !ext_plugin.irecv10 ||
+	    (!c->send && ext_plugin.irecv_consumed))
+		return FL_DIRECT_NEVER;
+	*d = (struct fl_direct){
+		.comm = c->inner, .isend = ext_plugin.isend10, .irecv = ext_plugin.irecv10,
+		.test = ext_plugin.test, .fail = direct_fail,
+	};
+	return FL_DIRECT_ON;
 }
 
 void ext_set_pacer(void *comm, struct fl_pacer *pacer)

@@ -64,6 +64,7 @@ struct ext_listen {
 extern struct ext_inner ext_plugin;
 extern struct ext_ctx ext_process_ctx;
 extern int ext_hello_on; /* FABRICLAB_EXT_HELLO (default 1) */
+extern int ext_direct_on; /* FABRICLAB_EXT_DIRECT (default 1): ext_direct() may hand over */
 
 /* ---- identity (ext_hello.c) ---- */
 
@@ -124,6 +125,8 @@ int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, 
 int ext_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles, void **request);
 int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times);
 void ext_set_pacer(void *comm, struct fl_pacer *pacer);
+/* The inner's data path for the wrap to call itself, once nothing of ext is needed (ext_data.c). */
+int ext_direct(void *comm, struct fl_direct *d);
 
 /* ---- device offload, forwarded only when the inner has it (ext_offload.c) ---- */
 

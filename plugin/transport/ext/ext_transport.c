@@ -15,6 +15,7 @@
 struct ext_inner ext_plugin;
 struct ext_ctx ext_process_ctx;
 int ext_hello_on = 1;
+int ext_direct_on = 1;
 
 static int ext_devices(int *ndev)
 {
@@ -65,13 +66,16 @@ static void log_loaded(void)
 static int ext_init(void)
 {
 	const char *env = getenv("FABRICLAB_TRANSPORT");
-	long hello = 1;
+	long hello = 1, direct = 1;
 	int rc;
 
 	rc = fl_env_long("FABRICLAB_EXT_HELLO", 1, 0, 1, &hello);
+	if (!rc)
+		rc = fl_env_long("FABRICLAB_EXT_DIRECT", 1, 0, 1, &direct);
 	if (rc)
 		return rc;
 	ext_hello_on = (int)hello;
+	ext_direct_on = (int)direct;
 	rc = ext_inner_choose(env && !strncmp(env, "ext:", 4) ? env + 4 : NULL,
 			      fl_log_logger(), fl_log_profiler(), &ext_plugin, &ext_process_ctx);
 	if (rc)
@@ -161,4 +165,5 @@ const struct fl_transport fl_ext_transport = {
 	.get_device_mr = ext_get_device_mr,
 	.irecv_consumed = ext_irecv_consumed,
 	.set_net_attr = ext_set_net_attr,
+	.direct = ext_direct,
 };
