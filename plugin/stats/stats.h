@@ -121,8 +121,9 @@ static inline int fl_stats_tag_known(const struct fl_conn_stats *s)
 	return atomic_load_explicit(&s->tag_rank, memory_order_relaxed) >= 0;
 }
 
-static inline void fl_stats_wire(struct fl_conn_stats *s, uint64_t post_ns, uint64_t bytes,
-				 const struct fl_xfer_times *t)
+static inline __attribute__((always_inline)) void
+fl_stats_wire(struct fl_conn_stats *s, uint64_t post_ns, uint64_t bytes,
+	      const struct fl_xfer_times *t)
 {
 	uint64_t took = t->wire_end_ns - t->wire_start_ns;
 
@@ -165,8 +166,9 @@ static inline void fl_stats_release(struct fl_conn_stats *s, unsigned slot)
 }
 
 /* One request of `bytes` in `slot` completed at done_ns. */
-static inline void fl_stats_complete(struct fl_conn_stats *s, unsigned slot, uint64_t bytes,
-				     uint64_t done_ns, const struct fl_xfer_times *t)
+static inline __attribute__((always_inline)) void
+fl_stats_complete(struct fl_conn_stats *s, unsigned slot, uint64_t bytes, uint64_t done_ns,
+		  const struct fl_xfer_times *t)
 {
 	fl_stats_account(s, bytes, fl_stats_posted_at(s, slot), done_ns, t);
 	fl_stats_release(s, slot);
