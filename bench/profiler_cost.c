@@ -5,7 +5,10 @@
  * SendWait with its bytes) and stopped; the op stopped. Per callback kind,
  * against the same calls into a table that does nothing (what any profiler
  * plugin costs at least), rounds alternating so noise hits both alike.
- * Usage: profiler_cost [OPS_PER_ROUND]
+ * With EVICT_KB, that much memory is written between the phases of an op (untimed), as NCCL's
+ * proxy thread does other work between the callbacks: the callbacks then find their lines out
+ * of the caches, an upper bound on what they cost "all in" rather than in a hot loop.
+ * Usage: profiler_cost [OPS_PER_ROUND [EVICT_KB]]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +63,16 @@ struct costs {
 	double start, record, stop; /* ns per callback */
 };
 
+static unsigned char *evict_buf;
+static size_t evict_len;
+
+/* Writes a line of every 64 bytes: what the callbacks used before is evicted. */
+static void evict(void)
+{
+	for (size_t i = 0; i < evict_len; i += 64)
+		evict_buf[i]++;
+}
+
 /* The table is read through a volatile pointer so no call is inlined away. */
 static void play(const struct fl_abi_profiler_v5 *volatile t, void *ctx, long ops,
 		 struct costs *c)
@@ -86,6 +99,7 @@ static void play(const struct fl_abi_profiler_v5 *volatile t, void *ctx, long op
 			t->start_event(ctx, &steps[s], &step_d);
 		}
 		t_start += fl_clock_ns() - t0;
+		evict();
 		t0 = fl_clock_ns();
 		for (int s = 0; s < STEPS; s++) {
 			t->record_event_state(steps[s], FL_PROF_ST_STEP_SEND_GPU_WAIT, &args);
@@ -93,11 +107,13 @@ static void play(const struct fl_abi_profiler_v5 *volatile t, void *ctx, long op
 			t->record_event_state(steps[s], FL_PROF_ST_STEP_SEND_WAIT, &args);
 		}
 		t_record += fl_clock_ns() - t0;
+		evict();
 		t0 = fl_clock_ns();
 		for (int s = 0; s < STEPS; s++)
 			t->stop_event(steps[s]);
 		t->stop_event(op);
 		t_stop += fl_clock_ns() - t0;
+		evict();
 		/* The report thread's work (off in benchmarks), outside the timed calls. */
 		if (i % 64 == 63)
 			fl_hops_drain();
@@ -133,11 +149,16 @@ static double median(double *v, int n)
 int main(int argc, char **argv)
 {
 	long ops = argc > 1 ? atol(argv[1]) : 20000;
-	double ours[3][ROUNDS], none[3][ROUNDS];
+	long evict_kb = argc > 2 ? atol(argv[2]) : 0;
+	double ours[3][ROUNDS], none[3][ROUNDS], added[3];
 	void *ctx = NULL, *null_ctx = NULL;
 	int mask = 0;
 
 	fl_clock_init();
+	evict_len = evict_kb > 0 ? (size_t)evict_kb << 10 : 0;
+	evict_buf = evict_len ? calloc(1, evict_len) : NULL;
+	if (evict_len && !evict_buf)
+		return 1;
 	if (ops <= 0 || ncclProfiler_v5.init(&ctx, 0x42, &mask, "bench", 2, 2, 0, NULL) || !ctx)
 		return 1;
 	null_table.init(&null_ctx, 0x42, &mask, "bench", 2, 2, 0, NULL);
@@ -149,15 +170,21 @@ int main(int argc, char **argv)
 		ours[0][r] = a.start, ours[1][r] = a.record, ours[2][r] = a.stop;
 		none[0][r] = b.start, none[1][r] = b.record, none[2][r] = b.stop;
 	}
-	printf("ns per callback, median of %d rounds of %ld ops x %d steps (send states)\n",
-	       ROUNDS, ops, STEPS);
+	printf("ns per callback, median of %d rounds of %ld ops x %d steps (send states)%s\n",
+	       ROUNDS, ops, STEPS, evict_len ? ", caches evicted between the phases" : "");
 	printf("%-8s %10s %10s %10s\n", "", "fabriclab", "no-op", "added");
 	for (int k = 0; k < 3; k++) {
 		static const char *const names[] = { "start", "record", "stop" };
 		double a = median(ours[k], ROUNDS), b = median(none[k], ROUNDS);
 
 		printf("%-8s %10.1f %10.1f %10.1f\n", names[k], a, b, a - b);
+		added[k] = a - b;
 	}
+	/* an op's events: STEPS + 1 starts and stops, 3 states a step */
+	printf("added per event over an op (%d starts, %d records, %d stops): %.1f ns\n",
+	       STEPS + 1, 3 * STEPS, STEPS + 1,
+	       ((STEPS + 1) * (added[0] + added[2]) + 3 * STEPS * added[1]) /
+		       (double)(2 * (STEPS + 1) + 3 * STEPS));
 	printf("(one fl_clock_ns timestamp alone: %.1f ns on this machine now)\n",
 	       clock_ns(ops * STEPS));
 	ncclProfiler_v5.finalize(ctx);

@@ -15,6 +15,8 @@ echo "== wrapper cost (null transport, isend+test pairs)"
 echo
 echo "== profiler role: ns per callback through ncclProfiler_v5 vs a no-op table"
 "$build/bench/profiler_cost"
+echo "   the same with 1 MiB written between an op's phases (the callbacks' lines out of L1 and L2)"
+"$build/bench/profiler_cost" 5000 1024
 bench/profiler_count.sh "$build"
 echo
 echo "== the report thread's reading of a hop's interval rings, its requests over 1, 2 and 4 channels"
@@ -103,6 +105,8 @@ awk -v a="$m_on" -v b="$m_off" 'BEGIN { printf "median unset %.3f / compiled out
 echo
 echo "== ext transport cost (a null NCCL net plugin underneath, isend+test pairs)"
 "$build/bench/ext_cost" "$(pwd)/$build/inner/libnccl-net-null.so"
+echo "   the same with 1 MiB written after each call (code and data out of L1 and L2)"
+"$build/bench/ext_cost" "$(pwd)/$build/inner/libnccl-net-null.so" 3000 1024
 echo
 echo "== fabriclab(ext:flsock-v12) vs flsock-v12 loaded directly: all_reduce, 4 ranks, 64 MiB, alternating"
 inner=$(pwd)/$build/inner/libnccl-net-flsock-v12.so
