@@ -122,7 +122,7 @@ def ext_own(fns, selfc, edges, fab):
 def main():
     label, paths = sys.argv[1], sys.argv[2:]
     wrap = report = drains = ext = ext_setup = reqs = tests = direct_reqs = direct_own = 0
-    direct_share = 0  # requests finished on the direct path
+    direct_done = 0  # requests finished on the direct path (finish_whole)
     for p in paths:
         selfc, edges, calls, obj = parse(p)
         home = obj.get("fl_wrap_test")  # fabriclab's object, whatever its file is called
@@ -132,7 +132,7 @@ def main():
             reqs += wrapped
             tests += calls["fl_wrap_test"]
             whole = sum(v for f, v in calls.items() if f.startswith("finish_whole"))
-            direct_share += whole
+            direct_done += whole
             # the transport beneath: what c->tp points at (socket, ext, ib), or the plugin
             # behind ext called directly (struct fl_direct)
             inner = {o for o in set(obj.values()) if o and o != home
@@ -162,7 +162,7 @@ def main():
         print("  %-20s %6d req  loaded directly: its own code %5.1f instructions/request (by "
               "itself; libc and the kernel not in)" % (label, reqs, direct_own / reqs))
         return
-    poll = NOT_DONE_TEST_DIRECT if direct_share * 2 > reqs else NOT_DONE_TEST
+    poll = NOT_DONE_TEST_DIRECT if direct_done * 2 > reqs else NOT_DONE_TEST
     w1 = wrap / reqs - max(tests / reqs - 1, 0) * poll if tests else 0
     print("  %-20s %6d req %4.1f tests/req  wrap %5.1f (wrap@1 %5.1f)  drains %5.1f  ext %5.1f  "
           "all in %6.1f (@1 %6.1f) instructions/request  (timed %5.1f%s)"

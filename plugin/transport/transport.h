@@ -118,8 +118,9 @@ struct fl_transport {
  * as NCCL would call that plugin (v10+ shapes), one buffer per receive (a multi-receive
  * still goes through the transport, as do receives from an NCCL that passes no profiler
  * handles), and does what the transport would: a size the plugin's test leaves at
- * FL_SIZE_UNWRITTEN becomes the posted size (NCCL zero-fills; some plugins never write
- * sizes), every request is timed posted -> done (whole_requests), and an error's message
+ * FL_SIZE_UNWRITTEN becomes the posted size (NCCL zero-fills, 2.28.9 src/transport/net.cc:1506;
+ * fastsocket's test never writes sizes, net_fastsocket.cc:1432-1475 at b3ff1c6), every
+ * request is timed posted -> done (whole_requests), and an error's message
  * comes from fail(), which names the plugin as the transport's own calls would.
  */
 struct fl_direct {

@@ -218,18 +218,19 @@ int ext_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
 }
 
 /*
- * Some inners (fastsocket) never write sizes; NCCL zero-fills them. We report
- * the posted sizes instead, which NCCL accepts (a receive may be larger than
- * its send) and which keeps the byte counts of such hops right.
+ * Some inners never write sizes (fastsocket's test leaves them alone:
+ * net_fastsocket.cc:1432-1475 at b3ff1c6); NCCL zero-fills them (2.28.9
+ * src/transport/net.cc:1506). We report the posted sizes instead (the test's
+ * FL_SIZE_UNWRITTEN left in place), which NCCL accepts (a receive may be larger
+ * than its send) and which keeps the byte counts of such hops right.
  */
-#define UNWRITTEN FL_SIZE_UNWRITTEN
 
 /* The inner said done: keep what moved. */
 static void inner_done(struct ext_req *r, const int *sizes)
 {
 	r->inner_done = 1;
 	for (int i = 0; i < r->n; i++)
-		if (sizes[i] != UNWRITTEN)
+		if (sizes[i] != FL_SIZE_UNWRITTEN)
 			r->sizes[i] = sizes[i];
 }
 
@@ -273,7 +274,7 @@ int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times)
 	}
 	if (!r->inner_done) {
 		for (int i = 0; i < r->n; i++)
-			sizes[i] = UNWRITTEN;
+			sizes[i] = FL_SIZE_UNWRITTEN;
 		rc = ext_plugin.test(r->inner, done, sizes);
 		if (rc)
 			return fl_fail(rc, "ext: %s test failed (error %d) on ext connection %u",
