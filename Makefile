@@ -50,10 +50,13 @@ INNER_ODD   := nosizes:NO_SIZES:12 nullreq:NULL_REQUESTS:12 initfail:INIT_FAILS:
 	nodev:NO_DEVICES:12 \
 	waitaccept:WAIT_ACCEPT+IN_ORDER+NO_SIZES:12 extras:EXTRAS:12 \
 	cts:WAIT_CTS:12
+# The thinnest layers over another plugin (bench only): NAME:WRAP:SPIN_NS, tests/inner/forward_net.c
+FORWARDS    := call:0:0 wrap:1:0 spin100:1:100
 INNER_SO    := $(INNER_VERS:%=$(INNER_DIR)/libnccl-net-flsock-v%.so) \
 	$(foreach o,$(INNER_ODD),$(INNER_DIR)/libnccl-net-flsock-$(word 1,$(subst :, ,$(o))).so) \
 	$(INNER_DIR)/libnccl-net-nonet.so $(INNER_DIR)/libnccl-net-null.so \
-	$(INNER_DIR)/libnccl-net-devoff-v9.so $(INNER_DIR)/libnccl-net-devoff-v12.so
+	$(INNER_DIR)/libnccl-net-devoff-v9.so $(INNER_DIR)/libnccl-net-devoff-v12.so \
+	$(foreach f,$(FORWARDS),$(foreach v,11 12,$(INNER_DIR)/libnccl-net-forward-$(word 1,$(subst :, ,$(f)))-v$(v).so))
 INNER_OBJ   := $(filter $(BUILD)/obj/plugin/base/% $(BUILD)/obj/plugin/transport/socket/% \
 	$(BUILD)/obj/plugin/transport/pace.o,$(PLUGIN_OBJ))
 # Plugins with one hook compiled out (-DFABRICLAB_NO_<X>): only `make bench` uses them, to measure
@@ -145,6 +148,13 @@ $(INNER_DIR)/libnccl-net-devoff-v%.so: tests/inner/devoff_net.c tests/inner/devo
 $(INNER_DIR)/libnccl-net-null.so: tests/inner/null_net.c $(PLUGIN_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -shared -o $@ $<
+define forward_rule
+$(INNER_DIR)/libnccl-net-forward-$(1)-v%.so: tests/inner/forward_net.c $(PLUGIN_HDR)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) -DFORWARD_VERSION=$$* -DFORWARD_WRAP=$(2) -DFORWARD_SPIN_NS=$(3) -fPIC \
+		-fvisibility=hidden -shared -o $$@ $$< -ldl
+endef
+$(foreach f,$(FORWARDS),$(eval $(call forward_rule,$(word 1,$(subst :, ,$(f))),$(word 2,$(subst :, ,$(f))),$(word 3,$(subst :, ,$(f))))))
 
 # The fake libibverbs (tests only, never part of the plugin): selected with FABRICLAB_IBVERBS_LIB,
 # or found as libibverbs.so.1 by programs linked against rdma-core's when LD_LIBRARY_PATH names

@@ -8,13 +8,15 @@
 # ITERS); with CPU=1 each is run again with one iteration, whose CPU (the setup) is taken off:
 # a figure per size and iteration.
 # ext:PEER_SO runs the first plugin (fabriclab) wrapping PEER_SO (FABRICLAB_TRANSPORT=ext:...):
-# the peer's transport with fabriclab's counting. Beside PEER_SO itself it splits a gap in two:
+# the peer's transport with fabriclab's counting; SO@ext:PEER_SO the same with another build SO. Beside PEER_SO itself it splits a gap in two:
 # fabriclab / fabriclab(ext:peer) compares the transports under the same counting, and
 # fabriclab(ext:peer) / peer is what the wrap and its counting cost the peer.
 # SIZES is "min max factor" (fabriclab bench -b -e -f). Small sizes need many iterations (e.g.
 # ITERS=3000) for a round to last longer than a scheduling hiccup. CPU=1 runs each bench under
 # `perf stat -e task-clock` and adds the CPU time of the whole run (every rank and thread,
 # setup included, so use one size per run for a per-size figure) with its paired ratio.
+# REF=K (1-based) adds every plugin's speed against the K-th (its time / theirs), with the 95%
+# confidence interval of the median (bootstrap): the goals are judged on that interval.
 set -euo pipefail
 build=$1 rounds=$2 ranks=${RANKS:-4} iters=${ITERS:-10} warmup=${WARMUP:-3} cpu=${CPU:-0}
 read -r smin smax sfactor <<<"${SIZES:-8 64M 8}"
@@ -29,7 +31,10 @@ if [ "$cpu" = 1 ] && ! perf stat -x, -e task-clock true >/dev/null 2>&1; then
 fi
 run() { # plugin min max factor iters: the bench's table on stdout; CPU=1: task-clock into $out.perf
 	local so=$1 transport=${FABRICLAB_TRANSPORT:-} perf=()
-	case $so in ext:*) transport=$so so=${plugins[0]} ;; esac
+	case $so in
+	ext:*) transport=$so so=${plugins[0]} ;;
+	*@ext:*) transport=ext:${so#*@ext:} so=${so%@ext:*} ;;
+	esac
 	[ "$cpu" = 1 ] && perf=(perf stat -x, -e task-clock -o "$out.perf")
 	FABRICLAB_TRANSPORT=$transport NCCL_NET_PLUGIN="$so" "${perf[@]}" "$build/fabriclab" bench \
 		--ranks "$ranks" -b "$2" -e "$3" -f "$4" -n "$5" -w "$warmup"
@@ -74,11 +79,14 @@ for so in "${plugins[@]}"; do
 		[ "${other%%:*}" = "${so%%:*}" ] && [ "$(short "$other")" = "$name" ] && dups=$((dups + 1))
 	done
 	[ "$dups" -gt 1 ] && name="$(basename "$(dirname "${so#ext:}")")/$name"
-	case $so in ext:*) name="$(short "${plugins[0]}")(ext:$name)" ;; esac
+	case $so in
+	ext:*) name="$(short "${plugins[0]}")(ext:$name)" ;;
+	*@ext:*) name="$(basename "$(dirname "${so%@ext:*}")")/$(short "${so%@ext:*}")(ext:$(short "${so#*@ext:}"))" ;;
+	esac
 	names+=("$name")
 done
 python3 - "$out" "$rounds" "$ranks" "$iters" "${names[@]}" <<'PY'
-import os, sys, statistics
+import os, random, sys, statistics
 path, rounds, ranks, iters, names = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5:]
 t, bw, cpu = {}, {}, {}
 for line in open(path):
@@ -106,6 +114,14 @@ def requests_per_iteration(size, n):
 def spread(v, fmt="%.3f"):
     v = sorted(v)
     return " / ".join(fmt % x for x in (v[0], statistics.median(v), v[-1]))
+def median_ci(v, draws=2000):
+    """The median and the 95% interval of the medians of `draws` resamples of v (seeded: a run
+    reads the same twice)."""
+    rng = random.Random(1)
+    meds = sorted(statistics.median(rng.choices(v, k=len(v))) for _ in range(draws))
+    return "%.3f (95%% CI %.3f-%.3f)" % (statistics.median(v), meds[draws // 40],
+                                          meds[draws - 1 - draws // 40])
+ref = int(os.environ.get("REF", "0")) - 1
 sizes = sorted({k[1] for k in t})
 print("%d ranks, %d rounds, %s iterations; time in us and busbw in GB/s as min / median / max"
       % (ranks, rounds, iters))
@@ -124,8 +140,12 @@ for size in sizes:
         if peer in names:
             q = names.index(peer)
             cost = [t[q, size, r] / t[p, size, r] for r in range(rounds)]
-            print("  %s / %s speed (the wrap and its counting over the same transport): %s"
-                  % (name, peer, spread(cost, "%.2f")))
+            print("  %s / %s speed (the wrap and its counting over the same transport): %s, "
+                  "median %s" % (name, peer, spread(cost, "%.2f"), median_ci(cost)))
+    for p, name in enumerate(names):
+        if 0 <= ref != p:
+            speed = [t[ref, size, r] / t[p, size, r] for r in range(rounds)]
+            print("  %-36s / %s speed: %s" % (name, names[ref], median_ci(speed)))
 if cpu:
     per_size = any(k[1] != "all" for k in cpu)
     print("CPU time (perf stat task-clock of every rank and thread) per all_reduce iteration, us, "

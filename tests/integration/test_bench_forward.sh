@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# What make bench measures the floor of any layer with (bench/run.sh, "the floor at 8 B"):
+#   carry      each forwarder of tests/inner/forward_net.c carries a 2-rank all_reduce intact
+#              over the in-repo socket plugin, named as its inner and through its requests
+#   no inner   without FABRICLAB_FORWARD_INNER, or with an inner of the wrong version, init
+#              fails and the message names the variable and the accepted form
+#   compare    bench/allreduce_vs.sh runs SO@ext:PEER (a build of fabriclab over PEER) and, with
+#              REF=K, prints every plugin's speed against the K-th with the CI of its median
+# Usage: test_bench_forward.sh [BUILD_DIR]
+set -u
+build=${1:-build}
+tool=$build/fabriclab
+inner=$(cd "$build" && pwd)/inner
+export FABRICLAB_SOCKET_IFNAME=lo
+unset RANK WORLD_SIZE MASTER_ADDR MASTER_PORT NCCL_NET_PLUGIN FABRICLAB_TRANSPORT REF \
+	FABRICLAB_FORWARD_INNER FABRICLAB_SHIM_NET_VERSION FABRICLAB_SHIM_NET_MAX_VERSION
+failures=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fabriclab-forward.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+export FABRICLAB_REPORT_DIR=$tmp/reports
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench_check_lib.sh
+. "$here/bench_check_lib.sh"
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+for mode in call wrap spin100; do
+	for v in 11 12; do
+		so=$inner/libnccl-net-forward-$mode-v$v.so
+		FABRICLAB_FORWARD_INNER=$inner/libnccl-net-flsock-v$v.so NCCL_NET_PLUGIN=$so \
+			"$tool" bench --ranks 2 -b 8 -e 64K -f 64 -n 5 >"$tmp/out" 2>&1 ||
+			{ fail "forward-$mode-v$v: bench failed: $(tail -3 "$tmp/out")"; continue; }
+		why=$(check_output "$tmp/out" all_reduce 8 64K 64 2) ||
+			fail "forward-$mode-v$v: $why"
+		# the inner's own name and version: its table is the one NCCL drives
+		grep -q "net flsock (v$v)" "$tmp/out" || fail "forward-$mode-v$v: not over flsock v$v"
+	done
+done
+
+expect_refused() { # label expected-text: init fails and says why
+	"$tool" bench --ranks 2 -b 8 -e 8 -n 2 >"$tmp/out" 2>&1 && fail "$1: bench passed"
+	grep -qF "$2" "$tmp/out" || fail "$1: no '$2' in: $(head -3 "$tmp/out")"
+	grep -q "init failed: invalid usage" "$tmp/out" || fail "$1: init did not fail"
+}
+NCCL_NET_PLUGIN=$inner/libnccl-net-forward-wrap-v11.so expect_refused "no inner" \
+	"FABRICLAB_FORWARD_INNER is unset: expected the path of a net plugin exporting ncclNetPlugin_v11"
+FABRICLAB_FORWARD_INNER=$inner/libnccl-net-flsock-v12.so \
+	NCCL_NET_PLUGIN=$inner/libnccl-net-forward-wrap-v11.so expect_refused "v12 inner under v11" \
+	"libnccl-net-flsock-v12.so: exports no ncclNetPlugin_v11"
+
+peer=$inner/libnccl-net-flsock-v12.so
+plugin=$(cd "$build" && pwd)/libnccl-net-fabriclab.so
+FABRICLAB_FORWARD_INNER=$peer REF=1 RANKS=2 SIZE_LIST=8 ITERS=20 WARMUP=2 \
+	"$here/../../bench/allreduce_vs.sh" "$build" 3 "$peer" "$inner/libnccl-net-forward-wrap-v12.so" \
+	"$plugin@ext:$peer" >"$tmp/vs" 2>&1 || fail "allreduce_vs.sh failed: $(tail -3 "$tmp/vs")"
+for name in "forward-wrap-v12" "$(basename "$build")/fabriclab(ext:flsock-v12)"; do
+	grep -qE "^  $(sed 's/[().]/\\&/g' <<<"$name") +/ flsock-v12 speed: [0-9.]+ \(95% CI [0-9.]+-[0-9.]+\)$" \
+		"$tmp/vs" || fail "no speed of $name against the peer: $(cat "$tmp/vs")"
+done
+# SO@ext:PEER ran fabriclab over the peer (its reports say ext; its own socket would say socket)
+grep -lqE '"transport": *"ext"' "$tmp"/reports/*.json 2>/dev/null ||
+	fail "SO@ext:PEER wrote no report through ext"
+
+[ "$failures" -eq 0 ] && echo "bench forwarders: all passed"
+exit $((failures > 0))
