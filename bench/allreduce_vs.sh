@@ -8,7 +8,8 @@
 # ITERS); with CPU=1 each is run again with one iteration, whose CPU (the setup) is taken off:
 # a figure per size and iteration.
 # ext:PEER_SO runs the first plugin (fabriclab) wrapping PEER_SO (FABRICLAB_TRANSPORT=ext:...):
-# the peer's transport with fabriclab's counting; SO@ext:PEER_SO the same with another build SO. Beside PEER_SO itself it splits a gap in two:
+# the peer's transport with fabriclab's counting (SO@ext:PEER_SO: with the build SO of fabriclab).
+# Beside PEER_SO itself it splits a gap in two:
 # fabriclab / fabriclab(ext:peer) compares the transports under the same counting, and
 # fabriclab(ext:peer) / peer is what the wrap and its counting cost the peer.
 # SIZES is "min max factor" (fabriclab bench -b -e -f). Small sizes need many iterations (e.g.
