@@ -57,8 +57,9 @@ for ranks in 2 4; do
 		"$peer" "ext:$peer"
 done
 fwd=$(pwd)/$build/inner/libnccl-net-forward
-fwd_v=12
-nm -D --defined-only "$peer" | grep -q ' ncclNetPlugin_v12$' || fwd_v=11
+# the forwarder of the peer's version (grep reads all of nm's output: no SIGPIPE under pipefail)
+fwd_v=11
+nm -D --defined-only "$peer" | grep ' ncclNetPlugin_v12$' >/dev/null && fwd_v=12
 echo "== the floor at 8 B, 2 ranks, 31 rounds: the thinnest layers over the peer (tests/inner/forward_net.c)"
 echo "   against fabriclab's, each as speed against the peer with the 95% CI of its median:"
 echo "   forward-call adds a call, forward-wrap a request object of its own (as any layer keeping"

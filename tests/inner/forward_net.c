@@ -129,6 +129,32 @@ static int forward_test(void *request, int *done, int *sizes)
 	return rc;
 }
 
+/* The inner's table as it exports it: a plugin may fill its slots inside init (IBext does). */
+static const struct FORWARD_TABLE *inner_table;
+
+/*
+ * NCCL calls init before any other slot and reads v11+ slots at each use (2.28.9
+ * src/plugin/net.cc:176-182), so the copy refreshed after the inner's init is what it calls.
+ */
+static void take_inner_table(void)
+{
+	inner = *inner_table;
+	FORWARD_EXPORT = inner;
+	FORWARD_EXPORT.isend = forward_isend;
+	FORWARD_EXPORT.irecv = forward_irecv;
+	FORWARD_EXPORT.test = forward_test;
+}
+
+static int forward_init(void **ctx, uint64_t comm_id, struct fl_abi_comm_config *config,
+			fl_abi_logger_fn logger, fl_abi_prof_callback_fn prof)
+{
+	int rc = inner_table->init(ctx, comm_id, config, logger, prof);
+
+	take_inner_table();
+	FORWARD_EXPORT.init = forward_init;
+	return rc;
+}
+
 /* Why the inner could not be loaded, said when NCCL calls init (ncclInvalidUsage). */
 static char load_error[512];
 
@@ -157,9 +183,7 @@ __attribute__((constructor)) static void forward_load(void)
 		FORWARD_EXPORT.init = forward_init_fails;
 		return;
 	}
-	inner = *(struct FORWARD_TABLE *)table;
-	FORWARD_EXPORT = inner;
-	FORWARD_EXPORT.isend = forward_isend;
-	FORWARD_EXPORT.irecv = forward_irecv;
-	FORWARD_EXPORT.test = forward_test;
+	inner_table = table;
+	take_inner_table();
+	FORWARD_EXPORT.init = forward_init;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What make bench measures the floor of any layer with (bench/run.sh, "the floor at 8 B"):
 #   carry      each forwarder of tests/inner/forward_net.c carries a 2-rank all_reduce intact
-#              over the in-repo socket plugin, named as its inner and through its requests
+#              over the in-repo socket plugin, named as its inner and through its requests; and
+#              over one that fills its table inside init (IBext; tests/inner/flsock_net.c fill)
 #   no inner   without FABRICLAB_FORWARD_INNER, or with an inner of the wrong version, init
 #              fails and the message names the variable and the accepted form
 #   compare    bench/allreduce_vs.sh runs SO@ext:PEER (a build of fabriclab over PEER) and, with
@@ -35,6 +36,12 @@ for mode in call wrap spin100; do
 		grep -q "net flsock (v$v)" "$tmp/out" || fail "forward-$mode-v$v: not over flsock v$v"
 	done
 done
+
+FABRICLAB_FORWARD_INNER=$inner/libnccl-net-flsock-fill.so \
+	NCCL_NET_PLUGIN=$inner/libnccl-net-forward-wrap-v12.so \
+	"$tool" bench --ranks 2 -b 8 -e 64K -f 64 -n 5 >"$tmp/out" 2>&1 ||
+	fail "forward-wrap-v12 over a table filled in init: $(tail -3 "$tmp/out")"
+why=$(check_output "$tmp/out" all_reduce 8 64K 64 2) || fail "forward-wrap-v12 over fill: $why"
 
 expect_refused() { # label expected-text: init fails and says why
 	"$tool" bench --ranks 2 -b 8 -e 8 -n 2 >"$tmp/out" 2>&1 && fail "$1: bench passed"
