@@ -18,6 +18,9 @@
 # setup included, so use one size per run for a per-size figure) with its paired ratio.
 # REF=K (1-based) adds every plugin's speed against the K-th (its time / theirs), with the 95%
 # confidence interval of the median (bootstrap): the goals are judged on that interval.
+# SCALE=BASE:SPIN:NS (with REF) reads each other plugin's speed on the scale of two named ones,
+# BASE and SPIN = BASE plus NS ns of work per completion: (BASE - it) / (BASE - SPIN) x NS, what
+# it does per completion on the critical path beyond BASE.
 set -euo pipefail
 build=$1 rounds=$2 ranks=${RANKS:-4} iters=${ITERS:-10} warmup=${WARMUP:-3} cpu=${CPU:-0}
 read -r smin smax sfactor <<<"${SIZES:-8 64M 8}"
@@ -143,10 +146,19 @@ for size in sizes:
             cost = [t[q, size, r] / t[p, size, r] for r in range(rounds)]
             print("  %s / %s speed (the wrap and its counting over the same transport): %s, "
                   "median %s" % (name, peer, spread(cost, "%.2f"), median_ci(cost)))
+    speeds = {}
     for p, name in enumerate(names):
         if 0 <= ref != p:
             speed = [t[ref, size, r] / t[p, size, r] for r in range(rounds)]
+            speeds[name] = statistics.median(speed)
             print("  %-36s / %s speed: %s" % (name, names[ref], median_ci(speed)))
+    base, spin, ns = (os.environ.get("SCALE", "") + "::").split(":")[:3]
+    if base in speeds and spin in speeds and speeds[base] != speeds[spin]:
+        for name in speeds:
+            if name not in (base, spin):
+                print("  %-36s per completion beyond %s: %.0f ns (on the scale %s = +%s ns)"
+                      % (name, base, (speeds[base] - speeds[name]) /
+                         (speeds[base] - speeds[spin]) * float(ns), spin, ns))
 if cpu:
     per_size = any(k[1] != "all" for k in cpu)
     print("CPU time (perf stat task-clock of every rank and thread) per all_reduce iteration, us, "

@@ -63,11 +63,13 @@ nm -D --defined-only "$peer" | grep ' ncclNetPlugin_v12$' >/dev/null && fwd_v=12
 echo "== the floor at 8 B, 2 ranks, 31 rounds: the thinnest layers over the peer (tests/inner/forward_net.c)"
 echo "   against fabriclab's, each as speed against the peer with the 95% CI of its median:"
 echo "   forward-call adds a call, forward-wrap a request object of its own (as any layer keeping"
-echo "   state per request must), spin100 also ~100 ns of work per completion (the scale)"
-FABRICLAB_FORWARD_INNER=$peer REF=1 RANKS=2 SIZE_LIST=8 ITERS=20000 WARMUP=50 as_deployed \
+echo "   state per request must), spin100 also ~100 ns of work per completion: on that scale,"
+echo "   what fabriclab does per completion on the critical path beyond forward-wrap, in ns"
+FABRICLAB_FORWARD_INNER=$peer REF=1 SCALE="forward-wrap-v$fwd_v:forward-spin100-v$fwd_v:100" \
+	RANKS=2 SIZE_LIST=8 ITERS=20000 WARMUP=50 as_deployed \
 	bench/allreduce_vs.sh "$build" 31 "$peer" "$fwd-call-v$fwd_v.so" "$fwd-wrap-v$fwd_v.so" \
 	"$fwd-spin100-v$fwd_v.so" "$(pwd)/$build/nocount/libnccl-net-fabriclab.so@ext:$peer" \
-	"${plugins[0]}@ext:$peer" | grep -E '^size|/ .* speed: '
+	"${plugins[0]}@ext:$peer" | grep -E '^size|/ .* speed: | per completion beyond '
 rm -rf "$reports"
 echo
 echo "== instructions per request, all in (wrap + counting, report thread, ext), callgrind"

@@ -6,7 +6,8 @@
 #   no inner   without FABRICLAB_FORWARD_INNER, or with an inner of the wrong version, init
 #              fails and the message names the variable and the accepted form
 #   compare    bench/allreduce_vs.sh runs SO@ext:PEER (a build of fabriclab over PEER) and, with
-#              REF=K, prints every plugin's speed against the K-th with the CI of its median
+#              REF=K, prints every plugin's speed against the K-th with the CI of its median;
+#              with SCALE, the ns per completion of each other one on the forwarders' scale
 # Usage: test_bench_forward.sh [BUILD_DIR]
 set -u
 build=${1:-build}
@@ -56,13 +57,20 @@ FABRICLAB_FORWARD_INNER=$inner/libnccl-net-flsock-v12.so \
 
 peer=$inner/libnccl-net-flsock-v12.so
 plugin=$(cd "$build" && pwd)/libnccl-net-fabriclab.so
-FABRICLAB_FORWARD_INNER=$peer REF=1 RANKS=2 SIZE_LIST=8 ITERS=20 WARMUP=2 \
-	"$here/../../bench/allreduce_vs.sh" "$build" 3 "$peer" "$inner/libnccl-net-forward-wrap-v12.so" \
+FABRICLAB_FORWARD_INNER=$peer REF=1 SCALE=forward-wrap-v12:forward-spin100-v12:100 RANKS=2 \
+	SIZE_LIST=8 ITERS=20 WARMUP=2 "$here/../../bench/allreduce_vs.sh" "$build" 3 "$peer" \
+	"$inner/libnccl-net-forward-wrap-v12.so" "$inner/libnccl-net-forward-spin100-v12.so" \
 	"$plugin@ext:$peer" >"$tmp/vs" 2>&1 || fail "allreduce_vs.sh failed: $(tail -3 "$tmp/vs")"
 for name in "forward-wrap-v12" "$(basename "$build")/fabriclab(ext:flsock-v12)"; do
 	grep -qE "^  $(sed 's/[().]/\\&/g' <<<"$name") +/ flsock-v12 speed: [0-9.]+ \(95% CI [0-9.]+-[0-9.]+\)$" \
 		"$tmp/vs" || fail "no speed of $name against the peer: $(cat "$tmp/vs")"
 done
+# on the scale: every plugin but the two that make it, in ns
+fl="$(basename "$build")/fabriclab(ext:flsock-v12)"
+on_scale="per completion beyond forward-wrap-v12: -?[0-9]+ ns \(on the scale forward-spin100-v12 = \+100 ns\)"
+grep -qE "^  $(sed 's/[().]/\\&/g' <<<"$fl") +$on_scale$" "$tmp/vs" ||
+	fail "no ns on the scale for $fl: $(grep -v '^fabriclab:' "$tmp/vs")"
+grep -q "^  forward-.*per completion beyond" "$tmp/vs" && fail "the scale's own plugins read on it"
 # SO@ext:PEER ran fabriclab over the peer (its reports say ext; its own socket would say socket)
 grep -lqE '"transport": *"ext"' "$tmp"/reports/*.json 2>/dev/null ||
 	fail "SO@ext:PEER wrote no report through ext"
