@@ -85,7 +85,9 @@ for so in "${plugins[@]}"; do
 	[ "$dups" -gt 1 ] && name="$(basename "$(dirname "${so#ext:}")")/$name"
 	case $so in
 	ext:*) name="$(short "${plugins[0]}")(ext:$name)" ;;
-	*@ext:*) name="$(basename "$(dirname "${so%@ext:*}")")/$(short "${so%@ext:*}")(ext:$(short "${so#*@ext:}"))" ;;
+	*@ext:*) # folder/fabriclab(ext:peer): builds of fabriclab differ by their folder
+		name="$(basename "$(dirname "${so%@ext:*}")")/$(short "${so%@ext:*}")"
+		name="$name(ext:$(short "${so#*@ext:}"))" ;;
 	esac
 	names+=("$name")
 done
