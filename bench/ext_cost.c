@@ -15,18 +15,17 @@
 #include "plugin/abi/nccl_abi.h"
 #include "plugin/base/clock.h"
 #include "plugin/wrap/wrap.h"
+#include "bench_evict.h"
 
 static const struct fl_abi_net_v12 *volatile inner;
-static unsigned char *evict_buf;
-static size_t evict_len;
+static struct bench_evict ev;
 
-/* Writes a line of every 64 bytes; returns the time it took, to be taken off. */
+/* Evicts; returns the time it took, to be taken off. */
 static __attribute__((noinline)) uint64_t evict(void)
 {
 	uint64_t t0 = fl_clock_mono_ns();
 
-	for (size_t i = 0; i < evict_len; i += 64)
-		evict_buf[i]++;
+	bench_evict(&ev);
 	return fl_clock_mono_ns() - t0;
 }
 
@@ -38,10 +37,10 @@ static double direct_ns(void *comm, long pairs)
 
 	for (long i = 0; i < pairs; i++) {
 		inner->isend(comm, NULL, 4096, 0, NULL, NULL, &req);
-		if (evict_len)
+		if (ev.len)
 			off += evict();
 		inner->test(req, &done, &size);
-		if (evict_len)
+		if (ev.len)
 			off += evict();
 	}
 	return (double)(fl_clock_mono_ns() - t0 - off) / (double)pairs;
@@ -58,10 +57,10 @@ static double ext_ns(void *comm, long pairs)
 
 	for (long i = 0; i < pairs; i++) {
 		ext->isend_ph(comm, NULL, 4096, 0, NULL, NULL, &req);
-		if (evict_len)
+		if (ev.len)
 			off += evict();
 		ext->test(req, &done, &size, &times);
-		if (evict_len)
+		if (ev.len)
 			off += evict();
 	}
 	return (double)(fl_clock_mono_ns() - t0 - off) / (double)pairs;
@@ -75,10 +74,10 @@ static double wrapped_ns(void *comm, long pairs)
 
 	for (long i = 0; i < pairs; i++) {
 		fl_wrap_isend(comm, NULL, 4096, 0, NULL, NULL, &req);
-		if (evict_len)
+		if (ev.len)
 			off += evict();
 		fl_wrap_test(req, &done, &size);
-		if (evict_len)
+		if (ev.len)
 			off += evict();
 	}
 	return (double)(fl_clock_mono_ns() - t0 - off) / (double)pairs;
@@ -120,9 +119,7 @@ int main(int argc, char **argv)
 	double d[ROUNDS], e[ROUNDS], w[ROUNDS];
 	void *inner_comm = NULL, *ext_comm = NULL, *wrap_comm = NULL;
 
-	evict_len = evict_kb > 0 ? (size_t)evict_kb << 10 : 0;
-	evict_buf = evict_len ? calloc(1, evict_len) : NULL;
-	if (evict_len && !evict_buf)
+	if (bench_evict_init(&ev, evict_kb))
 		return 1;
 	if (argc < 2 || setup(argv[1], &inner_comm, &ext_comm, &wrap_comm)) {
 		fprintf(stderr, "ext_cost: cannot set up over %s\n", argc > 1 ? argv[1] : "(none)");
@@ -142,6 +139,6 @@ int main(int argc, char **argv)
 	       "pairs%s)\n", d[ROUNDS / 2], d[0], d[ROUNDS - 1], e[ROUNDS / 2], e[0],
 	       e[ROUNDS - 1], w[ROUNDS / 2], w[0], w[ROUNDS - 1], e[ROUNDS / 2] - d[ROUNDS / 2],
 	       w[ROUNDS / 2] - d[ROUNDS / 2], ROUNDS, pairs,
-	       evict_len ? ", caches evicted after each call" : "");
+	       ev.len ? ", caches evicted after each call" : "");
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include "plugin/abi/profiler_abi.h"
 #include "plugin/base/clock.h"
 #include "plugin/stats/hop.h"
+#include "bench_evict.h"
 
 #define STEPS 8
 #define ROUNDS 7
@@ -63,15 +64,7 @@ struct costs {
 	double start, record, stop; /* ns per callback */
 };
 
-static unsigned char *evict_buf;
-static size_t evict_len;
-
-/* Writes a line of every 64 bytes: what the callbacks used before is evicted. */
-static void evict(void)
-{
-	for (size_t i = 0; i < evict_len; i += 64)
-		evict_buf[i]++;
-}
+static struct bench_evict ev;
 
 /* The table is read through a volatile pointer so no call is inlined away. */
 static void play(const struct fl_abi_profiler_v5 *volatile t, void *ctx, long ops,
@@ -99,7 +92,7 @@ static void play(const struct fl_abi_profiler_v5 *volatile t, void *ctx, long op
 			t->start_event(ctx, &steps[s], &step_d);
 		}
 		t_start += fl_clock_ns() - t0;
-		evict();
+		bench_evict(&ev);
 		t0 = fl_clock_ns();
 		for (int s = 0; s < STEPS; s++) {
 			t->record_event_state(steps[s], FL_PROF_ST_STEP_SEND_GPU_WAIT, &args);
@@ -107,13 +100,13 @@ static void play(const struct fl_abi_profiler_v5 *volatile t, void *ctx, long op
 			t->record_event_state(steps[s], FL_PROF_ST_STEP_SEND_WAIT, &args);
 		}
 		t_record += fl_clock_ns() - t0;
-		evict();
+		bench_evict(&ev);
 		t0 = fl_clock_ns();
 		for (int s = 0; s < STEPS; s++)
 			t->stop_event(steps[s]);
 		t->stop_event(op);
 		t_stop += fl_clock_ns() - t0;
-		evict();
+		bench_evict(&ev);
 		/* The report thread's work (off in benchmarks), outside the timed calls. */
 		if (i % 64 == 63)
 			fl_hops_drain();
@@ -155,9 +148,7 @@ int main(int argc, char **argv)
 	int mask = 0;
 
 	fl_clock_init();
-	evict_len = evict_kb > 0 ? (size_t)evict_kb << 10 : 0;
-	evict_buf = evict_len ? calloc(1, evict_len) : NULL;
-	if (evict_len && !evict_buf)
+	if (bench_evict_init(&ev, evict_kb))
 		return 1;
 	if (ops <= 0 || ncclProfiler_v5.init(&ctx, 0x42, &mask, "bench", 2, 2, 0, NULL) || !ctx)
 		return 1;
@@ -171,7 +162,7 @@ int main(int argc, char **argv)
 		none[0][r] = b.start, none[1][r] = b.record, none[2][r] = b.stop;
 	}
 	printf("ns per callback, median of %d rounds of %ld ops x %d steps (send states)%s\n",
-	       ROUNDS, ops, STEPS, evict_len ? ", caches evicted between the phases" : "");
+	       ROUNDS, ops, STEPS, ev.len ? ", caches evicted between the phases" : "");
 	printf("%-8s %10s %10s %10s\n", "", "fabriclab", "no-op", "added");
 	for (int k = 0; k < 3; k++) {
 		static const char *const names[] = { "start", "record", "stop" };

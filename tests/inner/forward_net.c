@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "plugin/abi/nccl_abi.h"
@@ -133,8 +134,10 @@ static int forward_test(void *request, int *done, int *sizes)
 static const struct FORWARD_TABLE *inner_table;
 
 /*
- * NCCL calls init before any other slot and reads v11+ slots at each use (2.28.9
- * src/plugin/net.cc:176-182), so the copy refreshed after the inner's init is what it calls.
+ * NCCL calls init for every communicator before any other slot (2.28.9
+ * src/plugin/net.cc:172-183) and keeps the plugin's own table, reading its slots at each use
+ * (src/plugin/net/net_v11.cc:16-19), so the copy taken again after the inner's init is what
+ * it calls.
  */
 static void take_inner_table(void)
 {
@@ -150,8 +153,11 @@ static int forward_init(void **ctx, uint64_t comm_id, struct fl_abi_comm_config 
 {
 	int rc = inner_table->init(ctx, comm_id, config, logger, prof);
 
-	take_inner_table();
-	FORWARD_EXPORT.init = forward_init;
+	/* once filled, never rewritten: another comm's proxy thread may be reading our slots */
+	if (memcmp(&inner, inner_table, sizeof(inner))) {
+		take_inner_table();
+		FORWARD_EXPORT.init = forward_init;
+	}
 	return rc;
 }
 
