@@ -20,7 +20,11 @@
 # confidence interval of the median (bootstrap): the goals are judged on that interval.
 # SCALE=BASE:SPIN:NS (with REF) reads each other plugin's speed on the scale of two named ones,
 # BASE and SPIN = BASE plus NS ns of work per completion: (BASE - it) / (BASE - SPIN) x NS, what
-# it does per completion on the critical path beyond BASE.
+# it does per completion on the critical path beyond BASE, with its 95% interval (the same
+# bootstrap); "not resolved" when BASE and SPIN cannot be told apart (SPIN reads no slower than
+# BASE in more than 2.5% of the resamples).
+# SAVE=FILE keeps the rounds' raw figures; FROM=FILE reads them back instead of running (the same
+# plugin list, for the names): one run read again with another REF or SCALE.
 set -euo pipefail
 build=$1 rounds=$2 ranks=${RANKS:-4} iters=${ITERS:-10} warmup=${WARMUP:-3} cpu=${CPU:-0}
 read -r smin smax sfactor <<<"${SIZES:-8 64M 8}"
@@ -29,6 +33,11 @@ plugins=("$@")
 n=${#plugins[@]}
 out=$(mktemp)
 trap '[ -n "${KEEP:-}" ] || rm -f "$out" "$out.perf"' EXIT
+if [ -n "${FROM:-}" ]; then
+	[ -r "$FROM" ] || { echo "FROM=$FROM: no such file of saved rounds (see SAVE=FILE)" >&2; exit 2; }
+	cp "$FROM" "$out"
+	rounds=0 # nothing is run
+fi
 if [ "$cpu" = 1 ] && ! perf stat -x, -e task-clock true >/dev/null 2>&1; then
 	echo "perf stat -e task-clock does not work here: no CPU figures" >&2
 	cpu=0
@@ -72,6 +81,8 @@ for ((r = 0; r < rounds; r++)); do
 		done
 	done
 done
+[ -z "${SAVE:-}" ] || cp "$out" "$SAVE"
+[ -z "${FROM:-}" ] || rounds=$(awk 'END { print $1 + 1 }' "$out")
 # A plugin's name: its file name without libnccl-net-, with its folder when two share a name.
 # ext:PEER_SO is named fabriclab(ext:peer).
 short() { basename "${1#ext:}" .so | sed 's/^libnccl-net-//'; }
@@ -127,6 +138,29 @@ def median_ci(v, draws=2000):
     meds = sorted(statistics.median(rng.choices(v, k=len(v))) for _ in range(draws))
     return "%.3f (95%% CI %.3f-%.3f)" % (statistics.median(v), meds[draws // 40],
                                           meds[draws - 1 - draws // 40])
+def on_scale(speeds, base, spin, ns, draws=2000):
+    """Each other plugin on the scale: (BASE - it) / (BASE - SPIN) x ns on the medians, with the
+    95% interval over paired resamples of the rounds (seeded); 'not resolved' when SPIN reads no
+    slower than BASE in more than 2.5% of the resamples."""
+    med = statistics.median
+    rng = random.Random(2)
+    picks = [rng.choices(range(len(speeds[base])), k=len(speeds[base])) for _ in range(draws)]
+    b = [med([speeds[base][i] for i in k]) for k in picks]
+    s = [med([speeds[spin][i] for i in k]) for k in picks]
+    flat = sum(bk <= sk for bk, sk in zip(b, s))
+    for name, v in speeds.items():
+        if name in (base, spin):
+            continue
+        if flat > draws // 40 or med(speeds[base]) <= med(speeds[spin]):
+            print("  %-36s per completion beyond %s: scale not resolved (%s reads no slower "
+                  "than %s in %d of %d resamples)" % (name, base, spin, base, flat, draws))
+            continue
+        reads = sorted((bk - med([v[i] for i in k])) / (bk - sk) * ns
+                       for k, bk, sk in zip(picks, b, s) if bk > sk)
+        point = (med(speeds[base]) - med(v)) / (med(speeds[base]) - med(speeds[spin])) * ns
+        print("  %-36s per completion beyond %s: %.0f ns (95%% CI %.0f to %.0f; on the scale %s = "
+              "+%g ns)" % (name, base, point, reads[len(reads) // 40],
+                           reads[len(reads) - 1 - len(reads) // 40], spin, ns))
 ref = int(os.environ.get("REF", "0")) - 1
 sizes = sorted({k[1] for k in t})
 print("%d ranks, %d rounds, %s iterations; time in us and busbw in GB/s as min / median / max"
@@ -151,16 +185,11 @@ for size in sizes:
     speeds = {}
     for p, name in enumerate(names):
         if 0 <= ref != p:
-            speed = [t[ref, size, r] / t[p, size, r] for r in range(rounds)]
-            speeds[name] = statistics.median(speed)
-            print("  %-36s / %s speed: %s" % (name, names[ref], median_ci(speed)))
+            speeds[name] = [t[ref, size, r] / t[p, size, r] for r in range(rounds)]
+            print("  %-36s / %s speed: %s" % (name, names[ref], median_ci(speeds[name])))
     base, spin, ns = (os.environ.get("SCALE", "") + "::").split(":")[:3]
-    if base in speeds and spin in speeds and speeds[base] != speeds[spin]:
-        for name in speeds:
-            if name not in (base, spin):
-                print("  %-36s per completion beyond %s: %.0f ns (on the scale %s = +%s ns)"
-                      % (name, base, (speeds[base] - speeds[name]) /
-                         (speeds[base] - speeds[spin]) * float(ns), spin, ns))
+    if base in speeds and spin in speeds:
+        on_scale(speeds, base, spin, float(ns))
 if cpu:
     per_size = any(k[1] != "all" for k in cpu)
     print("CPU time (perf stat task-clock of every rank and thread) per all_reduce iteration, us, "

@@ -8,6 +8,9 @@
 #   compare    bench/allreduce_vs.sh runs SO@ext:PEER (a build of fabriclab over PEER) and, with
 #              REF=K, prints every plugin's speed against the K-th with the CI of its median;
 #              with SCALE, the ns per completion of each other one on the forwarders' scale
+#              with its CI, or "not resolved" when the scale's two cannot be told apart
+#   read again SAVE=FILE keeps a run's rounds and FROM=FILE reads them back: the same lines;
+#              made-up rounds read on the scale as their arithmetic says
 # Usage: test_bench_forward.sh [BUILD_DIR]
 set -u
 build=${1:-build}
@@ -57,20 +60,49 @@ FABRICLAB_FORWARD_INNER=$inner/libnccl-net-flsock-v12.so \
 
 peer=$inner/libnccl-net-flsock-v12.so
 plugin=$(cd "$build" && pwd)/libnccl-net-fabriclab.so
-FABRICLAB_FORWARD_INNER=$peer REF=1 SCALE=forward-wrap-v12:forward-spin100-v12:100 RANKS=2 \
-	SIZE_LIST=8 ITERS=20 WARMUP=2 "$here/../../bench/allreduce_vs.sh" "$build" 3 "$peer" \
-	"$inner/libnccl-net-forward-wrap-v12.so" "$inner/libnccl-net-forward-spin100-v12.so" \
-	"$plugin@ext:$peer" >"$tmp/vs" 2>&1 || fail "allreduce_vs.sh failed: $(tail -3 "$tmp/vs")"
+list=("$peer" "$inner/libnccl-net-forward-wrap-v12.so" "$inner/libnccl-net-forward-spin100-v12.so"
+	"$plugin@ext:$peer")
+vs() { # allreduce_vs.sh over the list with the scale, 3 rounds
+	FABRICLAB_FORWARD_INNER=$peer REF=1 SCALE=forward-wrap-v12:forward-spin100-v12:100 RANKS=2 \
+		SIZE_LIST=8 ITERS=20 WARMUP=2 "$here/../../bench/allreduce_vs.sh" "$build" 3 "${list[@]}"
+}
+SAVE=$tmp/rounds vs >"$tmp/vs" 2>&1 || fail "allreduce_vs.sh failed: $(tail -3 "$tmp/vs")"
 for name in "forward-wrap-v12" "$(basename "$build")/fabriclab(ext:flsock-v12)"; do
 	grep -qE "^  $(sed 's/[().]/\\&/g' <<<"$name") +/ flsock-v12 speed: [0-9.]+ \(95% CI [0-9.]+-[0-9.]+\)$" \
 		"$tmp/vs" || fail "no speed of $name against the peer: $(cat "$tmp/vs")"
 done
 # on the scale: every plugin but the two that make it, in ns
 fl="$(basename "$build")/fabriclab(ext:flsock-v12)"
-on_scale="per completion beyond forward-wrap-v12: -?[0-9]+ ns \(on the scale forward-spin100-v12 = \+100 ns\)"
-grep -qE "^  $(sed 's/[().]/\\&/g' <<<"$fl") +$on_scale$" "$tmp/vs" ||
-	fail "no ns on the scale for $fl: $(grep -v '^fabriclab:' "$tmp/vs")"
+fl_re=$(sed 's/[().]/\\&/g' <<<"$fl")
+ns_re="-?[0-9]+ ns \(95% CI -?[0-9]+ to -?[0-9]+; on the scale forward-spin100-v12 = \+100 ns\)"
+flat_re="scale not resolved \(forward-spin100-v12 reads no slower than forward-wrap-v12 in [0-9]+ of 2000 resamples\)"
+grep -qE "^  $fl_re +per completion beyond forward-wrap-v12: ($ns_re|$flat_re)$" "$tmp/vs" ||
+	fail "no reading on the scale for $fl: $(grep -v '^fabriclab:' "$tmp/vs")"
 grep -q "^  forward-.*per completion beyond" "$tmp/vs" && fail "the scale's own plugins read on it"
+# the saved rounds read back give the same figures, without a run
+FROM=$tmp/rounds vs >"$tmp/again" 2>&1 || fail "FROM=FILE failed: $(tail -3 "$tmp/again")"
+diff <(grep -v '^fabriclab:' "$tmp/vs") "$tmp/again" >/dev/null ||
+	fail "FROM=FILE read differently: $(diff <(grep -v '^fabriclab:' "$tmp/vs") "$tmp/again")"
+FROM=$tmp/none vs >"$tmp/none.out" 2>&1 && fail "FROM=FILE of no file ran"
+grep -q "FROM=$tmp/none: no such file of saved rounds" "$tmp/none.out" ||
+	fail "FROM=FILE of no file: $(cat "$tmp/none.out")"
+# made-up rounds (peer, wrap, spin, fabriclab): 10, 10, 11 and 10.5 us, the same jitter in each:
+# fabriclab at 0.952 / (1 - 0.909) x 100 ns = 52 ns. With the spin 0.3 us slower than the wrap in
+# 11 rounds and 0.1 us faster in 10 its median is slower, but a resample often is not: no reading.
+made_up() { # spin's time in even and in odd rounds
+	for r in $(seq 0 20); do
+		awk -v r="$r" -v even="$1" -v odd="$2" 'BEGIN {
+			n = split("10.0 10.0 " (r % 2 ? odd : even) " 10.5", t, " ")
+			for (p = 1; p <= n; p++)
+				printf "%d %d 8 %.3f 0\n", r, p - 1, t[p] + (r % 5) * 0.02 }'
+	done
+}
+made_up 11.0 11.0 >"$tmp/made"
+FROM=$tmp/made vs | grep -qE "^  $fl_re +per completion beyond forward-wrap-v12: 52 ns \(95% CI 5[12] to 5[23];" ||
+	fail "made-up rounds on the scale: $(FROM=$tmp/made vs | tail -2)"
+made_up 10.3 9.9 >"$tmp/made"
+FROM=$tmp/made vs | grep -qE "^  $fl_re +per completion beyond forward-wrap-v12: $flat_re$" ||
+	fail "a scale that resamples flip read as resolved: $(FROM=$tmp/made vs | tail -2)"
 # SO@ext:PEER ran fabriclab over the peer (its reports say ext; its own socket would say socket)
 grep -lqE '"transport": *"ext"' "$tmp"/reports/*.json 2>/dev/null ||
 	fail "SO@ext:PEER wrote no report through ext"
