@@ -87,7 +87,7 @@ FROM=$tmp/none vs >"$tmp/none.out" 2>&1 && fail "FROM=FILE of no file ran"
 grep -q "FROM=$tmp/none: no such file of saved rounds" "$tmp/none.out" ||
 	fail "FROM=FILE of no file: $(cat "$tmp/none.out")"
 # made-up rounds (peer, wrap, spin, fabriclab): 10, 10, 11 and 10.5 us, the same jitter in each:
-# fabriclab at 0.952 / (1 - 0.909) x 100 ns = 52 ns. With the spin 0.3 us slower than the wrap in
+# fabriclab at (1 - 0.952) / (1 - 0.909) x 100 ns = 52 ns. With the spin 0.3 us slower than the wrap in
 # 11 rounds and 0.1 us faster in 10 its median is slower, but a resample often is not: no reading.
 made_up() { # spin's time in even and in odd rounds
 	for r in $(seq 0 20); do
