@@ -43,7 +43,11 @@ struct forward_req {
 	struct forward_req *next_free;
 };
 
-/* NCCL tests a request on the thread that posted it; initial-exec: no __tls_get_addr per call */
+/*
+ * NCCL tests a request on the thread that posted it: its proxy progress posts and tests in one
+ * function (2.28.9 src/transport/net.cc:1322 and 1339 for sends, 1482 and 1508 for receives).
+ * initial-exec: no __tls_get_addr per call.
+ */
 static __thread __attribute__((tls_model("initial-exec"))) struct forward_req *free_reqs;
 
 static struct forward_req *req_get(void)
