@@ -232,6 +232,7 @@ const char *fl_verdict_kind_name(enum fl_verdict_kind kind)
 	case FL_VERDICT_GDR: return "gdr";
 	case FL_VERDICT_TRANSPORT: return "transport";
 	case FL_VERDICT_RAIL: return "rail";
+	case FL_VERDICT_UNSURE: return "not-enough-evidence";
 	}
 	return "unknown";
 }

@@ -20,6 +20,23 @@ enum fl_verdict_kind {
 	FL_VERDICT_GDR,       /* GPUDirect unused where the device supports it, or uneven */
 	FL_VERDICT_TRANSPORT, /* TCP carries traffic while an RDMA port is active */
 	FL_VERDICT_RAIL,      /* one device name slow on most nodes: its leaf switch (dev) */
+	/*
+	 * Some hops look off but no explanation is likely enough to name (the
+	 * model's confidence below FL_VERDICT_NAME_CONFIDENCE): never read as
+	 * "healthy". The reason says which hops, by how much, and how much more
+	 * traffic would settle it.
+	 */
+	FL_VERDICT_UNSURE,
+};
+
+/* The culprit names fit in this many bytes ("n1/eth0 -> n2/eth0", "rail mlx5_2"). */
+#define FL_CULPRIT_LEN (2 * (FL_NODE_NAME_LEN + FL_DEV_NAME_LEN) + 8)
+
+/* The explanation the model ranked second: what a reader checks if the first is wrong. */
+struct fl_runner_up {
+	enum fl_verdict_kind kind;      /* FL_VERDICT_NONE: healthy was the runner-up */
+	char culprit[FL_CULPRIT_LEN];   /* as fl_finding_culprit writes it; "" for none */
+	double confidence;              /* its posterior probability, 0..1 */
 };
 
 /* One directed hop as the verdict sees it (after both views are joined). */
@@ -108,6 +125,9 @@ struct fl_finding {
 	double culprit_gbs;
 	double speedup;          /* how much faster the ring would run without the culprit */
 	double cost;             /* share of the ring's time it costs: 1 - 1 / speedup */
+	double line_share;       /* the culprit's hops' rate as a share of what the others run at
+				  * (the model's fit: 0.5 for a halved cable); 1 when not a rate */
+	double confidence;       /* posterior probability that this culprit is real, 0..1 */
 	char reason[256];        /* one sentence a person can read */
 };
 
@@ -126,6 +146,15 @@ struct fl_verdict {
 	double culprit_gbs;
 	double speedup;          /* how much faster the ring would run without the culprit */
 	int judged_hops;         /* hops with enough sample to judge */
+	double line_share;       /* as the finding's; 1 for none */
+	/*
+	 * The model's posterior probability of the explanation it gives (none
+	 * included: how sure the fabric is healthy within FL_VERDICT_MIN_EFFECT),
+	 * and the explanation it ranked next.
+	 */
+	double confidence;
+	struct fl_runner_up runner_up;
+	double noise;            /* healthy hops' spread in the run, as a share of their rate */
 	char reason[256];        /* one sentence a person can read */
 	int nfindings;
 	struct fl_finding findings[FL_VERDICT_MAX_FINDINGS];

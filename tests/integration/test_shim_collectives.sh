@@ -56,6 +56,19 @@ self_test() {
 	else
 		echo "ok - output checker rejects empty, wrong, missing and mis-scaled lines"
 	fi
+	# Times of a few hundredths of a us: "0.02" was anything from 0.015 to 0.025 us, so 8 bytes
+	# ran at 0.32-0.53 GB/s; "0.00" bounds the rate from below only.
+	printf '  8 2 float sum 0.02 0.400 0.400 0\n  32 8 float sum 0.00 9.000 9.000 0\n' >"$tmp/short_t.out"
+	printf '  8 2 float sum 0.02 0.600 0.600 0\n' >"$tmp/fast_t.out"
+	printf '  8 2 float sum 0.02 0.300 0.300 0\n' >"$tmp/slow_t.out"
+	if ! check_rates "$tmp/short_t.out" all_reduce 2 >/dev/null ||
+	   check_rates "$tmp/fast_t.out" all_reduce 2 >/dev/null ||
+	   check_rates "$tmp/slow_t.out" all_reduce 2 >/dev/null; then
+		echo "not ok - output checker's bound for times of hundredths of a us"
+		failures=$((failures + 1))
+	else
+		echo "ok - output checker bounds rates by the printed time's precision (0.02 us, 0.00 us)"
+	fi
 }
 
 # Sanitizer builds check memory and races, not sizes: keep their runs short.
