@@ -233,6 +233,7 @@ DOCDIR  := $(PREFIX)/share/doc/fabriclab
 MAN1DIR := $(PREFIX)/share/man/man1
 MAN_PAGES := $(sort $(wildcard docs/man/*.1))
 DOC_FILES := $(sort $(wildcard docs/*.md))
+DOC_IMAGES := $(sort $(wildcard docs/img/*.svg))
 K8S_FILES := $(sort $(wildcard deploy/k8s/*.yaml))
 # The profiler role's name (NCCL_PROFILER_PLUGIN=fabriclab loads libnccl-profiler-fabriclab.so):
 # install links that name to the same object, which exports the ncclProfiler_v* tables too.
@@ -242,12 +243,13 @@ INSTALLED := $(BINDIR)/fabriclab $(LIBDIR)/$(notdir $(PLUGIN_SO)) $(LIBDIR)/$(no
 
 install: $(PLUGIN_SO) $(LTTNG_SO) $(TOOL)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MAN1DIR) \
-		$(DESTDIR)$(DOCDIR)/docs
+		$(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR)/docs/img
 	install -m 755 $(TOOL) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(PLUGIN_SO) $(LTTNG_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(PLUGIN_SO)) $(DESTDIR)$(LIBDIR)/$(PROFILER_LINK)
 	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
 	install -m 644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/docs/
+	install -m 644 $(DOC_IMAGES) $(DESTDIR)$(DOCDIR)/docs/img/
 	install -d $(DESTDIR)$(DOCDIR)/deploy/k8s
 	install -m 644 deploy/README.md $(DESTDIR)$(DOCDIR)/deploy/
 	install -m 644 $(K8S_FILES) $(DESTDIR)$(DOCDIR)/deploy/k8s/
@@ -302,8 +304,14 @@ fuzz: deps
 	@$(MAKE) --no-print-directory fuzz-build
 	@tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS)
 
+# `make demo` builds quietly, so that what it shows is the demo: no command lines, only what a
+# failing command prints (a compile error in full) and make's one line per failed target.
+# V=1 shows every command, as a plain `make` does.
+QUIET_BUILD := $(if $(filter 1,$(V)),,-s)
+
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(if $(QUIET_BUILD),echo "building $(BUILD)/ quietly (V=1 shows the commands)")
+	@$(MAKE) --no-print-directory $(QUIET_BUILD) all
 	@scripts/demo.sh $(BUILD)
 
 test: deps
