@@ -33,11 +33,18 @@ static int init_common(void **ctx, int *mask, const struct fl_prof_comm_info *in
 		return FL_ERR_INTERNAL; /* NCCL always passes both */
 	rc = fl_prof_init(ctx, info, logger);
 	/*
-	 * A context of NULL means "measure nothing": ask for no events at all.
-	 * Success even then: NCCL drops the profiler on an error (2.23.4
+	 * A context of NULL means "measure nothing" for this communicator. Success
+	 * even then: NCCL drops the profiler on an error (2.23.4
 	 * src/misc/profiler.cc:224-227; 2.30.7 src/plugin/profiler.cc:252-254 unloads it).
+	 * The mask is NCCL's one for the whole process, not this communicator's:
+	 * every init writes it (2.23.4 src/misc/profiler.cc:215, 223; 2.26.2
+	 * src/plugin/profiler.cc:158, 165; 2.28.9 :185, 192; 2.30.7 :219, 250) and
+	 * every task copies it at enqueue (2.30.7 src/enqueue.cc:2795). So a context
+	 * that failed asks for nothing only when no other context of this process
+	 * is measured; else an empty mask would silence them all. Its own events
+	 * then come with a NULL context, which every entry point ignores.
 	 */
-	*mask = rc == 0 && *ctx ? wanted : 0;
+	*mask = rc == 0 && (*ctx || fl_prof_live_contexts() > 0) ? wanted : 0;
 	return rc;
 }
 

@@ -76,6 +76,18 @@ static void ctx_free(struct fl_prof_ctx *c)
 	free(c);
 }
 
+/* After its grace (prof_grave.c): no registry names it or its chunks any more. */
+void fl_prof_ctx_destroy(struct fl_prof_ctx *c)
+{
+	fl_prof_pool_free(c);
+	ctx_free(c);
+}
+
+int fl_prof_live_contexts(void)
+{
+	return atomic_load(&live_ctxs);
+}
+
 static struct fl_prof_ctx *ctx_new(const struct fl_prof_comm_info *info, int max_links)
 {
 	struct fl_prof_ctx *c = calloc(1, sizeof(*c));
@@ -195,14 +207,17 @@ static void report_counts(const struct fl_prof_ctx *c)
 
 	if (c->comm_hash && c->rank >= 0)
 		fl_report_note_prof_counts(c->comm_hash, c->rank, &told);
-	if (n->dropped_ops || n->dropped_steps || n->abandoned_steps || n->relayed_ops)
+	if (n->dropped_ops || n->dropped_steps || n->abandoned_steps || n->relayed_ops ||
+	    n->restarted_steps)
 		FL_INFO("profiler: comm %016llx rank %d: %llu ops, %llu relayed (PXN), %llu not "
 			"measured (%llu past the links cap), %llu steps not measured (no free "
-			"stats slot), %llu steps never stopped", (unsigned long long)c->comm_hash,
-			c->rank, (unsigned long long)n->ops, (unsigned long long)n->relayed_ops,
-			(unsigned long long)n->dropped_ops, (unsigned long long)n->dropped_links,
-			(unsigned long long)n->dropped_steps,
-			(unsigned long long)n->abandoned_steps);
+			"stats slot), %llu steps never stopped, %llu receive steps started again "
+			"before they were posted (NCCL's retries, not a loss)",
+			(unsigned long long)c->comm_hash, c->rank, (unsigned long long)n->ops,
+			(unsigned long long)n->relayed_ops, (unsigned long long)n->dropped_ops,
+			(unsigned long long)n->dropped_links, (unsigned long long)n->dropped_steps,
+			(unsigned long long)n->abandoned_steps,
+			(unsigned long long)n->restarted_steps);
 }
 
 /*
@@ -243,9 +258,9 @@ int fl_prof_finalize(void *ctx)
 	report_counts(c);
 	log_process_counts();
 	fl_prof_links_close(c);
-	fl_prof_pool_free(c); /* handles of its ops and steps are no longer found */
+	fl_prof_pool_close(c); /* handles of its ops and steps are no longer found */
 	c->magic = 0;
-	ctx_free(c);
+	fl_prof_bury(c); /* freed after a grace: an event that found it just before still may write */
 	/*
 	 * No final report here: another communicator of this process may still
 	 * come (threads create theirs one by one). NCCL unloads a profiler-only

@@ -6,6 +6,7 @@
  * Nothing NCCL passes is read before our registries vouch for it: a context
  * by its address (prof_registry.c), a handle by the address of its chunk.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -78,16 +79,42 @@ static void op_free(struct fl_prof_op *op)
 	c->free_ops = op;
 }
 
-/* The object behind a handle we gave out, if its kind is `kind`; else NULL (counted). */
-static void *resolve(void *handle, uint32_t kind)
+/*
+ * A handle we could have given: in a chunk we hold, exactly where an op or
+ * one of its steps begins (a chunk is a header slot, then its ops, each with
+ * its steps inline). Anything else, a small integer, a pointer into the
+ * middle of an object or a handle of a finalized context, is NULL and
+ * nothing is read through it; one outside every chunk of ours is counted.
+ */
+static void *object_of(void *handle)
 {
+	uintptr_t base = (uintptr_t)handle & ~((uintptr_t)FL_PROF_CHUNK_ALIGN - 1);
+	uintptr_t off = (uintptr_t)handle - base, in_op;
+
 	if (!handle)
 		return NULL;
-	if (!fl_prof_chunk_of(handle)) {
+	if (!fl_prof_chunk_of(handle) || off < sizeof(struct fl_prof_op)) {
 		fl_prof_note_stale();
 		return NULL;
 	}
-	return *(const uint32_t *)handle == kind ? handle : NULL;
+	in_op = off % sizeof(struct fl_prof_op);
+	if (in_op == 0)
+		return handle;
+	if (in_op < offsetof(struct fl_prof_op, steps))
+		return NULL;
+	in_op -= offsetof(struct fl_prof_op, steps);
+	if (in_op % sizeof(struct fl_prof_step) ||
+	    in_op / sizeof(struct fl_prof_step) >= FL_PROF_STEP_SLOTS)
+		return NULL;
+	return handle;
+}
+
+/* The object behind a handle we gave out, if its kind is `kind`; else NULL. */
+static void *resolve(void *handle, uint32_t kind)
+{
+	void *obj = object_of(handle);
+
+	return obj && *(const uint32_t *)obj == kind ? obj : NULL;
 }
 
 /* Claims an own context for this thread when no thread has yet. */
@@ -191,6 +218,26 @@ static void abandon(struct fl_prof_step *s)
 	s->kind = FL_PROF_KIND_FREE;
 }
 
+/*
+ * The same step started again before anything was recorded on it: NCCL's
+ * receive proxy starts the step's event before it posts the buffer and, when
+ * it cannot post yet, leaves it running and starts it again on its next pass,
+ * over the handle it kept (2.30.7 src/transport/net.cc:1536 starts it, :1546
+ * and :1561 `continue` while a registered buffer waits for the kernel, :1592
+ * skips RecvWait while irecv gives no request; 2.28.9 :1432, :1442, :1455,
+ * :1483; 2.23.4 :1261). The first RecvWait (:1603) follows the last start.
+ * The same step keeps its slot and its first start: nothing was lost.
+ */
+static int restarted(const struct fl_prof_step *s, int step)
+{
+	if (s->step != step || s->bytes)
+		return 0;
+	for (int i = 0; i < FL_PROF_STATES; i++)
+		if (s->at[i])
+			return 0;
+	return 1;
+}
+
 /* ctx is not read: for PXN it is another process's; the op (ours) knows its context. */
 int fl_prof_step_start(void *ctx, void **handle, void *parent, int step)
 {
@@ -205,6 +252,11 @@ int fl_prof_step_start(void *ctx, void **handle, void *parent, int step)
 	if (!op)
 		return 0;
 	s = &op->steps[(unsigned)step % FL_PROF_STEP_SLOTS];
+	if (s->kind == FL_PROF_KIND_STEP && restarted(s, step)) {
+		op->ctx->counts.restarted_steps++;
+		*handle = s;
+		return 0;
+	}
 	if (s->kind == FL_PROF_KIND_STEP)
 		abandon(s);
 	slot = fl_prof_slot_take(op->link);
@@ -214,6 +266,7 @@ int fl_prof_step_start(void *ctx, void **handle, void *parent, int step)
 	}
 	memset(s, 0, sizeof(*s));
 	s->kind = FL_PROF_KIND_STEP;
+	s->step = step;
 	s->op = op;
 	s->slot = (unsigned)slot;
 	s->start_ns = fl_prof_now();
@@ -293,12 +346,9 @@ int fl_prof_stop(void *handle)
 {
 	uint32_t kind;
 
+	handle = object_of(handle);
 	if (!handle)
 		return 0;
-	if (!fl_prof_chunk_of(handle)) {
-		fl_prof_note_stale();
-		return 0;
-	}
 	kind = *(const uint32_t *)handle;
 	if (kind == FL_PROF_KIND_STEP)
 		step_stop(handle);
@@ -315,12 +365,16 @@ void fl_prof_note_other(void *ctx)
 				   __ATOMIC_RELAXED);
 }
 
+void fl_prof_pool_close(struct fl_prof_ctx *c)
+{
+	for (int i = 0; i < c->nchunks; i++)
+		fl_prof_reg_chunk_del(c->chunks[i]);
+}
+
 void fl_prof_pool_free(struct fl_prof_ctx *c)
 {
-	for (int i = 0; i < c->nchunks; i++) {
-		fl_prof_reg_chunk_del(c->chunks[i]);
+	for (int i = 0; i < c->nchunks; i++)
 		free(c->chunks[i]);
-	}
 	c->nchunks = 0;
 	c->free_ops = NULL;
 }

@@ -50,6 +50,7 @@ struct fl_prof_op;
 
 struct fl_prof_step {
 	uint32_t kind;
+	int step;                /* NCCL's step number: a second start of it is a restart */
 	unsigned slot;           /* the link's stats slot, held from start to stop */
 	struct fl_prof_op *op;
 	uint64_t start_ns;
@@ -84,6 +85,11 @@ struct fl_prof_counts {
 	uint64_t dropped_links;   /* of those, for want of a link (the links cap) */
 	uint64_t dropped_steps;   /* every stats slot of the link held: not measured */
 	uint64_t abandoned_steps; /* a slot reused before its step stopped: its figures lost */
+	/*
+	 * A receive step started again before it was posted (irecv said "not now", or a
+	 * registered buffer waits for the kernel): NCCL's own retry, not a loss (prof_event.c).
+	 */
+	uint64_t restarted_steps;
 };
 
 /* The aligned block a pool grows by: a header, then its ops. */
@@ -113,6 +119,9 @@ struct fl_prof_ctx {
 	struct fl_prof_chunk *chunks[FL_PROF_MAX_OPS / FL_PROF_OP_CHUNK];
 	int nchunks;
 	struct fl_prof_counts counts;
+	/* Finalized: out of the registries, waiting out its grace before it is freed (prof_grave.c). */
+	struct fl_prof_ctx *next_dead;
+	uint64_t dead_at_ns;
 };
 
 #define FL_PROF_CTX_MAGIC 0x58544346u /* "FCTX" */
@@ -141,11 +150,25 @@ struct fl_prof_link *fl_prof_link_get(struct fl_prof_ctx *c, int rank, int peer,
 /* A free stats slot of the link, or -1 when every one is held. */
 int fl_prof_slot_take(struct fl_prof_link *l);
 void fl_prof_slot_give(struct fl_prof_link *l, unsigned slot);
+/* Detaches the links from the hop table and the tracer; their memory stays until links_free. */
 void fl_prof_links_close(struct fl_prof_ctx *c);
 void fl_prof_links_free(struct fl_prof_ctx *c);
 
-/* prof_event.c: the op objects go when their context does. */
+/*
+ * prof_event.c: the op objects go when their context does: first out of the
+ * registry (no handle of theirs is found any more), their memory after the grace.
+ */
+void fl_prof_pool_close(struct fl_prof_ctx *c);
 void fl_prof_pool_free(struct fl_prof_ctx *c);
+
+/*
+ * prof_grave.c: a finalized context (out of every registry, its links detached)
+ * is freed only once a grace has passed, so an event that found it in a registry
+ * just before its finalize still writes into memory that is ours. prof_comm.c's
+ * fl_prof_ctx_destroy frees it then.
+ */
+void fl_prof_bury(struct fl_prof_ctx *c);
+void fl_prof_ctx_destroy(struct fl_prof_ctx *c);
 
 /* prof_step.c: a stopped step's figures into its link. */
 void fl_prof_step_account(struct fl_prof_step *s, uint64_t stop_ns);

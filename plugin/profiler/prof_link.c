@@ -100,6 +100,9 @@ int fl_prof_links_alloc(struct fl_prof_ctx *c, int max_links)
 
 void fl_prof_links_free(struct fl_prof_ctx *c)
 {
+	for (int i = 0; c->links && i < c->nlinks; i++)
+		free(c->links[i]);
+	c->nlinks = 0;
 	free(c->links);
 	free(c->link_index);
 	c->links = NULL;
@@ -184,16 +187,15 @@ void fl_prof_slot_give(struct fl_prof_link *l, unsigned slot)
 	l->free_slots[slot / 64] |= 1ULL << (slot % 64);
 }
 
-/* The figures stay in the hop table; the links go with their context. */
+/*
+ * The figures stay in the hop table; the links' memory goes with their
+ * context, after its grace (prof_grave.c): a step that a late event stops
+ * still writes into a link of ours, whose figures no longer count.
+ */
 void fl_prof_links_close(struct fl_prof_ctx *c)
 {
 	for (int i = 0; i < c->nlinks; i++) {
 		fl_trace_conn_down(&c->links[i]->trace);
 		fl_hop_detach(&c->links[i]->stats);
-		free(c->links[i]);
-		c->links[i] = NULL;
 	}
-	c->nlinks = 0;
-	if (c->link_index)
-		memset(c->link_index, 0xff, (c->link_index_mask + 1) * sizeof(*c->link_index));
 }

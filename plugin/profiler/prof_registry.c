@@ -20,6 +20,13 @@
 #define FL_REG_PROBES 32
 #define FL_REG_EMPTY ((uintptr_t)0)
 #define FL_REG_GONE ((uintptr_t)1)
+/*
+ * No key below this is ours: nothing is mapped in the first 64 KiB on Linux
+ * (vm.mmap_min_addr's default), and the markers above live there. So 0, 1 (a
+ * tombstone's value) or any small integer NCCL or a buggy caller passes, and
+ * the chunk base 0 of a handle below 128 KiB, are never found.
+ */
+#define FL_REG_LOWEST_KEY ((uintptr_t)64 * 1024)
 
 #define FL_REG_CTX_SLOTS 1024u    /* a context per communicator and rank of the process */
 #define FL_REG_CHUNK_SLOTS 16384u /* up to 32 chunks per context */
@@ -39,6 +46,8 @@ static int reg_add(_Atomic uintptr_t *slots, unsigned nslots, uintptr_t key)
 {
 	unsigned i = home_slot(key, nslots);
 
+	if (key < FL_REG_LOWEST_KEY)
+		return -1;
 	for (int n = 0; n < FL_REG_PROBES; n++, i = (i + 1) & (nslots - 1)) {
 		uintptr_t cur = atomic_load_explicit(&slots[i], memory_order_relaxed);
 
@@ -56,6 +65,8 @@ static int reg_find(_Atomic uintptr_t *slots, unsigned nslots, uintptr_t key)
 {
 	unsigned i = home_slot(key, nslots);
 
+	if (key < FL_REG_LOWEST_KEY)
+		return -1; /* a marker or a small integer: never an address we hold */
 	for (int n = 0; n < FL_REG_PROBES; n++, i = (i + 1) & (nslots - 1)) {
 		uintptr_t cur = atomic_load_explicit(&slots[i], memory_order_acquire);
 

@@ -56,6 +56,12 @@ enum fl_prof_state {
  * src/misc/profiler.cc:223-227; 2.30.7 src/plugin/profiler.cc:250-254).
  */
 int fl_prof_init(void **ctx, const struct fl_prof_comm_info *info, fl_logger_fn logger);
+/*
+ * Contexts of this process measured now (initialized, not yet finalized). NCCL
+ * keeps one event mask for the whole process, which every communicator's init
+ * writes: a context that could not be made asks for nothing only when this is 0.
+ */
+int fl_prof_live_contexts(void);
 /* v1..v3: the communicator's hash and rank, from the first Coll or P2p event. */
 void fl_prof_learn_comm(void *ctx, uint64_t comm_hash, int rank);
 /*

@@ -91,6 +91,9 @@ static int init(void **ctx, uint64_t comm_id, struct fl_abi_comm_config *config,
 
 static int finalize(void *ctx)
 {
+#ifdef FLSOCK_RECORDS
+	flsock_record.finalizes++;
+#endif
 	return ctx == &ctx_token ? FL_OK : FL_ERR_INTERNAL;
 }
 

@@ -17,7 +17,8 @@
  *                        aws-ofi-nccl's init_v12 did when the shim passed NULL (issue 28).
  *                        With FLSOCK_WANT_TRAFFIC_CLASS=N, a config whose traffic class
  *                        is not N fails the call with a WARN saying what came.
- *   FLSOCK_RECORDS       records what init, connect, irecv and setNetAttr were given
+ *   FLSOCK_RECORDS       records what init, connect, irecv and setNetAttr were given, and
+ *                        counts inits and finalizes (what aws-ofi-nccl counts)
  *                        (flsock_record.h), for tests that check what ext forwards
  *   FLSOCK_WAIT_ACCEPT   google fastsocket's connection: connect returns at once, the
  *                        first test of a send blocks until the peer accepted

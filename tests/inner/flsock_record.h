@@ -10,6 +10,8 @@
 
 struct flsock_record {
 	int inits;                                   /* v11+: every init, first ones kept */
+	int finalizes;                               /* v11+: every finalize (inits - finalizes
+							live, as aws-ofi-nccl counts them) */
 	uint64_t init_comm[FLSOCK_RECORD_INITS];
 	int init_tc[FLSOCK_RECORD_INITS];
 	int connects;                                /* v10: the config each connect had */

@@ -221,7 +221,9 @@ static json_t *the_rank(json_t *root)
 
 static void says(const char *why, const char *what)
 {
-	if (!strstr(why, what))
+	if (!why)
+		fail_msg("`incomplete` is null, it should say \"%s\"", what);
+	else if (!strstr(why, what))
 		fail_msg("`incomplete` does not say \"%s\": %s", what, why);
 }
 

@@ -312,6 +312,38 @@ static void test_split_renumbered(void **state)
 	assert_int_equal(set.verdict.kind, FL_VERDICT_NONE);
 }
 
+/*
+ * Registered buffers and a busy irecv: NCCL starts a receive step again on
+ * every proxy pass that cannot post it, over the handle it kept and without a
+ * stop (tests/player/prof_player.h cites where). Each repeat is the same step:
+ * the report stays complete, with 0 steps lost, and the bytes are exact.
+ */
+static void test_registered_buffers(void **state)
+{
+	int version = *(int *)*state;
+	struct player_scenario s;
+
+	player_defaults(&s, version, 8);
+	s.ranks_per_node = 2;
+	s.recv_reg_passes = 20; /* the kernel starts 20 proxy passes after the op */
+	s.recv_not_now = 1;     /* and every irecv is refused once */
+	play_and_merge(&s);
+	check_ring(&s);
+	if (set.verdict.kind != FL_VERDICT_NONE)
+		fail_msg("v%d: verdict %s (%s)", version, fl_verdict_kind_name(set.verdict.kind),
+			 set.verdict.reason);
+	check_nothing_lost(&s);
+	/* A slow link stays named with the repeats. */
+	s.slow_src = 5;
+	s.slow_dst = 6;
+	play_and_merge(&s);
+	check_ring(&s);
+	assert_int_equal(set.verdict.kind, FL_VERDICT_LINK);
+	assert_string_equal(set.figures[set.verdict.hop].src_node, "node2");
+	assert_string_equal(set.figures[set.verdict.hop].dst_node, "node3");
+	check_nothing_lost(&s);
+}
+
 /* Calls fn on every report the run wrote (each loaded; a file that is not JSON fails). */
 static void for_each_report(void (*fn)(json_t *root, const char *path, void *arg), void *arg)
 {
@@ -459,6 +491,8 @@ static int versions[] = { 1, 2, 3, 4, 5, 6, 7 };
 	cmocka_unit_test_prestate_setup_teardown(test_mixed_modes, setup, teardown,           \
 						 &versions[i]),                               \
 	cmocka_unit_test_prestate_setup_teardown(test_split_renumbered, setup, teardown,      \
+						 &versions[i]),                               \
+	cmocka_unit_test_prestate_setup_teardown(test_registered_buffers, setup, teardown,    \
 						 &versions[i])
 
 /* The NCCLs whose sequences the PXN replays follow: 2.23, 2.26, 2.28, 2.30, 2.32. */

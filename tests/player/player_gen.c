@@ -159,6 +159,21 @@ static int send_step(const struct timing *tm, struct player_thread *th, int li, 
 	return rc;
 }
 
+/*
+ * The passes of NCCL's receive proxy that start step k and cannot post it
+ * (prof_player.h: recv_reg_passes, recv_not_now), each a start with nothing
+ * recorded and no stop, p/64 apart before the pass that posts it.
+ */
+static int recv_restarts(const struct player_scenario *s, struct player_thread *th, int li,
+			 int op, int k, uint64_t post, uint64_t p)
+{
+	int n = s->recv_not_now + (k == 0 ? s->recv_reg_passes : 0), rc = 0;
+
+	for (int j = n; j >= 1; j--)
+		rc |= push(th, EV(EV_START_STEP, post - (uint64_t)j * (p / 64), li, op, k, 0, 0));
+	return rc;
+}
+
 static int recv_step(const struct timing *tm, struct player_thread *th, int li, int op, int k)
 {
 	const struct player_link *l = &th->links[li];
@@ -169,7 +184,8 @@ static int recv_step(const struct timing *tm, struct player_thread *th, int li, 
 
 	if (l->rank == s->straggler_rank)
 		post = arrive - wire_of(s, l->peer, l->rank) - p / 20;
-	rc = push(th, EV(EV_START_STEP, post, li, op, k, 0, 0));
+	rc = recv_restarts(s, th, li, op, k, post, p);
+	rc |= push(th, EV(EV_START_STEP, post, li, op, k, 0, 0));
 	rc |= op_state(th, s, post, li, op, FL_PROF_ST_OP_RECV_POSTED, 0, 0);
 	rc |= push(th, EV(EV_STATE, post, li, op, k, FL_PROF_ST_STEP_RECV_WAIT, 0));
 	rc |= op_state(th, s, arrive, li, op, FL_PROF_ST_OP_RECV_RECEIVED, s->chunk, 0);

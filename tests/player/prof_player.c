@@ -275,7 +275,10 @@ int player_run(const struct player_scenario *s, const char *dir)
 	pid_t pids[64];
 	uint64_t t0;
 
-	if (nodes > 64 || s->ranks_per_node > 64 || s->ops > MAX_OPS || s->nsteps > 16)
+	/* Restarts come p/64 apart, inside the 8 periods between an op's start and its first step. */
+	if (nodes > 64 || s->ranks_per_node > 64 || s->ops > MAX_OPS || s->nsteps > 16 ||
+	    s->recv_reg_passes < 0 || s->recv_not_now < 0 ||
+	    s->recv_reg_passes + s->recv_not_now > 256)
 		return -1;
 	/* Far ahead of the real clock, so no watermark the report thread sets overtakes it. */
 	fl_clock_init();

@@ -52,6 +52,19 @@ struct player_scenario {
 	 */
 	int pxn;
 	int pxn_same_process;
+	/*
+	 * Receive steps NCCL starts again before it posts them, over the handle it
+	 * kept, with no stop in between (2.30.7 src/transport/net.cc:1536 starts the
+	 * step's event, then `continue`s while a registered buffer waits for the
+	 * kernel, :1546 and :1561, or skips RecvWait while irecv gives no request,
+	 * :1592; 2.28.9 :1432, :1442, :1455, :1483; 2.23.4 :1261, :1271, :1296):
+	 * recv_reg_passes: user-registered buffers (CUDA graphs, ncclCommRegister),
+	 *   each op's first step started that many extra times, one per proxy pass
+	 *   until the kernel starts (regBufferReady then holds for the op's other steps);
+	 * recv_not_now: every receive step's irecv says "not now" that many times.
+	 */
+	int recv_reg_passes;
+	int recv_not_now;
 	int comms; /* communicators per rank (each its own hash), 1 or more */
 	int split; /* odd communicators number their ranks backwards (a split, renumbered) */
 	const struct player_rank_hooks *hooks; /* NULL: the profiler role alone */

@@ -66,6 +66,18 @@ extern struct ext_ctx ext_process_ctx;
 extern int ext_hello_on; /* FABRICLAB_EXT_HELLO (default 1) */
 extern int ext_direct_on; /* FABRICLAB_EXT_DIRECT (default 1): ext_direct() may hand over */
 
+/*
+ * ---- the process-wide init's life (ext_life.c) ----
+ * open: a communicator's ctx is about to open (inits the process again after
+ * a last finalize ended it); close: one closed (the last ends the process-wide
+ * init of a v11+ inner). devices and props answer from the inner while it is
+ * inited, else from what it said just before its finalize.
+ */
+int ext_life_open(void);
+int ext_life_close(void);
+int ext_life_devices(int *ndev);
+int ext_life_props(int dev, struct fl_props *props);
+
 /* ---- identity (ext_hello.c) ---- */
 
 /* After the inner's listen: our identity in the handle's unused tail, if it is all zero. */

@@ -19,7 +19,7 @@ int ext_direct_on = 1;
 
 static int ext_devices(int *ndev)
 {
-	int rc = ext_plugin.devices(ndev);
+	int rc = ext_life_devices(ndev);
 
 	return rc ? fl_fail(rc, "FABRICLAB_TRANSPORT=ext:%s: %s devices() failed (error %d)",
 			    ext_plugin.spec, ext_plugin.path, rc) : FL_OK;
@@ -32,7 +32,7 @@ static int ext_devices(int *ndev)
  */
 static int ext_get_properties(int dev, struct fl_props *props)
 {
-	int rc = ext_inner_props(&ext_plugin, dev, props);
+	int rc = ext_life_props(dev, props);
 
 	if (rc)
 		return fl_fail(rc, "ext: %s getProperties(%d) failed (error %d)", ext_plugin.name,
@@ -92,10 +92,17 @@ static int ext_open_ctx(uint64_t comm_id, int traffic_class, void **tctx)
 	*tctx = NULL;
 	if (!c)
 		return fl_fail(FL_ERR_SYSTEM, "ext: out of memory for a communicator");
+	/* The process-wide init again if the last communicator's finalize ended it (ext_life.c). */
+	rc = ext_life_open();
+	if (rc) {
+		free(c);
+		return rc;
+	}
 	c->config.traffic_class = traffic_class;
 	rc = ext_inner_open_ctx(&ext_plugin, comm_id, fl_log_logger(), fl_log_profiler(), c);
 	if (rc) {
 		free(c);
+		ext_life_close();
 		return fl_fail(rc, "ext: %s init for communicator %016llx failed (error %d)",
 			       ext_plugin.name, (unsigned long long)comm_id, rc);
 	}
@@ -103,12 +110,19 @@ static int ext_open_ctx(uint64_t comm_id, int traffic_class, void **tctx)
 	return FL_OK;
 }
 
+/* The last communicator's finalize also ends the process-wide init, as NCCL's unload would. */
 static int ext_close_ctx(void *tctx)
 {
-	int rc = tctx ? ext_inner_close_ctx(&ext_plugin, tctx) : FL_OK;
+	int rc, life;
 
+	if (!tctx)
+		return FL_OK;
+	rc = ext_inner_close_ctx(&ext_plugin, tctx);
 	free(tctx);
-	return rc ? fl_fail(rc, "ext: %s finalize failed (error %d)", ext_plugin.name, rc) : FL_OK;
+	if (rc)
+		rc = fl_fail(rc, "ext: %s finalize failed (error %d)", ext_plugin.name, rc);
+	life = ext_life_close();
+	return rc ? rc : life;
 }
 
 /* tctx: the communicator's, or NULL when NCCL gave the process-wide ctx. */
