@@ -221,6 +221,14 @@ static void verdict(struct fl_json *j, const struct fl_report *r)
 	fl_json_double(j, "culprit_gbs", v->culprit_gbs);
 	fl_json_double(j, "speedup", v->speedup);
 	fl_json_int(j, "judged_hops", v->judged_hops);
+	fl_json_double(j, "confidence", v->confidence);
+	fl_json_double(j, "line_share", v->line_share);
+	fl_json_double(j, "noise", v->noise);
+	fl_json_object_inline(j, "runner_up");
+	fl_json_string(j, "kind", fl_verdict_kind_name(v->runner_up.kind));
+	fl_json_string(j, "culprit", v->runner_up.culprit);
+	fl_json_double(j, "confidence", v->runner_up.confidence);
+	fl_json_end(j);
 	fl_json_string(j, "reason", v->reason);
 	commands(j, r->commands);
 	fl_json_end(j);

@@ -152,8 +152,11 @@ static void verdict(FILE *f, const struct fl_report *r)
 {
 	const struct fl_verdict *v = &r->verdict;
 
-	fprintf(f, "\nverdict: %s (%d hop%s judged on this process's view alone)\n",
-		fl_verdict_kind_name(v->kind), v->judged_hops, v->judged_hops == 1 ? "" : "s");
+	fprintf(f, "\nverdict: %s (%d hop%s judged on this process's view alone; confidence %.2f; "
+		"next: %s%s%s, %.2f)\n",
+		fl_verdict_kind_name(v->kind), v->judged_hops, v->judged_hops == 1 ? "" : "s",
+		v->confidence, fl_verdict_kind_name(v->runner_up.kind),
+		v->runner_up.culprit[0] ? " " : "", v->runner_up.culprit, v->runner_up.confidence);
 	if (v->reason[0])
 		fprintf(f, "  %s\n", v->reason);
 	if (!r->commands[0])

@@ -14,6 +14,7 @@
 #include "base/config.h"
 #include "base/error.h"
 #include "verdict_internal.h"
+#include "verdict_model.h"
 
 /*
  * The smallest effect named: 5% below the others. Healthy hops paced by the lab
@@ -22,8 +23,6 @@
  * a hop that is slow by less than anyone would act on.
  */
 #define DEFAULT_MIN_RATIO 0.95
-#define MAD_Z_SCALE 0.6745 /* makes the MAD of normal data comparable to its deviation */
-#define MIN_MODIFIED_Z 3.5 /* Iglewicz and Hoaglin's outlier bound */
 #define DEFAULT_MIN_BYTES (16ULL << 20)
 #define DEFAULT_MIN_MESSAGES 8
 
@@ -109,86 +108,12 @@ double fl_verdict_rate(const struct fl_hop_figures *h)
 										 : h->wire_gbs;
 }
 
-/*
- * Where one request alone is latency-bound (the hop is judged for the requests
- * it keeps in flight), the round trip is part of every request's time and
- * dilutes the stretch of a slower wire: the median request of a step of L
- * requests takes (L+1)/2 wire times and a round trip, the step L wire times and
- * one. A port at 90% under NCCL's LL at 400 Gb/s (16 requests of 32 KiB in
- * flight, 2.6 us round trip) reads 0.92x in rate and 1.07x in its median
- * request. There, the median must stretch by three quarters of the rate's
- * shortfall (capped at VERDICT_MIN_P50_STRETCH).
- */
-static double stretch_needed(const struct fl_hop_figures *h, double rate_ratio)
+bool verdict_comparable(const struct fl_hop_figures *a, const struct fl_hop_figures *b)
 {
-	double need = VERDICT_MIN_P50_STRETCH;
+	double x = a->line_rate_gbs, y = b->line_rate_gbs;
+	double diff = x > y ? x - y : y - x;
 
-	if (fl_wire_bound(verdict_request_size(h), h->line_rate_gbs, 1.0) || rate_ratio <= 0.0)
-		return need;
-	if (1.0 + 0.75 * (1.0 / rate_ratio - 1.0) < need)
-		need = 1.0 + 0.75 * (1.0 / rate_ratio - 1.0);
-	return need;
-}
-
-/*
- * A hop that stops now and then keeps its median request: a pause storm (40 ms of every 100 ms)
- * on a tcp lab hop read 0.58x the others with its median request 1.05x theirs, and its p99 4.9x
- * (7 ranks, 2026-12-06). So a rate below LINK_STALL_RATIO of the others with a tail
- * LINK_TAIL_STRETCH x theirs is evidence too. Healthy hops' p99 in that run: 0.97-1.47x.
- */
-#define LINK_STALL_RATIO 0.75
-#define LINK_TAIL_STRETCH 2.0
-
-static bool stalls(const struct fl_hop_figures *h, double rate, double p99)
-{
-	return rate > 0.0 && p99 > 0.0 && h->wire_p99_us >= LINK_TAIL_STRETCH * p99 &&
-	       fl_verdict_rate(h) < LINK_STALL_RATIO * rate;
-}
-
-bool verdict_typical_slow(const struct verdict_input *in, size_t i, const char *node,
-			  const char *dev)
-{
-	double *v, *r, *t, median, rate, p99, p50 = in->hops[i].wire_p50_us;
-	size_t n = 0, nt = 0;
-
-	if (p50 <= 0.0)
-		return true; /* not measured: the rate alone decides */
-	v = malloc(3 * in->nhops * sizeof(*v));
-	if (!v)
-		return true;
-	r = v + in->nhops;
-	t = r + in->nhops;
-	for (size_t k = 0; k < in->nhops; k++) {
-		const struct fl_hop_figures *h = &in->hops[k];
-
-		/*
-		 * A rate above the line rate is a measurement error, and so are its
-		 * message times: a lab hop at 2109% timed 120 us per message against
-		 * 19 ms, and halved the others' median with it.
-		 */
-		if (k == i || !verdict_has_rate(in, k) || h->wire_p50_us <= 0.0 ||
-		    fl_verdict_rate(h) != h->wire_gbs || !verdict_comparable(h, &in->hops[i]) ||
-		    (node && fl_verdict_touches(h, node, dev)))
-			continue;
-		r[n] = h->wire_gbs;
-		v[n++] = h->wire_p50_us;
-		if (h->wire_p99_us > 0.0)
-			t[nt++] = h->wire_p99_us;
-	}
-	median = verdict_median(v, n);
-	rate = verdict_median(r, n);
-	p99 = verdict_median(t, nt);
-	free(v);
-	return median <= 0.0 ||
-	       p50 >= stretch_needed(&in->hops[i],
-				     rate > 0.0 ? fl_verdict_rate(&in->hops[i]) / rate : 0.0) *
-			      median ||
-	       stalls(&in->hops[i], rate, p99);
-}
-
-bool verdict_outside_spread(double gap, double mad)
-{
-	return mad <= 0.0 || MAD_Z_SCALE * gap / mad > MIN_MODIFIED_Z;
+	return !strcmp(a->transport, b->transport) && diff <= 0.01 * (x > y ? x : y);
 }
 
 void fl_finding_culprit(const struct fl_finding *f, const struct fl_hop_figures *hops,
@@ -420,58 +345,6 @@ void verdict_set_hop(struct fl_finding *out, const struct fl_hop_figures *hops, 
 	out->culprit_gbs = hops[i].wire_gbs;
 }
 
-static int count_judged(const struct verdict_input *in)
-{
-	int n = 0;
-
-	for (size_t i = 0; i < in->nhops; i++)
-		n += verdict_judged(in, i);
-	return n;
-}
-
-static int count_latency_bound(const struct verdict_input *in)
-{
-	int n = 0;
-
-	for (size_t i = 0; i < in->nhops; i++)
-		n += verdict_judged(in, i) && !verdict_wire_bound(&in->hops[i]);
-	return n;
-}
-
-static void explain_none(const struct verdict_input *in, struct fl_verdict *v)
-{
-	const struct fl_verdict_params *p = in->params;
-	double median = verdict_median_rate(in);
-	struct fl_finding none = { .median_gbs = median > 0.0 ? median : 0.0 };
-	struct fl_finding *out = &none;
-	int latency_bound = count_latency_bound(in);
-
-	v->median_gbs = none.median_gbs;
-	if (!v->judged_hops)
-		verdict_say(out,
-			    "nothing to judge: none of %zu hops moved at least %llu bytes "
-			    "in %llu messages",
-			    in->nhops, (unsigned long long)p->min_bytes,
-			    (unsigned long long)p->min_messages);
-	else if (latency_bound == v->judged_hops)
-		verdict_say(out,
-			    "no wire rate to compare: the %d hops judged moved requests too small "
-			    "to spend %.1f us each on the wire at line rate, with too few in flight "
-			    "to cover a %.0f us round trip, so latency paced them",
-			    v->judged_hops, FL_MIN_WIRE_BOUND_NS / 1e3,
-			    FL_ROUND_TRIP_COVER_NS / 1e3);
-	else
-		verdict_say(out,
-			    "no slow hop: %d hops judged, none both below %.2fx the median of "
-			    "comparable hops (%.2f GB/s) and outside their spread, and no node the "
-			    "others wait on",
-			    v->judged_hops, p->min_ratio, out->median_gbs);
-	if (latency_bound && latency_bound < v->judged_hops)
-		verdict_say_more(out, " (%d of them latency-bound, their rates not compared)",
-				 latency_bound);
-	memcpy(v->reason, out->reason, sizeof(v->reason));
-}
-
 static int cmp_cost(const void *pa, const void *pb)
 {
 	const struct fl_finding *a = pa, *b = pb;
@@ -511,34 +384,66 @@ static void headline(struct fl_verdict *v)
 	v->median_gbs = f->median_gbs;
 	v->culprit_gbs = f->culprit_gbs;
 	v->speedup = f->speedup;
+	v->line_share = f->line_share;
+	v->confidence = f->confidence;
 	memcpy(v->reason, f->reason, sizeof(v->reason));
 }
 
 /*
- * Kinds are tried from the cause that explains the most to the least.
- * transport: TCP instead of RDMA slows every hop and the rest is noise on top;
- * gdr: staging through host memory slows the hops it touches and skews which
- * of them look slow; either ends the diagnosis. Then every slow wire: a device
- * whose hops are all slow in both directions, then the slow hops no device
- * explains (each a link); then stragglers, nodes the others wait on whose own
- * wires run at speed (a slow wire also makes its receiver wait). The verdict
- * is the costliest finding.
+ * A setup finding (GDR off, TCP beside RDMA) is a fact read from what NCCL
+ * registered, not an inference. Where the model blames the device of a node
+ * whose GPUDirect is off, that device's slowness is the staging through host
+ * memory: the finding is named gdr, with the model's figures.
+ */
+static void merge_setup(struct fl_verdict *v, const struct fl_verdict *setup)
+{
+	for (int i = 0; i < setup->nfindings; i++) {
+		const struct fl_finding *s = &setup->findings[i];
+		struct fl_finding *f = NULL;
+
+		for (int k = 0; k < v->nfindings && s->kind == FL_VERDICT_GDR; k++) {
+			if (v->findings[k].kind == FL_VERDICT_DEVICE &&
+			    !strcmp(v->findings[k].node, s->node))
+				f = &v->findings[k];
+		}
+		if (f) {
+			f->kind = FL_VERDICT_GDR;
+			snprintf(f->reason, sizeof(f->reason), "%s", s->reason);
+			continue;
+		}
+		f = verdict_add_finding(v, s->kind);
+		if (f) {
+			*f = *s;
+			f->confidence = 1.0;
+		}
+	}
+}
+
+/* A GDR finding is a fix of the job's setup, made before any cable is swapped: it leads. */
+static void setup_first(struct fl_verdict *v)
+{
+	for (int i = 1; i < v->nfindings; i++) {
+		if (v->findings[i].kind == FL_VERDICT_GDR) {
+			struct fl_finding f = v->findings[i];
+
+			memmove(&v->findings[1], &v->findings[0], (size_t)i * sizeof(f));
+			v->findings[0] = f;
+		}
+	}
+}
+
+/*
+ * The diagnosis is one model (verdict_model.h, docs/report-format.md): every
+ * explanation scored against every hop, the likeliest named when it is likely
+ * enough. The setup facts are added beside it.
  */
 void fl_verdict_compute(const struct fl_hop_figures *hops, size_t nhops,
 			const struct fl_verdict_params *params, struct fl_verdict *out)
 {
-	static int (*const setup[])(const struct verdict_input *, struct fl_verdict *) = {
-		verdict_try_transport,
-		verdict_try_gdr,
-	};
-	static int (*const rates[])(const struct verdict_input *, struct fl_verdict *) = {
-		verdict_try_wire,
-		verdict_try_node,
-		verdict_try_node_senders,
-	};
 	struct fl_verdict_params defaults;
 	struct verdict_input in = { hops, nhops, params };
-	int found = 0;
+	struct fl_verdict *setup = calloc(1, sizeof(*setup));
+	int setup_err = 0;
 
 	if (!params) {
 		fl_verdict_default_params(&defaults);
@@ -549,21 +454,37 @@ void fl_verdict_compute(const struct fl_hop_figures *hops, size_t nhops,
 	out->hop = -1;
 	out->ratio = 1.0;
 	out->speedup = 1.0;
-	out->judged_hops = count_judged(&in);
-	for (size_t t = 0; found == 0 && t < sizeof(setup) / sizeof(setup[0]); t++)
-		found = setup[t](&in, out);
-	for (size_t t = 0; found == 0 && t < sizeof(rates) / sizeof(rates[0]); t++)
-		found = rates[t](&in, out) < 0 ? -1 : 0;
-	if (found < 0) {
-		out->nfindings = 0;
+	if (setup) {
+		setup_err = verdict_try_transport(&in, setup) < 0;
+		if (!setup->nfindings && !setup_err)
+			setup_err = verdict_try_gdr(&in, setup) < 0;
+	}
+	/*
+	 * TCP where RDMA is up slows every hop at once: the rates say nothing of
+	 * the wires then, so it is the whole diagnosis, as it is the first fix.
+	 */
+	if (setup && !setup_err && setup->nfindings &&
+	    setup->findings[0].kind == FL_VERDICT_TRANSPORT) {
+		*out = *setup;
+		out->findings[0].confidence = 1.0;
+		free(setup);
+		headline(out);
+		return;
+	}
+	if (!setup || setup_err || vm_diagnose(hops, nhops, in.params->min_ratio, out)) {
+		free(setup);
+		memset(out, 0, sizeof(*out));
+		out->kind = FL_VERDICT_UNSURE;
+		out->hop = -1;
 		snprintf(out->reason, sizeof(out->reason),
 			 "no verdict: out of memory while judging %zu hops", nhops);
 		return;
 	}
-	if (!out->nfindings) {
-		explain_none(&in, out);
+	merge_setup(out, setup);
+	free(setup);
+	if (!out->nfindings)
 		return;
-	}
 	rank_findings(out);
+	setup_first(out);
 	headline(out);
 }

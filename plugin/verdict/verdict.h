@@ -125,8 +125,8 @@ struct fl_finding {
 	double culprit_gbs;
 	double speedup;          /* how much faster the ring would run without the culprit */
 	double cost;             /* share of the ring's time it costs: 1 - 1 / speedup */
-	double line_share;       /* the culprit's hops' rate as a share of what the others run at
-				  * (the model's fit: 0.5 for a halved cable); 1 when not a rate */
+	double line_share;       /* the culprit's hops' fitted rate as a share of their line rate
+				  * (0.5 for a halved cable that the others run at line beside); 0 unknown */
 	double confidence;       /* posterior probability that this culprit is real, 0..1 */
 	char reason[256];        /* one sentence a person can read */
 };
@@ -184,18 +184,6 @@ void fl_finding_culprit(const struct fl_finding *f, const struct fl_hop_figures 
 			char *buf, size_t len);
 /* The rate a hop is judged at: its wire rate, but never above its line rate. */
 double fl_verdict_rate(const struct fl_hop_figures *h);
-/*
- * Where round trips dilute the hops' rates (their median rate below 0.9 of line,
- * verdict_diluted.c): the round trip each request carries, estimated as the
- * lower quartile over the rated hops of their median request less its time on
- * the wire at line rate (us); 0 when the rates are not diluted or nothing tells.
- */
-double fl_verdict_round_trip_us(const struct fl_hop_figures *hops, size_t nhops);
-/*
- * Hop h's share of its line rate with that round trip taken out: the larger of its
- * rate's share and its median request's (less the round trip); 0 unknown.
- */
-double fl_verdict_line_share_rtt_out(const struct fl_hop_figures *h, double round_trip_us);
 /*
  * Says in the reason that a wire verdict rests on senders' timings, which
  * include any back-pressure from a slow receiver: a caveat, not a change of kind.

@@ -237,7 +237,8 @@ int fl_verdict_commands(const struct fl_verdict *v, const struct fl_hop_figures 
 	case FL_VERDICT_NODE: node_commands(&l, v); break;
 	case FL_VERDICT_GDR: gdr_commands(&l, v); break;
 	case FL_VERDICT_TRANSPORT: transport_commands(&l, v); break;
-	case FL_VERDICT_NONE: break;
+	case FL_VERDICT_NONE:
+	case FL_VERDICT_UNSURE: break;
 	}
 	return l.count;
 }

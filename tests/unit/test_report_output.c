@@ -58,7 +58,7 @@ static void test_text_names_verdict_culprits_and_commands(void **state)
 	(void)state;
 	load(FIXTURES "slow_device8");
 	render(report_print_text);
-	assert_non_null(strstr(text, "verdict: device  n2/eth0  ratio 0.40  speedup 2.49x\n"));
+	assert_non_null(strstr(text, "verdict: device  n2/eth0  ratio 0.40  speedup 2.49x  (confidence 1.00; next: "));
 	assert_non_null(
 		strstr(text, "\n* n1/eth0 -> n2/eth0      4.20      4.83   33.6%    2.0 GiB"));
 	assert_non_null(strstr(text, "\n* n2/eth0 -> n3/eth0 "));
@@ -73,7 +73,7 @@ static void test_text_of_a_healthy_run(void **state)
 	(void)state;
 	load(FIXTURES "send_only4");
 	render(report_print_text);
-	assert_true(!strncmp(text, "verdict: none\n", 14));
+	assert_true(!strncmp(text, "verdict: none  (confidence ", 27));
 	assert_null(strstr(text, "\n* "));
 	assert_null(strstr(text, "to confirm"));
 	/* The missing receiver view shows as "-". */

@@ -187,7 +187,6 @@ struct report_set {
 	size_t nhops;
 	struct fl_hop_figures *figures; /* figures[i] is hops[i] as the verdict sees it */
 	struct fl_verdict verdict;
-	double round_trip_us; /* fl_verdict_round_trip_us of the figures: 0 unless rates are diluted */
 	char commands[REPORT_COMMANDS_LEN];
 	int ncommands;
 	size_t nodes; /* distinct node names in the hops */

@@ -468,7 +468,6 @@ static int judge(struct report_set *set, const struct fl_verdict_params *params)
 		group[i] = strcmp(report_hop_mode(&set->hops[i]), "net") != 0;
 	}
 	fl_verdict_compute_groups(set->figures, group, set->nhops, params, &set->verdict);
-	set->round_trip_us = fl_verdict_round_trip_us(set->figures, set->nhops);
 	free(group);
 	return 0;
 }
@@ -536,6 +535,7 @@ static bool finding_blames(const struct report_set *set, const struct fl_finding
 	case FL_VERDICT_TRANSPORT: return f->rdma_port_active && !strcmp(f->transport, "socket");
 	case FL_VERDICT_LINK: return v->hop >= 0 && (size_t)v->hop == i;
 	case FL_VERDICT_NODE: /* a node, not a hop: no hop is to blame */
+	case FL_VERDICT_UNSURE: /* nothing named: no hop is blamed on a guess */
 	case FL_VERDICT_NONE: break;
 	}
 	return false;

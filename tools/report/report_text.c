@@ -42,9 +42,11 @@ static void print_verdict(const struct report_set *set, FILE *out)
 		snprintf(culprit, sizeof(culprit), "%s", v->node);
 	fprintf(out, "verdict: %s%s%s", fl_verdict_kind_name(v->kind), *culprit ? "  " : "",
 		culprit);
-	if (v->kind != FL_VERDICT_NONE)
+	if (v->kind != FL_VERDICT_NONE && v->kind != FL_VERDICT_UNSURE)
 		fprintf(out, "  ratio %.2f  speedup %.2fx", v->ratio, v->speedup);
-	fprintf(out, "\n  %s\n", v->reason);
+	fprintf(out, "  (confidence %.2f; next: %s%s%s, %.2f)\n  %s\n", v->confidence,
+		fl_verdict_kind_name(v->runner_up.kind), v->runner_up.culprit[0] ? " " : "",
+		v->runner_up.culprit, v->runner_up.confidence, v->reason);
 	print_findings(set, out);
 }
 
@@ -155,32 +157,6 @@ static void print_rate_errors(const struct report_set *set, FILE *out)
 	}
 }
 
-/*
- * Where every hop's rate carries round trips (a ring sending one request at a time on
- * a fast fabric), the same hops by their median request with the round trip taken
- * out: what an ib_write_bw between the two ends would come nearer to.
- */
-static void print_round_trip_out(const struct report_set *set, FILE *out)
-{
-	double rtt = set->round_trip_us;
-	char name[HOP_COLUMN_MAX * 4];
-
-	if (rtt <= 0.0)
-		return;
-	fprintf(out, "  round trips dilute these rates: each request also carries about %.1f us "
-		"(the hops' median request less its time on the wire at line rate, lower quartile); with it "
-		"taken out of the median request (or by the rate, where requests queue and "
-		"that reads higher), %%line reads:\n", rtt);
-	for (size_t i = 0; i < set->nhops; i++) {
-		double share = fl_verdict_line_share_rtt_out(&set->figures[i], rtt);
-
-		if (share <= 0.0)
-			continue;
-		report_hop_name(set, i, name, sizeof(name));
-		fprintf(out, "    %s %.0f%%\n", name, 100.0 * share);
-	}
-}
-
 static void print_missing(const struct report_set *set, FILE *out)
 {
 	char text[1024];
@@ -210,7 +186,6 @@ static void print_hops(const struct report_set *set, FILE *out)
 		"peer wait", "GDR", "p50 us", "p99 us", "measured by");
 	for (size_t i = 0; i < set->nhops; i++)
 		print_hop(set, i, width, out);
-	print_round_trip_out(set, out);
 	print_rate_errors(set, out);
 }
 

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Runs random lab cases and scores the diagnosis (bench/validate/README.md).
+
+    run.py --set tuning|validation --count N [--start K] [--tool build/fabriclab]
+           [--out results.jsonl] [--from results.jsonl]
+
+Each case runs `fabriclab lab` with its fault; a single-fault case also runs
+its healthy twin (the same settings, no fault), whose all-reduce time gives
+the speedup that fixing the fault measures. Prints one line per case and a
+table per kind: right, wrong, not enough evidence, false alarms; and how far
+the verdict's predicted speedup was from the measured one.
+"""
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cases  # noqa: E402
+
+MIN_EFFECT = 0.05  # the smallest effect the diagnosis names (plugin/verdict)
+SPEEDUP_TOLERANCE = 0.15
+
+
+def step_times(stdout):
+    """The all-reduce time of every step the lab printed (ms)."""
+    return [float(m.group(1)) for m in
+            re.finditer(r"^\s+\d+\s+[0-9.]+\s+([0-9.]+)\s*$", stdout, re.M)]
+
+
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return (v[n // 2] + v[(n - 1) // 2]) / 2.0 if n else None
+
+
+def effect_interval(fault, healthy, seed):
+    """The slowdown fault/healthy (ratio of median all-reduce times) and its 95% bootstrap CI."""
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(1000):
+        a = [rng.choice(fault) for _ in fault]
+        b = [rng.choice(healthy) for _ in healthy]
+        ratios.append(median(a) / median(b))
+    ratios.sort()
+    return median(fault) / median(healthy), ratios[25], ratios[974]
+
+
+def lab(tool, args, where):
+    """One lab run: (all-reduce times of its steps, merged report) or (None, why)."""
+    cmd = [tool, "lab"] + args + ["--dir", where]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        return None, "timed out: " + " ".join(cmd)
+    steps = step_times(p.stdout)
+    reports = [os.path.join(root, f) for root, _, files in os.walk(where) for f in files
+               if f == "report.json"]
+    if p.returncode != 0 or not steps or not reports:
+        return None, "lab failed (%d): %s" % (p.returncode, (p.stderr or p.stdout)[-300:])
+    with open(reports[0]) as f:
+        return steps, json.load(f)
+
+
+def classify(c, got, verdict_kind, effect):
+    """
+    right / wrong / unsure / false-alarm / cannot-tell. A fault must be named
+    only where the job shows it: its all-reduce at least MIN_EFFECT slower than
+    its healthy twin's with 95% confidence. Where the twin cannot show that,
+    none or not-enough-evidence is as right as the culprit (cannot-tell), and
+    naming another culprit is still wrong.
+    """
+    shown = effect is None or effect[1] >= 1.0 + MIN_EFFECT
+    if got in c["accept"]:
+        return "right"
+    if c["kind"] == "healthy":
+        return "unsure" if verdict_kind == "not-enough-evidence" else "false-alarm"
+    if not got and not shown:
+        return "cannot-tell"
+    if verdict_kind == "not-enough-evidence":
+        return "unsure"
+    return "wrong"
+
+
+def run_case(tool, c, tmp):
+    where = os.path.join(tmp, str(c["seed"]))
+    t_fault, report = lab(tool, c["args"], where + "-fault")
+    if t_fault is None:
+        return {"seed": c["seed"], "kind": c["kind"], "error": report}
+    t_healthy, effect = None, None
+    if c["single"] and c["kind"] != "healthy":
+        t_healthy, _ = lab(tool, cases.healthy_twin(c), where + "-healthy")
+    if t_healthy:
+        effect = effect_interval(t_fault, t_healthy, c["seed"])
+    v = report["verdict"]
+    got = sorted("%s %s" % (f["kind"], f["culprit"]) for f in report.get("findings", []))
+    measured = effect[0] if effect else None
+    return {"seed": c["seed"], "kind": c["kind"], "fabric": c["fabric"], "like": c["like"],
+            "nodes": c["nodes"], "rails": c["rails"], "severity": c["severity"],
+            "args": c["args"], "accept": c["accept"], "got": got, "verdict": v["kind"],
+            "confidence": v.get("confidence"), "runner_up": v.get("runner_up"),
+            "predicted_speedup": v.get("speedup"), "measured_speedup": measured,
+            "measured_ci": effect[1:] if effect else None,
+            "outcome": classify(c, got, v["kind"], effect), "reason": v.get("reason")}
+
+
+def speedup_error(r):
+    """Predicted over measured speedup, less 1, for a right verdict naming a rate culprit."""
+    p, m, ci = r.get("predicted_speedup"), r.get("measured_speedup"), r.get("measured_ci")
+    if r.get("outcome") != "right" or not r.get("got") or not p or not m or not ci:
+        return None
+    if ci[0] < 1.0 + MIN_EFFECT:
+        return None  # the job did not show the fault: nothing to predict
+    if r["got"][0].startswith("node "):
+        return None  # a straggler's speedup is not estimated
+    return p / m - 1.0
+
+
+def summary(results, label):
+    kinds = {}
+    for r in results:
+        k = kinds.setdefault(r["kind"], {"cases": 0, "right": 0, "cannot-tell": 0, "wrong": 0,
+                                         "unsure": 0, "false-alarm": 0, "error": 0})
+        k["cases"] += 1
+        k[r.get("outcome", "error")] += 1
+    keys = ("cases", "right", "cannot-tell", "wrong", "unsure", "false-alarm", "error")
+    total = {key: sum(k[key] for k in kinds.values()) for key in keys}
+    print("\n%s: %d cases" % (label, total["cases"]))
+    print("  %-10s" % "kind" + "".join(" %11s" % key for key in keys))
+    for name in sorted(kinds) + ["all"]:
+        k = total if name == "all" else kinds[name]
+        print("  %-10s" % name + "".join(" %11d" % k[key] for key in keys))
+    judged = total["cases"] - total["error"]
+    if judged:
+        ok = total["right"] + total["cannot-tell"]
+        print("  right: %.1f%% of %d (%d named or healthy as expected, %d where the job did not "
+              "show the fault); not enough evidence %.1f%%, wrong %.1f%%, false alarms %d" % (
+                  100.0 * ok / judged, judged, total["right"], total["cannot-tell"],
+                  100.0 * total["unsure"] / judged, 100.0 * total["wrong"] / judged,
+                  total["false-alarm"]))
+    errors = [e for e in (speedup_error(r) for r in results) if e is not None]
+    if errors:
+        within = sum(abs(e) <= SPEEDUP_TOLERANCE for e in errors)
+        errors.sort(key=abs)
+        print("  speedup: %d of %d within %.0f%% of the healthy twin's (median |error| %.1f%%, "
+              "worst %+.1f%%)" % (within, len(errors), 100 * SPEEDUP_TOLERANCE,
+                                  100 * abs(errors[len(errors) // 2]), 100 * errors[-1]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--set", choices=["tuning", "validation"], default="tuning")
+    ap.add_argument("--count", type=int, default=20)
+    ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--tool", default="build/fabriclab")
+    ap.add_argument("--out", help="append every case's result here (JSON lines)")
+    ap.add_argument("--from", dest="source", help="score results saved by --out, run nothing")
+    ap.add_argument("--quiet", action="store_true", help="only the table")
+    ap.add_argument("--keep", help="keep every run's folder (reports) under this folder")
+    a = ap.parse_args()
+    if a.source:
+        with open(a.source) as f:
+            results = [json.loads(line) for line in f if line.strip()]
+        summary(results, a.source)
+        return 0
+    results = []
+    with tempfile.TemporaryDirectory(prefix="fabriclab-validate.") as tmp:
+        for seed in cases.seeds(a.set, a.count, a.start):
+            r = run_case(a.tool, cases.case(seed), a.keep or tmp)
+            results.append(r)
+            if a.out:
+                with open(a.out, "a") as f:
+                    f.write(json.dumps(r) + "\n")
+            if not a.quiet:
+                print("%-8d %-9s %-7s %-10s %s -> %s (%s)" % (
+                    r["seed"], r["kind"], r.get("outcome", "error"), r.get("fabric", ""),
+                    r.get("accept", ""), r.get("got", r.get("error")),
+                    r.get("verdict", "")), flush=True)
+    summary(results, "%s set, seeds %d..%d" % (a.set, cases.seeds(a.set, 1, a.start)[0],
+                                                cases.seeds(a.set, 1, a.start + a.count - 1)[0]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

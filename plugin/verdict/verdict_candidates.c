@@ -1,0 +1,346 @@
+/*
+ * The culprits the model may name, each with the hops it would slow:
+ *   link    one directed hop;
+ *   device  every hop into and out of one node's NIC (both directions seen);
+ *   rail    every hop on one device name, on every node (a leaf switch), where
+ *           nodes have several device names;
+ *   node    a straggler: the hops into it, whose senders wait on it.
+ * Each kind gets an equal share of the prior, split among its candidates, so
+ * that 1000 links do not outvote one device by their number alone.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fl_math.h"
+#include "verdict_model.h"
+
+/* Prior of the explanations: healthy, one culprit, two culprits. */
+#define PRIOR_NONE 0.5
+#define PRIOR_ONE 0.45
+
+struct endpoint {
+	const char *node, *dev;
+	size_t hop;
+	bool src;
+};
+
+static int cmp_endpoint(const void *pa, const void *pb)
+{
+	const struct endpoint *a = pa, *b = pb;
+	int c = strcmp(a->node, b->node);
+
+	if (!c && a->dev && b->dev)
+		c = strcmp(a->dev, b->dev);
+	if (!c)
+		c = (a->hop > b->hop) - (a->hop < b->hop);
+	return c;
+}
+
+static bool same_end(const struct endpoint *a, const struct endpoint *b)
+{
+	return !strcmp(a->node, b->node) && (!a->dev || !strcmp(a->dev, b->dev));
+}
+
+static struct vm_candidate *add(struct vm_state *s, enum vm_kind kind)
+{
+	struct vm_candidate *c = &s->cands[s->ncands++];
+
+	memset(c, 0, sizeof(*c));
+	c->kind = kind;
+	c->hop = -1;
+	c->parts = kind == VM_DEVICE ? 2 : 1;
+	c->first = s->nmembers;
+	return c;
+}
+
+static void add_member(struct vm_state *s, struct vm_candidate *c, size_t hop, int part)
+{
+	if (c->count && s->members[c->first + c->count - 1] == hop)
+		return; /* a hop from a device to itself */
+	s->member_part[s->nmembers] = (unsigned char)part;
+	s->members[s->nmembers++] = hop;
+	c->count++;
+}
+
+static void links(struct vm_state *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct vm_candidate *c;
+
+		if (s->hops[i].group < 0)
+			continue;
+		c = add(s, VM_LINK);
+		c->hop = (int)i;
+		add_member(s, c, i, 0);
+	}
+}
+
+/* Runs of equal endpoints: one device each, kept when hops leave and enter it. */
+static void devices(struct vm_state *s, struct endpoint *e, size_t ne)
+{
+	qsort(e, ne, sizeof(*e), cmp_endpoint);
+	for (size_t a = 0, b; a < ne; a = b) {
+		bool in = false, out = false;
+
+		for (b = a; b < ne && same_end(&e[a], &e[b]); b++) {
+			in |= !e[b].src;
+			out |= e[b].src;
+		}
+		if (in && out) {
+			struct vm_candidate *c = add(s, VM_DEVICE);
+
+			c->node = e[a].node;
+			c->dev = e[a].dev;
+			c->hop = (int)e[a].hop;
+			for (size_t k = a; k < b; k++)
+				add_member(s, c, e[k].hop, e[k].src ? 0 : 1);
+		}
+	}
+}
+
+static size_t rated_endpoints(const struct vm_state *s, struct endpoint *e)
+{
+	size_t ne = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct fl_hop_figures *h = &s->figs[i];
+
+		if (s->hops[i].group < 0)
+			continue;
+		e[ne++] = (struct endpoint){ h->src_node, h->src_dev, i, true };
+		e[ne++] = (struct endpoint){ h->dst_node, h->dst_dev, i, false };
+	}
+	return ne;
+}
+
+static int cmp_rail(const void *pa, const void *pb)
+{
+	const struct endpoint *a = pa, *b = pb;
+	int c = strcmp(a->dev, b->dev);
+
+	if (!c)
+		c = (a->hop > b->hop) - (a->hop < b->hop);
+	return c;
+}
+
+/* A rail is a device name on two nodes or more, where some hops are on other names. */
+static void rails(struct vm_state *s, struct endpoint *e, size_t ne, size_t rated)
+{
+	qsort(e, ne, sizeof(*e), cmp_rail);
+	for (size_t a = 0, b; a < ne; a = b) {
+		const char *first_node = e[a].node;
+		bool nodes = false;
+		struct vm_candidate *c;
+
+		for (b = a; b < ne && !strcmp(e[a].dev, e[b].dev); b++)
+			nodes |= strcmp(first_node, e[b].node) != 0;
+		if (!nodes || (a == 0 && b == ne))
+			continue;
+		c = add(s, VM_RAIL);
+		c->dev = e[a].dev;
+		for (size_t k = a; k < b; k++)
+			add_member(s, c, e[k].hop, 0);
+		if (c->count >= rated) { /* every hop: that is the whole fabric, not a rail */
+			s->nmembers -= c->count;
+			s->ncands--;
+		}
+	}
+}
+
+/* Stragglers: the nodes hops enter, judged by those hops' waits. */
+static void nodes(struct vm_state *s, struct endpoint *e)
+{
+	size_t ne = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->hops[i].has_u)
+			e[ne++] = (struct endpoint){ s->figs[i].dst_node, NULL, i, false };
+	}
+	qsort(e, ne, sizeof(*e), cmp_endpoint);
+	for (size_t a = 0, b; a < ne; a = b) {
+		struct vm_candidate *c = add(s, VM_NODE);
+
+		c->node = e[a].node;
+		for (b = a; b < ne && same_end(&e[a], &e[b]); b++)
+			add_member(s, c, e[b].hop, 0);
+	}
+}
+
+/*
+ * Two candidates that slow the same hops make the same prediction: the data
+ * cannot choose, so they are one explanation, named by the first found (a
+ * device before a rail; in a 2-node ring, the first node's device). Members
+ * are sorted per candidate, then candidates with equal sets dropped.
+ */
+struct member {
+	size_t hop;
+	unsigned char part;
+};
+
+static int cmp_member(const void *pa, const void *pb)
+{
+	const struct member *a = pa, *b = pb;
+
+	return (a->hop > b->hop) - (a->hop < b->hop);
+}
+
+/* Sorts a candidate's hops (its parts with them): equal sets then compare equal. */
+static void sort_members(struct vm_state *s, const struct vm_candidate *k, struct member *tmp)
+{
+	for (size_t i = 0; i < k->count; i++)
+		tmp[i] = (struct member){ s->members[k->first + i], s->member_part[k->first + i] };
+	qsort(tmp, k->count, sizeof(*tmp), cmp_member);
+	for (size_t i = 0; i < k->count; i++) {
+		s->members[k->first + i] = tmp[i].hop;
+		s->member_part[k->first + i] = tmp[i].part;
+	}
+}
+
+static bool same_hops(const struct vm_state *s, const struct vm_candidate *a,
+		      const struct vm_candidate *b)
+{
+	return a->count == b->count &&
+	       !memcmp(s->members + a->first, s->members + b->first, a->count * sizeof(size_t));
+}
+
+struct signature {
+	uint64_t sum;
+	size_t cand;
+};
+
+static int cmp_signature(const void *pa, const void *pb)
+{
+	const struct signature *a = pa, *b = pb;
+
+	if (a->sum != b->sum)
+		return a->sum < b->sum ? -1 : 1;
+	return (a->cand > b->cand) - (a->cand < b->cand);
+}
+
+static int drop_same_hops(struct vm_state *s)
+{
+	struct signature *sig = malloc((s->ncands ? s->ncands : 1) * sizeof(*sig));
+	struct member *tmp = malloc(2 * (s->n ? s->n : 1) * sizeof(*tmp));
+	bool *drop = calloc(s->ncands ? s->ncands : 1, sizeof(*drop));
+	size_t n = 0, kept = 0;
+
+	if (!sig || !tmp || !drop) {
+		free(sig);
+		free(tmp);
+		free(drop);
+		return -1;
+	}
+	for (size_t c = 0; c < s->ncands; c++) {
+		struct vm_candidate *k = &s->cands[c];
+		uint64_t sum = k->count;
+
+		if (k->kind != VM_DEVICE && k->kind != VM_RAIL)
+			continue;
+		sort_members(s, k, tmp);
+		for (size_t i = 0; i < k->count; i++)
+			sum = sum * 1000003u + s->members[k->first + i];
+		sig[n++] = (struct signature){ sum, c };
+	}
+	qsort(sig, n, sizeof(*sig), cmp_signature);
+	for (size_t a = 0; a < n; a++) {
+		for (size_t b = a + 1; b < n && sig[b].sum == sig[a].sum; b++) {
+			if (!drop[sig[b].cand] &&
+			    same_hops(s, &s->cands[sig[a].cand], &s->cands[sig[b].cand]))
+				drop[sig[b].cand] = true;
+		}
+	}
+	for (size_t c = 0; c < s->ncands; c++) {
+		if (!drop[c])
+			s->cands[kept++] = s->cands[c];
+	}
+	s->ncands = kept;
+	free(drop);
+	free(tmp);
+	free(sig);
+	return 0;
+}
+
+static void priors(struct vm_state *s)
+{
+	size_t count[VM_KINDS] = { 0 };
+	int kinds = 0;
+
+	for (size_t c = 0; c < s->ncands; c++)
+		count[s->cands[c].kind]++;
+	for (int k = 0; k < VM_KINDS; k++)
+		kinds += count[k] > 0;
+	for (int k = 0; k < VM_KINDS; k++)
+		s->kind_prior[k] = count[k] ? fl_ln(PRIOR_ONE / kinds / (double)count[k]) : -INFINITY;
+}
+
+double vm_prior_none(void)
+{
+	return fl_ln(PRIOR_NONE);
+}
+
+double vm_prior_pair(const struct vm_state *s)
+{
+	double pairs = (double)s->ncands * (double)(s->ncands - 1) / 2.0;
+
+	return pairs >= 1.0 ? fl_ln((1.0 - PRIOR_NONE - PRIOR_ONE) / pairs) : -INFINITY;
+}
+
+int vm_candidates(struct vm_state *s)
+{
+	size_t room = s->n ? s->n : 1, ne, rated = 0;
+	struct endpoint *e = malloc(2 * room * sizeof(*e));
+
+	s->cands = calloc(6 * room, sizeof(*s->cands));
+	s->members = calloc(6 * room, sizeof(*s->members));
+	s->member_part = calloc(6 * room, 1);
+	if (!e || !s->cands || !s->members || !s->member_part) {
+		free(e);
+		return -1;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		rated += s->hops[i].group >= 0;
+	links(s);
+	ne = rated_endpoints(s, e);
+	devices(s, e, ne);
+	ne = rated_endpoints(s, e);
+	rails(s, e, ne, rated);
+	nodes(s, e);
+	free(e);
+	if (drop_same_hops(s))
+		return -1;
+	priors(s);
+	return 0;
+}
+
+int vm_member_part(const struct vm_state *s, size_t c, size_t h)
+{
+	const struct vm_candidate *k = &s->cands[c];
+
+	for (size_t i = 0; i < k->count; i++) {
+		if (s->members[k->first + i] == h)
+			return s->member_part[k->first + i];
+	}
+	return -1;
+}
+
+bool vm_member(const struct vm_state *s, size_t c, size_t h)
+{
+	return vm_member_part(s, c, h) >= 0;
+}
+
+const char *vm_kind_label(enum vm_kind k)
+{
+	static const char *const names[] = { "link", "device", "node", "rail" };
+
+	return (unsigned)k < VM_KINDS ? names[k] : "?";
+}
+
+enum fl_verdict_kind vm_verdict_kind(enum vm_kind k)
+{
+	static const enum fl_verdict_kind kinds[] = { FL_VERDICT_LINK, FL_VERDICT_DEVICE,
+						      FL_VERDICT_NODE, FL_VERDICT_RAIL };
+
+	return kinds[k];
+}

@@ -1,0 +1,170 @@
+/*
+ * From each hop's figures to the model's observations (verdict_model.h): its
+ * rate, its median request's rate and its waits, with the sampling error its
+ * own requests give, and the groups of hops that may be compared.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fl_math.h"
+#include "verdict_internal.h"
+#include "verdict_model.h"
+
+/* z of the 99th percentile of a normal: turns (ln p99 - ln p50) into a spread. */
+#define Z99 2.326
+
+/*
+ * The spread of one request's wire time (ln), from its quantiles; unknown: 1,
+ * which leaves a hop of few requests with a wide error and one of thousands
+ * still narrow.
+ */
+static double request_spread(const struct fl_hop_figures *h)
+{
+	if (h->wire_p50_us > 0.0 && h->wire_p99_us >= h->wire_p50_us)
+		return fl_ln(h->wire_p99_us / h->wire_p50_us) / Z99;
+	return 1.0;
+}
+
+static bool receiver_reported(const struct fl_hop_figures *h)
+{
+	return h->active_seconds > 0.0;
+}
+
+static bool sender_reported(const struct fl_hop_figures *h)
+{
+	return h->send_outstanding_seconds > 0.0;
+}
+
+/*
+ * Receivers' waits: receives waiting on their sender at a time (their wait
+ * over their busy time); senders': the share of their requests' time spent
+ * waiting for the receiver to post, where the transport has the receiver say
+ * so (verbs). A straggler raises the second on the hops into it and lowers the
+ * first; u is only compared within hops whose same ends reported.
+ */
+static void observe_waits(const struct fl_hop_figures *h, struct vm_hop *o)
+{
+	double qr = 0.0, qs = 0.0;
+
+	o->has_u = receiver_reported(h) || sender_reported(h);
+	if (!o->has_u)
+		return;
+	if (receiver_reported(h))
+		qr = h->peer_wait_seconds / h->active_seconds;
+	if (sender_reported(h))
+		qs = h->send_wait_seconds / h->send_outstanding_seconds;
+	o->u = fl_ln(1.0 + (qs > 0.0 ? qs : 0.0)) - fl_ln(1.0 + (qr > 0.0 ? qr : 0.0));
+}
+
+static void observe(const struct fl_hop_figures *h, struct vm_hop *o)
+{
+	double rate = fl_verdict_rate(h);
+	uint64_t request = verdict_request_size(h);
+
+	memset(o, 0, sizeof(*o));
+	o->group = -1;
+	o->ugroup = -1;
+	if (!verdict_has_traffic(h))
+		return;
+	observe_waits(h, o);
+	if (rate <= 0.0)
+		return;
+	o->group = 0;
+	o->y = fl_ln(rate);
+	o->sy = request_spread(h) / fl_sqrt((double)h->messages);
+	if (request && h->wire_p50_us > 0.0) {
+		o->has_m = true;
+		o->m = fl_ln((double)request / (h->wire_p50_us * 1e3));
+	}
+	if (h->line_rate_gbs > 0.0) {
+		o->ln_line = fl_ln(h->line_rate_gbs);
+		o->anchored = verdict_wire_bound(h);
+	}
+}
+
+/* The same transport and line rate: rates that may be compared. */
+static void group_rates(struct vm_state *s)
+{
+	size_t *reps = s->list;
+	int n = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		int g = 0;
+
+		if (s->hops[i].group < 0)
+			continue;
+		while (g < n && !verdict_comparable(&s->figs[reps[g]], &s->figs[i]))
+			g++;
+		if (g == n)
+			reps[n++] = i;
+		s->hops[i].group = g;
+	}
+	s->ngroups = n;
+}
+
+static unsigned wait_key(const struct fl_hop_figures *h)
+{
+	return (unsigned)receiver_reported(h) | (unsigned)sender_reported(h) << 1;
+}
+
+/* Waits compare among hops of one transport timed by the same ends. */
+static void group_waits(struct vm_state *s)
+{
+	size_t *reps = s->list;
+	int n = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct fl_hop_figures *h = &s->figs[i];
+		int g = 0;
+
+		if (!s->hops[i].has_u)
+			continue;
+		while (g < n && (strcmp(s->figs[reps[g]].transport, h->transport) ||
+				 wait_key(&s->figs[reps[g]]) != wait_key(h)))
+			g++;
+		if (g == n)
+			reps[n++] = i;
+		s->hops[i].ugroup = g;
+	}
+	s->nugroups = n;
+}
+
+int vm_observe(struct vm_state *s, const struct fl_hop_figures *figs, size_t n)
+{
+	size_t room = n ? n : 1;
+
+	memset(s, 0, sizeof(*s));
+	s->figs = figs;
+	s->n = n;
+	s->hops = calloc(room, sizeof(*s->hops));
+	s->scratch = calloc(4 * room, sizeof(*s->scratch));
+	s->mu_y = calloc(7 * room, sizeof(*s->mu_y));
+	s->list = calloc(room, sizeof(*s->list));
+	s->mark = calloc(room, 1);
+	if (!s->hops || !s->scratch || !s->mu_y || !s->list || !s->mark) {
+		vm_free(s);
+		return -1;
+	}
+	s->mu_m = s->mu_y + room;
+	s->mu_u = s->mu_m + room;
+	s->group_line = s->mu_u + room;
+	s->off = s->group_line + room;
+	for (size_t i = 0; i < n; i++)
+		observe(&figs[i], &s->hops[i]);
+	group_rates(s);
+	group_waits(s);
+	return 0;
+}
+
+void vm_free(struct vm_state *s)
+{
+	free(s->hops);
+	free(s->scratch);
+	free(s->mu_y);
+	free(s->list);
+	free(s->mark);
+	free(s->cands);
+	free(s->members);
+	free(s->member_part);
+	memset(s, 0, sizeof(*s));
+}
