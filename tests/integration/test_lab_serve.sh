@@ -10,7 +10,15 @@
 #    as scenario get the accepted values; --listen on a non-loopback address needs --allow-remote;
 #  - 64 half-open connections and 64 event streams held: status and cancel answer within 1 s;
 #    an idle connection is closed (10 s); right after a cancel's 200 a new run starts (3 times);
-#  - what the server sends as the page is tools/lab/page/ byte for byte.
+#  - what the server sends as the page is tools/lab/page/ byte for byte;
+#  - slow clients (issue 49): with 1000 connections trickling a header line every 2 s, from the
+#    user's own address or from 8 others, / and status answer within 1 s and so does the cancel
+#    of a run; a request trickling one line a second is closed after 10 s all the same;
+#  - a repeated Host, Origin, Sec-Fetch-Site or Content-Length (or a body framed twice) gets a
+#    400 and starts nothing; libmicrohttpd's own error pages carry the server's headers;
+#  - LAB_SERVE_PAIRS (default 50) runs of 8 nodes each cancelled right after its start
+#    (lab_cancel_pairs.py): every cancel answers "cancelled" within 4.5 s (no SIGKILL needed: the
+#    spawner's comes after 5 s), the next run is never refused, and no lab or rank is left.
 # Usage: test_lab_serve.sh [BUILD_DIR]
 set -u
 build=$(cd "${1:-build}" && pwd)
@@ -33,6 +41,9 @@ port=${url##*:}
 # An idle connection (half a header, then nothing) must be closed: watched while the rest runs.
 python3 "$here/lab_hold.py" idle "$url" >"$tmp/idle.out" 2>&1 &
 idle=$!
+# So must one that trickles a header line every second: its total time is bounded, not its idle.
+python3 "$here/lab_trickle.py" one "$url" >"$tmp/trickle.out" 2>&1 &
+trickle=$!
 
 # "CODE BODY" of one request; POSTs as the page sends them (JSON), more headers after the body.
 call() { # method path [body [curl args...]]
@@ -156,6 +167,15 @@ wait "$events" || not_ok "the cancelled run's stream did not end"
 grep -q '"state":"cancelled","run":6' "$tmp/events2" ||
 	not_ok "cancelled run's stream ended as: $(tail -1 "$tmp/events2")"
 
+# The idle and the trickling connection opened at the start (before a crowd from their address
+# could take their place).
+wait "$trickle"
+if [[ "$(cat "$tmp/trickle.out")" =~ ^closed\ after\ ([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 8 ] &&
+	[ "${BASH_REMATCH[1]}" -le 14 ]; then
+	echo "ok - a request trickling a line a second was $(cat "$tmp/trickle.out")"
+else
+	not_ok "trickling request: $(cat "$tmp/trickle.out")"
+fi
 wait "$idle"
 read -r _ _ secs _ <"$tmp/idle.out"
 if [[ "$(cat "$tmp/idle.out")" == "closed after "* ]] && [ "${secs%.*}" -ge 5 ] &&
@@ -165,5 +185,100 @@ else
 	not_ok "idle connection: $(cat "$tmp/idle.out")"
 fi
 
+# Slow clients: 1000 trickling connections from the user's address while a run goes on, then
+# from 8 other addresses (these must not close the user's connections, only each other's).
+expect "a run under the crowd" POST /api/run '{"fabric":"tcp","nodes":2,"steps":500}' 202 '"run"'
+if python3 "$here/lab_trickle.py" crowd "$url" 1000 5 >"$tmp/crowd1.out" 2>&1 &&
+	grep -q '^cancel: .* 200 .*"cancelled"' "$tmp/crowd1.out"; then
+	echo "ok - 1000 trickling from 127.0.0.1: $(grep -E '^(slowest|cancel|trickling)' \
+		"$tmp/crowd1.out" | tr '\n' ' ')"
+else
+	not_ok "with 1000 trickling from 127.0.0.1: $(cat "$tmp/crowd1.out")"
+fi
+others=127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5,127.0.0.6,127.0.0.7,127.0.0.8,127.0.0.9
+if python3 "$here/lab_trickle.py" crowd "$url" 1000 3 "$others" >"$tmp/crowd2.out" 2>&1; then
+	echo "ok - 1000 trickling from 8 other addresses: $(grep -E '^(slowest|trickling)' \
+		"$tmp/crowd2.out" | tr '\n' ' ')"
+else
+	not_ok "with 1000 trickling from 8 other addresses: $(cat "$tmp/crowd2.out")"
+fi
+
+# Headers that must come once. The request as written: curl would merge or drop the repeats.
+raw() { # request (printf %b) -> the whole answer
+	printf '%b' "$1" | python3 -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.sendall(sys.stdin.buffer.read())
+got = b""
+try:
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        got += chunk
+except OSError:
+    pass
+sys.stdout.write(got.decode(errors="replace").replace("\r", ""))' "$port"
+}
+h="Host: 127.0.0.1:$port\r\nConnection: close\r\n"
+json="Content-Type: application/json\r\n"
+twice() { # what request want-text
+	local got
+	got=$(raw "$2")
+	if [[ "$got" == "HTTP/1.1 400 "* && "$got" == *"$3"* ]]; then
+		echo "ok - $1: 400"
+	else
+		not_ok "$1: $(head -1 <<<"$got") $(tail -1 <<<"$got")"
+	fi
+}
+before=$(call GET /api/status)
+twice "Host twice" "GET /api/status HTTP/1.1\r\n${h}Host: evil.example:$port\r\n\r\n" \
+	"Host: given 2 times"
+twice "Origin twice" "POST /api/run HTTP/1.1\r\n${h}Origin: $url\r\nOrigin: http://evil.example\r\n${json}Content-Length: 11\r\n\r\n{\"nodes\":2}" \
+	"Origin: given 2 times"
+twice "Sec-Fetch-Site twice" "GET /api/status HTTP/1.1\r\n${h}Sec-Fetch-Site: same-origin\r\nSec-Fetch-Site: cross-site\r\n\r\n" \
+	"Sec-Fetch-Site: given 2 times"
+twice "Content-Length twice" "POST /api/run HTTP/1.1\r\n${h}${json}Content-Length: 11\r\nContent-Length: 9999\r\n\r\n{\"nodes\":2}" \
+	"Content-Length: given 2 times"
+twice "Content-Length and chunks" "POST /api/run HTTP/1.1\r\n${h}${json}Content-Length: 11\r\nTransfer-Encoding: chunked\r\n\r\nb\r\n{\"nodes\":2}\r\n0\r\n\r\n" \
+	"not both"
+[ "$(call GET /api/status)" = "$before" ] && echo "ok - the repeats started nothing" ||
+	not_ok "the repeats changed the state: $(call GET /api/status), was $before"
+# libmicrohttpd's own pages (it answers these before the server sees the request).
+own_page() { # what request
+	local got
+	got=$(raw "$2")
+	if [[ "$got" == "HTTP/1.1 4"* ]] && grep -qx 'X-Content-Type-Options: nosniff' <<<"$got" &&
+		grep -qx 'Cache-Control: no-store' <<<"$got" &&
+		grep -q "^Content-Security-Policy: default-src 'self'" <<<"$got"; then
+		echo "ok - $1: $(head -1 <<<"$got"), with the server's headers"
+	else
+		not_ok "$1: $(sed -n '1,/^$/p' <<<"$got" | tr '\n' '|')"
+	fi
+}
+own_page "libmicrohttpd's page for a malformed Content-Length" \
+	"POST /api/run HTTP/1.1\r\n${h}${json}Content-Length: x\r\n\r\n"
+own_page "libmicrohttpd's page for a header over its memory" \
+	"GET / HTTP/1.1\r\n${h}X-Big: $(head -c 33000 /dev/zero | tr '\0' a)\r\n\r\n"
+
+# Issue 49: a cancel right after the start used to be lost in the server's handler, inherited
+# by the lab until its exec (and by a rank until its reset): the run went on until SIGKILL, and
+# the next run got 409. Half the cancels go the moment the 202 is in, half while the 8 ranks fork.
+pairs=${LAB_SERVE_PAIRS:-50}
+if python3 "$here/lab_cancel_pairs.py" "$url" "$pairs" 8 >"$tmp/pairs.out" 2>&1; then
+	echo "ok - $(cat "$tmp/pairs.out")"
+else
+	not_ok "runs cancelled right after their start: $(cat "$tmp/pairs.out")"
+fi
+sleep 0.2
+left=$(pgrep -f -- "/web-$server-" | tr '\n' ' ')
+[ -z "$left" ] && echo "ok - no lab or rank left after them" ||
+	not_ok "processes left after the run+cancel pairs: $left"
+grep -q SIGKILL "$tmp/server.out" && not_ok "the server had to kill: $(grep SIGKILL "$tmp/server.out")"
+
+if ! kill -0 "$server" 2>/dev/null; then
+	wait "$server"
+	not_ok "the server is gone (exit status $?): $(tail -3 "$tmp/server.out")"
+fi
 echo "lab_serve: $failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -5,6 +5,13 @@
  * and cancel as the lab's own Ctrl-C (SIGTERM: it stops the ranks and cleans
  * up). A cancelled run is "cancelling" until the lab is gone, so "cancelled"
  * means a new run can start; a lab deaf to SIGTERM is killed, group and all.
+ *
+ * A child starts with the server's signal handling, SIGTERM caught and
+ * SIGPIPE ignored, until it execs: a cancel sent right after the start used to
+ * land in the server's handler and be lost, and the lab ran on until killed.
+ * So children are forked with every signal blocked and put the defaults back
+ * before they unblock them (fork_clean): a signal sent in between waits, then
+ * acts as it would on the lab.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +36,7 @@ static struct {
 	enum lab_job_state state;
 	int run;
 	pid_t pid;
-	int cancelled;
+	int cancelled, killed;
 	double started, cancel_asked; /* monotonic seconds */
 	char dir[PATH_MAX];
 	char self[PATH_MAX];
@@ -38,8 +45,6 @@ static struct {
 
 /* A run may take this long; then it is cancelled (bounded runs: one at a time, for a while). */
 #define RUN_LIMIT_S (20 * 60.0)
-/* The lab stops its ranks within a second of SIGTERM; one that has not in this long is killed. */
-#define CANCEL_KILL_S 10.0
 
 static const char *const state_names[] = { "idle", "running", "cancelling", "done", "failed",
 					    "cancelled" };
@@ -138,6 +143,32 @@ static void one_nic_fault(const struct lab_job_request *r, char *spec, size_t le
 
 #define ADD(v) (argv[argc++] = (v))
 
+/*
+ * fork(2) for a child that execs: every signal blocked across the fork; in the
+ * child each disposition back to the default (handlers are not reset by fork,
+ * ignored signals not even by exec), then unblocked.
+ */
+static pid_t fork_clean(void)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigset_t all, old;
+	pid_t pid;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	if (pid == 0) {
+		sigemptyset(&dfl.sa_mask);
+		for (int sig = 1; sig < NSIG; sig++)
+			sigaction(sig, &dfl, NULL); /* SIGKILL, SIGSTOP and libc's own refuse */
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		return 0;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return pid;
+}
+
 /* In the child: its own process group, output to a file, the progress file named, the lab. */
 static void exec_lab(const struct lab_job_request *r, const char *run_dir)
 {
@@ -194,7 +225,7 @@ static int merge_reports(const char *run_dir)
 	snprintf(json, sizeof(json), "%s/result.json", run_dir);
 	if (glob(pattern, 0, NULL, &g) || g.gl_pathc != 1)
 		return -1;
-	pid = fork();
+	pid = fork_clean();
 	if (pid == 0) {
 		fd = open(json, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
@@ -236,11 +267,12 @@ static int launch(const struct lab_job_request *r, int *http, char *why, size_t 
 	mkdir(job.dir, 0755);
 	if (mkdir(job.run_dir, 0755) && errno != EEXIST)
 		return refuse(http, 500, why, len, strerror(errno));
-	pid = fork();
+	pid = fork_clean();
 	if (pid < 0)
 		return refuse(http, 500, why, len, strerror(errno));
 	if (pid == 0)
 		exec_lab(r, job.run_dir);
+	setpgid(pid, pid); /* as the child does: a kill of its group works from now on */
 	if (pthread_create(&watcher, NULL, watch, (void *)(intptr_t)pid)) {
 		kill(pid, SIGTERM);
 		return refuse(http, 500, why, len, "cannot start the watcher thread");
@@ -249,6 +281,7 @@ static int launch(const struct lab_job_request *r, int *http, char *why, size_t 
 	job.pid = pid;
 	job.run++;
 	job.cancelled = 0;
+	job.killed = 0;
 	job.started = now_s();
 	job.state = JOB_RUNNING;
 	return 0;
@@ -295,16 +328,22 @@ int lab_job_cancel(void)
 	return rc;
 }
 
-void lab_job_tick(void)
+int lab_job_tick(void)
 {
 	double now = now_s();
+	int killed = 0;
 
 	pthread_mutex_lock(&job.lock);
 	if (job.state == JOB_RUNNING && job.pid > 0 && now - job.started > RUN_LIMIT_S)
 		ask_to_stop();
-	if (job.state == JOB_CANCELLING && job.pid > 0 && now - job.cancel_asked > CANCEL_KILL_S)
+	if (job.state == JOB_CANCELLING && job.pid > 0 &&
+	    now - job.cancel_asked > LAB_CANCEL_KILL_S) {
 		killpg(job.pid, SIGKILL);
+		killed = job.killed ? 0 : job.run;
+		job.killed = 1;
+	}
 	pthread_mutex_unlock(&job.lock);
+	return killed;
 }
 
 enum lab_job_state lab_job_state(int *run)

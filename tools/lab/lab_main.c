@@ -463,8 +463,22 @@ static void print_header(const struct lab_opts *o, FILE *out)
 	fflush(out);
 }
 
+static pid_t lab_pid; /* the launcher's: a forked rank runs this handler until it resets it */
+
+/*
+ * The launcher stops its ranks and cleans up. A rank is forked with this
+ * handler and resets SIGTERM only once it runs (shim/spawn.c, run_child): a
+ * stop sent in between used to set the rank's own copy of lab_stop and be
+ * lost, and the rank ran on until the spawner's SIGKILL 5 s later. In a rank,
+ * the signal acts as the default it is about to get: it ends the rank.
+ */
 static void on_signal(int sig)
 {
+	if (getpid() != lab_pid) {
+		signal(sig, SIG_DFL);
+		raise(sig); /* delivered when this handler returns */
+		return;
+	}
 	lab_stop = sig;
 }
 
@@ -472,6 +486,7 @@ static void catch_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 
+	lab_pid = getpid();
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -12,10 +12,14 @@
  *   GET  /report.html    the same as one page (fabriclab report --html)
  *
  * For its user only (lab_serve_guard.c): Host, Origin and Content-Type are
- * checked before anything else. One polling thread serves every connection
- * (epoll): an idle or slow connection costs a socket, not a thread, and times
- * out; event streams and a cancel waiting for the end are parked
- * (lab_serve_events.c), so status and cancel are served whatever else is open.
+ * checked before anything else, and none of them may come twice. One polling
+ * thread serves every connection (epoll): an idle or slow connection costs a
+ * socket, not a thread; a request not in full 10 s after its connection
+ * opened is closed however it trickles, and one address holding too many
+ * connections loses its oldest unfinished one to its next
+ * (lab_serve_conns.c); event streams and a cancel waiting for the end are
+ * parked (lab_serve_events.c), so status and cancel are served whatever else
+ * is open.
  * It listens on loopback unless --listen names another address, which also
  * needs --allow-remote.
  */
@@ -40,10 +44,12 @@
 #include "lab_web.h"
 
 #define MAX_BODY 4096
-#define CONNECTION_LIMIT 512  /* the polling thread's sockets; streams are at most 128 of them */
-#define CONNECTION_TIMEOUT_S 10 /* an idle or slow request (or a silent stream) is closed */
+#define CONNECTION_TIMEOUT_S 10 /* idle (a silent stream, a reader that stopped) is closed */
+#define LISTEN_BACKLOG 1024   /* a burst of connections waits to be let in, not dropped */
 #define TICK_MS 100           /* parked connections look again this often */
-#define CANCEL_WAIT_S 8.0     /* a cancel answers by then, "cancelling" if the lab is slow */
+/* A cancel answers once the lab is gone: after the kill of a deaf one at the latest. */
+#define CANCEL_WAIT_S (LAB_CANCEL_KILL_S + 2.0)
+#define SAY_CLOSED_EVERY_S 10.0 /* the log's line on connections closed, at most this often */
 
 struct upload {
 	char body[MAX_BODY];
@@ -52,15 +58,12 @@ struct upload {
 	double cancel_until;
 };
 
-/* Every answer: not cached, not sniffed, not framed by another site, no outside fetch. */
+/* Every answer: not cached, not sniffed, not framed by another site, no outside fetch. The
+ * request is in: its connection is no longer a slow client's (lab_serve_conns.c). */
 static enum MHD_Result queue(struct MHD_Connection *c, unsigned code, struct MHD_Response *r)
 {
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-	MHD_add_response_header(r, "Content-Security-Policy",
-				"default-src 'self'; style-src 'self' 'unsafe-inline'; "
-				"img-src 'self' data:; frame-ancestors 'self'; form-action 'none'");
+	lab_secure_headers(r);
+	lab_conn_answering(c);
 	return MHD_queue_response(c, code, r);
 }
 
@@ -199,6 +202,7 @@ static enum MHD_Result cancel_run(struct MHD_Connection *c, struct upload *u)
 	}
 	st = lab_job_state(&run);
 	if (st == JOB_CANCELLING && now_s() < u->cancel_until) {
+		lab_conn_answering(c);
 		lab_park(c);
 		return MHD_YES;
 	}
@@ -263,14 +267,31 @@ static const char *header(struct MHD_Connection *c, const char *name)
 	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
+/* Counts, by lab_guard_single's index, the headers that must come once. */
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				    const char *value)
+{
+	unsigned *count = cls;
+	int i = lab_guard_single(key);
+
+	(void)kind, (void)value;
+	if (i >= 0)
+		count[i]++;
+	return MHD_YES;
+}
+
 /* Headers only, before any body is read: who is asking, and in what form. */
 static enum MHD_Result screen(struct MHD_Connection *c, const struct lab_guard *g,
 			      const char *url, bool post, bool *ok)
 {
 	const char *host = header(c, "Host"), *length = header(c, "Content-Length");
+	unsigned count[LAB_SINGLE_HEADERS] = { 0 };
 	char why[256];
 
 	*ok = false;
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, count);
+	if (lab_guard_repeats(count, why, sizeof(why)))
+		return send_error(c, MHD_HTTP_BAD_REQUEST, why);
 	if (lab_guard_host(g, host, why, sizeof(why)) ||
 	    lab_guard_origin(header(c, "Origin"), host, why, sizeof(why)) ||
 	    (!strncmp(url, "/api/", 5) &&
@@ -323,9 +344,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
 		    enum MHD_RequestTerminationCode why)
 {
-	(void)cls, (void)c, (void)why;
+	(void)cls, (void)why;
 	free(*con_cls);
 	*con_cls = NULL;
+	lab_conn_answered(c);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode what)
+{
+	(void)cls;
+	if (what == MHD_CONNECTION_NOTIFY_STARTED)
+		lab_conn_opened(c, socket_context);
+	else
+		lab_conn_closed(socket_context);
 }
 
 /* ---- the command ---- */
@@ -361,9 +393,11 @@ static void log_http(void *cls, const char *fmt, va_list ap)
 
 	(void)cls;
 	vsnprintf(text, sizeof(text), fmt, ap);
-	/* a page closing its event stream, a client giving up half-way: its business */
+	/* a page closing its event stream, a client giving up half-way: its business; a slow
+	 * client's connection closed by lab_serve_conns.c: said once in a while (say_closed) */
 	if (!strstr(text, "no longer available for sending") &&
-	    !strstr(text, "closed by remote peer") && !strstr(text, "closed by remote side"))
+	    !strstr(text, "closed by remote peer") && !strstr(text, "closed by remote side") &&
+	    !strstr(text, "detected connection closure"))
 		fprintf(stderr, "fabriclab lab: http: %s", text);
 }
 
@@ -376,7 +410,7 @@ static int listen_on(struct sockaddr_in *sa, unsigned *port)
 	if (fd < 0)
 		return -1;
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(fd, (struct sockaddr *)sa, sizeof(*sa)) || listen(fd, 128) ||
+	    bind(fd, (struct sockaddr *)sa, sizeof(*sa)) || listen(fd, LISTEN_BACKLOG) ||
 	    getsockname(fd, (struct sockaddr *)sa, &len)) {
 		close(fd);
 		return -1;
@@ -392,19 +426,46 @@ static struct MHD_Daemon *start_daemon(int fd, struct lab_guard *g)
 				MHD_OPTION_EXTERNAL_LOGGER, log_http, NULL,
 				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+				/* a backstop: lab_serve_conns.c makes room long before */
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned)LAB_CONN_SLOTS,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
 				MHD_OPTION_END);
 }
 
+/* Now and then, one line on the connections closed to keep the server free. */
+static void say_closed(const struct lab_conn_counts *now)
+{
+	static struct lab_conn_counts said;
+	static double last;
+	double t = now_s();
+	unsigned slow = now->too_slow - said.too_slow, client = now->client_limit -
+		said.client_limit, server = now->server_limit - said.server_limit;
+
+	if (!(slow + client + server) || t - last < SAY_CLOSED_EVERY_S)
+		return;
+	fprintf(stderr, "fabriclab lab: slow or crowding clients: closed %u request(s) not in "
+		"full after %.0f s, %u connection(s) of an address past its %d, %u past %d in "
+		"all\n", slow, LAB_REQUEST_S, client, LAB_CLIENT_MAX, server, LAB_SERVER_MAX);
+	said = *now;
+	last = t;
+}
+
 static void tick(void)
 {
 	struct timespec ts = { 0, TICK_MS * 1000000L };
+	struct lab_conn_counts counts;
+	int killed;
 
 	nanosleep(&ts, NULL);
 	lab_unpark_all();
-	lab_job_tick();
+	lab_conn_reap(&counts);
+	say_closed(&counts);
+	killed = lab_job_tick();
+	if (killed)
+		fprintf(stderr, "fabriclab lab: run %d: the lab had not stopped %.0f s after it was "
+			"asked to; killed it and its ranks (SIGKILL)\n", killed, LAB_CANCEL_KILL_S);
 }
 
 static int serve(struct sockaddr_in *sa, bool remote)
@@ -417,6 +478,11 @@ static int serve(struct sockaddr_in *sa, bool remote)
 	inet_ntop(AF_INET, &sa->sin_addr, g.listen_host, sizeof(g.listen_host));
 	g.any_address = sa->sin_addr.s_addr == htonl(INADDR_ANY);
 	signal(SIGPIPE, SIG_IGN);
+	if (lab_headers_init()) {
+		fprintf(stderr, "fabriclab lab: --serve: libmicrohttpd's MHD_queue_response not "
+			"found (dlsym RTLD_NEXT)\n");
+		return 1;
+	}
 	fd = listen_on(sa, &g.port);
 	if (fd < 0 || !(d = start_daemon(fd, &g))) {
 		fprintf(stderr, "fabriclab lab: --serve: cannot listen on %s:%u: %s\n", g.listen_host,

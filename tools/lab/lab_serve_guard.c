@@ -118,3 +118,40 @@ int lab_guard_fetch_site(const char *site, char *why, size_t len)
 		 site);
 	return -1;
 }
+
+/*
+ * Headers a request names once at most. Of a repeated one libmicrohttpd hands
+ * the first, while a proxy or a browser extension in between may have acted
+ * on another: a second Host or Origin could pass a check meant for the other,
+ * and a second Content-Length frames a different body. A body framed both by
+ * Content-Length and by chunks is refused for the same reason.
+ */
+static const char *const single[LAB_SINGLE_HEADERS] = {
+	"Host", "Origin", "Sec-Fetch-Site", "Content-Type", "Content-Length", "Transfer-Encoding"
+};
+enum { CONTENT_LENGTH = 4, TRANSFER_ENCODING = 5 };
+
+int lab_guard_single(const char *name)
+{
+	for (int i = 0; i < LAB_SINGLE_HEADERS; i++)
+		if (!strcasecmp(name, single[i]))
+			return i;
+	return -1;
+}
+
+int lab_guard_repeats(const unsigned count[LAB_SINGLE_HEADERS], char *why, size_t len)
+{
+	for (int i = 0; i < LAB_SINGLE_HEADERS; i++)
+		if (count[i] > 1) {
+			snprintf(why, len, "%s: given %u times; a request names each of Host, "
+				 "Origin, Sec-Fetch-Site, Content-Type, Content-Length and "
+				 "Transfer-Encoding once at most", single[i], count[i]);
+			return -1;
+		}
+	if (count[CONTENT_LENGTH] && count[TRANSFER_ENCODING]) {
+		snprintf(why, len, "Content-Length and Transfer-Encoding: a body is framed by one "
+			 "of them, not both");
+		return -1;
+	}
+	return 0;
+}

@@ -42,6 +42,9 @@ void lab_job_setup(const char *dir, const char *self_path);
 int lab_job_start(const struct lab_job_request *req, int *http, char *why, size_t len);
 /* 0 asked to stop; -1 when nothing runs. */
 int lab_job_cancel(void);
+/* A lab not gone this long after its SIGTERM is killed, group and all: past the spawner's 5 s
+ * for ranks deaf to it (shim/spawn.c, KILL_GRACE_MS), so only a deaf lab itself. */
+#define LAB_CANCEL_KILL_S 6.0
 /* The state now, with the run's number (0 before the first). */
 enum lab_job_state lab_job_state(int *run);
 const char *lab_job_state_name(enum lab_job_state s);
@@ -49,8 +52,9 @@ const char *lab_job_state_name(enum lab_job_state s);
 bool lab_job_busy(enum lab_job_state s);
 /* A file of the current run ("progress.tsv", "result.json", "report.html", "lab.out"). */
 int lab_job_path(const char *name, char *path, size_t len);
-/* Once in a while: a run past its time limit is cancelled, a lab deaf to the cancel killed. */
-void lab_job_tick(void);
+/* Once in a while: a run past its time limit is cancelled, a lab deaf to the cancel killed
+ * (then the run's number, once; else 0). */
+int lab_job_tick(void);
 /* Stops a run still going (the server is stopping). */
 void lab_job_shutdown(void);
 
@@ -69,11 +73,45 @@ int lab_guard_origin(const char *origin, const char *host, char *why, size_t len
 int lab_guard_json_type(const char *type, char *why, size_t len);
 /* 0 unless Sec-Fetch-Site says another site sent it (API requests only); -1 with why. */
 int lab_guard_fetch_site(const char *site, char *why, size_t len);
+/* The headers a request names once at most (Host, Origin, Content-Length...): the index of
+ * `name` (any case) among the LAB_SINGLE_HEADERS of them, or -1. */
+#define LAB_SINGLE_HEADERS 6
+int lab_guard_single(const char *name);
+/* 0 when each came once at most (count: by index) and a body has one framing; -1 with why. */
+int lab_guard_repeats(const unsigned count[LAB_SINGLE_HEADERS], char *why, size_t len);
+
+/*
+ * Connections (lab_serve_conns.c): a request's total time and the connections
+ * of one client are bounded, whatever idle timers say.
+ */
+#define LAB_REQUEST_S 10.0  /* from connect, or the previous answer, to a request in full */
+#define LAB_CLIENT_MAX 192  /* connections of one address (streams are 128 at most) */
+#define LAB_SERVER_MAX 512  /* connections in all */
+#define LAB_CONN_SLOTS 640  /* libmicrohttpd's limit: room for those being closed */
+struct lab_conn_counts {
+	unsigned too_slow;     /* past LAB_REQUEST_S */
+	unsigned client_limit; /* made room for one more from the same address */
+	unsigned server_limit; /* made room past LAB_SERVER_MAX */
+};
+struct MHD_Connection;
+/* MHD_OPTION_NOTIFY_CONNECTION's two ends; *ctx is the connection's socket context. */
+void lab_conn_opened(struct MHD_Connection *c, void **ctx);
+void lab_conn_closed(void **ctx);
+/* The request is in (its answer is being made): its clock stops. */
+void lab_conn_answering(struct MHD_Connection *c);
+/* The answer is out: the connection waits for its next request, a new clock. */
+void lab_conn_answered(struct MHD_Connection *c);
+/* From the ticker: closes requests past LAB_REQUEST_S; the counts so far. */
+void lab_conn_reap(struct lab_conn_counts *counts);
+
+/* Every response gets the server's headers, libmicrohttpd's own pages too (lab_serve_headers.c):
+ * lab_headers_init once before the server starts (-1: the library's function is not found). */
+struct MHD_Response;
+int lab_headers_init(void);
+void lab_secure_headers(struct MHD_Response *r);
 
 /* Event streams (lab_serve_events.c): one per page, at most LAB_MAX_STREAMS. */
 #define LAB_MAX_STREAMS 128
-struct MHD_Connection;
-struct MHD_Response;
 /* A stream response for c, or NULL with *http set (503 too many, 409 no run yet). */
 struct MHD_Response *lab_stream_open(struct MHD_Connection *c, unsigned *http);
 /* Connections parked until something changes (streams, a cancel waiting for the end). */
