@@ -10,14 +10,20 @@
 #include "report_live_internal.h"
 
 /*
- * How much faster than min_ratio a slow hop must run before it counts as
- * recovered: a hop hovering at the threshold logs once, not every window.
+ * A finding a window later whose rate moved by this factor either way is the
+ * same finding at another size: worth one line, not one per window.
  */
-#define RECOVERY_MARGIN 0.03
+#define CHANGED_FACTOR 1.25
 
 static struct {
 	struct live_hop hops[FL_MAX_HOPS];
 	int n;
+	/* this window's hops as the diagnosis sees them, and which state each is */
+	struct fl_hop_figures figs[FL_MAX_HOPS];
+	struct live_hop *of[FL_MAX_HOPS];
+	double gbs[FL_MAX_HOPS], line[FL_MAX_HOPS];
+	size_t nfigs;
+	struct fl_verdict verdict;
 } live;
 
 static const char *const state_names[] = { "appeared", "changed", "cleared" };
@@ -113,14 +119,14 @@ static void measure(struct live_hop *s, double gbs, double line, const struct fl
 }
 
 /* What this one window alone would make of the hop (-1: nothing). */
-static int window_says(const struct live_hop *s, double ratio, const struct fl_live_params *p)
+static int window_says(const struct live_hop *s, bool slow, double ratio)
 {
 	if (!s->slow)
-		return ratio < p->min_ratio ? FL_LIVE_APPEARED : -1;
-	if (ratio >= p->min_ratio + RECOVERY_MARGIN)
+		return slow ? FL_LIVE_APPEARED : -1;
+	if (!slow)
 		return FL_LIVE_CLEARED;
 	/* the same finding, a different size: worth a line */
-	if (ratio < 0.8 * s->f.ratio || ratio > 1.25 * s->f.ratio)
+	if (ratio * CHANGED_FACTOR < s->f.ratio || ratio > CHANGED_FACTOR * s->f.ratio)
 		return FL_LIVE_CHANGED;
 	return -1;
 }
@@ -130,11 +136,11 @@ static int window_says(const struct live_hop *s, double ratio, const struct fl_l
  * windows in a row agree on, so a window of a rank starved of CPU neither
  * raises, resizes nor clears a finding.
  */
-static int transition(struct live_hop *s, double ratio, const struct fl_live_params *p)
+static int transition(struct live_hop *s, bool slow, double ratio, const struct fl_live_params *p)
 {
-	int says = window_says(s, ratio, p);
+	int says = window_says(s, slow, ratio);
 
-	s->low_windows = ratio < p->min_ratio ? s->low_windows + 1 : 0;
+	s->low_windows = slow ? s->low_windows + 1 : 0;
 	s->agreeing = says >= 0 && says == s->pending ? s->agreeing + 1 : says >= 0;
 	s->pending = says;
 	if (says < 0 || s->agreeing < p->low_windows)
@@ -144,56 +150,118 @@ static int transition(struct live_hop *s, double ratio, const struct fl_live_par
 	return says;
 }
 
-/*
- * The window's requests were paced by the wire, not latency (fl_wire_bound):
- * its typical request (the size carrying its median byte) is long enough on
- * the wire at line rate, or enough of them were in flight to cover a round
- * trip. Over ext on NCCL's Socket (lo, 1.25 GB/s line rate, 4 ranks,
- * 2026-12-03) healthy hops read 0.12x with 1 KiB requests (0.8 us at line
- * rate), 0.41-0.44x with 4 KiB (3.3 us) and no finding with 16 KiB (13 us).
- * Requests in flight: the view's outstanding time less its waits for the other
- * end, over its busy time (the sender's wire intervals, the receiver's
- * posted -> done).
- */
-static bool wire_bound(const struct live_hop *s, const struct fl_hop_snapshot *h, double line)
+/* This window of hop h as the diagnosis takes a hop: the totals since the last window. */
+static void window_figures(const struct live_hop *s, const struct fl_hop_snapshot *h,
+			   const char *transport, double line, struct fl_hop_figures *out)
 {
-	uint64_t window[FL_SIZE_BUCKETS];
-	uint64_t busy = h->key.view == FL_HOP_SEND ? h->wire_ns - s->wire_ns
-						   : h->active_ns - s->active_ns;
-	double in_flight = fl_requests_in_flight(
-		(double)(h->t.outstanding_ns - s->outstanding_ns) / 1e9,
-		(double)(h->t.peer_wait_ns - s->wait_ns) / 1e9, (double)busy / 1e9);
+	uint64_t sizes[FL_SIZE_BUCKETS], times[FL_TIME_BUCKETS], ns = h->wire_ns - s->wire_ns;
+	double outstanding = (double)(h->t.outstanding_ns - s->outstanding_ns) / 1e9;
+	double wait = (double)(h->t.peer_wait_ns - s->wait_ns) / 1e9;
+	const struct fl_hop_key *k = &h->key;
 
+	memset(out, 0, sizeof(*out));
+	snprintf(out->src_node, sizeof(out->src_node), "%s", k->src_node);
+	snprintf(out->src_dev, sizeof(out->src_dev), "%s", k->src_dev);
+	snprintf(out->dst_node, sizeof(out->dst_node), "%s", k->dst_node);
+	snprintf(out->dst_dev, sizeof(out->dst_dev), "%s", k->dst_dev);
+	snprintf(out->transport, sizeof(out->transport), "%s", transport);
 	for (unsigned i = 0; i < FL_SIZE_BUCKETS; i++)
-		window[i] = h->t.sizes[i] - s->sizes[i];
-	return fl_wire_bound(fl_size_median_byte(window), line, in_flight);
+		sizes[i] = h->t.sizes[i] - s->sizes[i];
+	for (unsigned i = 0; i < FL_TIME_BUCKETS; i++)
+		times[i] = h->t.wire_times[i] - s->wire_times[i];
+	/* the window's own request times: how sure its rate is, and its median request */
+	out->wire_p50_us = (double)fl_time_percentile(times, 50) / 1e3;
+	out->wire_p99_us = (double)fl_time_percentile(times, 99) / 1e3;
+	out->line_rate_gbs = line;
+	out->bytes = h->t.wire_bytes - s->wire_bytes;
+	out->messages = h->t.messages - s->messages;
+	out->typical_request = fl_size_median_byte(sizes);
+	out->wire_seconds = (double)ns / 1e9;
+	out->wire_gbs = ns ? (double)out->bytes / (double)ns : 0.0;
+	out->mem_types = h->mem_types;
+	if (k->view == FL_HOP_SEND) {
+		out->send_outstanding_seconds = outstanding;
+		out->send_wait_seconds = wait;
+	} else {
+		out->outstanding_seconds = outstanding;
+		out->peer_wait_seconds = wait;
+		out->active_seconds = (double)(h->active_ns - s->active_ns) / 1e9;
+	}
 }
 
-static int judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, double line,
-			const struct fl_live_params *p, double unix_now, uint64_t mono_now,
-			fl_live_notify_fn notify)
+/* Where the next window starts. */
+static void remember(struct live_hop *s, const struct fl_hop_snapshot *h)
 {
-	static const char *const words[] = { "slow since", "changed at", "back to speed at" };
-	uint64_t bytes = h->t.wire_bytes - s->wire_bytes, ns = h->wire_ns - s->wire_ns;
-	bool judge = !p->skip && line > 0.0 && ns &&
-		     (double)bytes >= fl_live_min_bytes(line, p->window_s) && wire_bound(s, h, line);
-	double gbs;
-	int t;
-
 	s->wire_bytes = h->t.wire_bytes;
 	s->wire_ns = h->wire_ns;
+	s->messages = h->t.messages;
 	s->outstanding_ns = h->t.outstanding_ns;
 	s->wait_ns = h->t.peer_wait_ns;
 	s->active_ns = h->active_ns;
 	memcpy(s->sizes, h->t.sizes, sizeof(s->sizes));
-	if (!judge)
-		return 0;
-	gbs = (double)bytes / (double)ns;
+	memcpy(s->wire_times, h->t.wire_times, sizeof(s->wire_times));
+}
+
+/* A window with enough traffic to judge, for the diagnosis (else its totals just move on). */
+static bool take_window(struct live_hop *s, const struct fl_hop_snapshot *h, const char *transport,
+			double line, const struct fl_live_params *p)
+{
+	uint64_t bytes = h->t.wire_bytes - s->wire_bytes, ns = h->wire_ns - s->wire_ns;
+	struct fl_hop_figures *f = &live.figs[live.nfigs];
+	bool judge = !p->skip && line > 0.0 && ns && h->t.messages > s->messages &&
+		     (double)bytes >= fl_live_min_bytes(line, p->window_s);
+
+	/*
+	 * Alone, a hop is judged against its line only where the wire paced its
+	 * requests (fl_wire_bound): a latency-bound window says nothing of the
+	 * wire, neither slow nor recovered.
+	 */
+	if (judge) {
+		window_figures(s, h, transport, line, f);
+		judge = fl_wire_bound(f->typical_request, line, fl_hop_in_flight(f));
+	}
+	if (judge) {
+		live.of[live.nfigs] = s;
+		live.gbs[live.nfigs] = (double)bytes / (double)ns;
+		live.line[live.nfigs++] = line;
+	}
+	remember(s, h);
+	return judge;
+}
+
+/*
+ * Whether the diagnosis finds hop i slow this window. One process sees a
+ * hop or two of each device, too few to compare with each other, so each
+ * window is judged alone, against its line (the model's prior on where a
+ * healthy hop runs): the same model as the run's report, on one hop.
+ */
+static bool slow_window(size_t i)
+{
+	struct fl_verdict *v = &live.verdict;
+
+	fl_verdict_compute(&live.figs[i], 1, NULL, v);
+	for (int k = 0; k < v->nfindings; k++) {
+		enum fl_verdict_kind kind = v->findings[k].kind;
+
+		if (kind == FL_VERDICT_LINK || kind == FL_VERDICT_DEVICE || kind == FL_VERDICT_RAIL)
+			return true;
+	}
+	return false;
+}
+
+static int judge_window(size_t i, const struct fl_live_params *p, double unix_now,
+			uint64_t mono_now, fl_live_notify_fn notify)
+{
+	static const char *const words[] = { "slow since", "changed at", "back to speed at" };
+	struct live_hop *s = live.of[i];
+	double gbs = live.gbs[i], line = live.line[i];
+	int t;
+
 	s->judged = true;
 	s->last_ratio = gbs / line;
 	s->last_gbs = gbs;
 	s->line_gbs = line;
-	t = transition(s, gbs / line, p);
+	t = transition(s, slow_window(i), gbs / line, p);
 	if (t < 0)
 		return 0;
 	measure(s, gbs, line, p, mono_now);
@@ -208,11 +276,16 @@ static int judge_window(struct live_hop *s, const struct fl_hop_snapshot *h, dou
 	return 1;
 }
 
+/*
+ * Every hop's window goes to the diagnosis (the model of plugin/verdict: the
+ * one the report and the sweep use); a hop it finds slow is slow this window.
+ */
 int fl_report_live_judge(const struct fl_report *r, const struct fl_live_params *p,
 			 double unix_now, uint64_t mono_now, fl_live_notify_fn notify)
 {
 	int changes = 0;
 
+	live.nfigs = 0;
 	for (int i = 0; i < r->nhops; i++) {
 		const struct fl_hop_snapshot *h = &r->hops[i];
 		const struct fl_report_device *d = fl_report_device(r, h->local_dev);
@@ -232,9 +305,10 @@ int fl_report_live_judge(const struct fl_report *r, const struct fl_live_params 
 		if (!s)
 			continue;
 		s->best = best;
-		changes += judge_window(s, h, d ? fl_report_line_rate(d->speed_mbps) : 0.0, p,
-					unix_now, mono_now, notify);
+		take_window(s, h, transport, d ? fl_report_line_rate(d->speed_mbps) : 0.0, p);
 	}
+	for (size_t i = 0; i < live.nfigs; i++)
+		changes += judge_window(i, p, unix_now, mono_now, notify);
 	return changes + live_devices_judge(unix_now, mono_now, notify);
 }
 

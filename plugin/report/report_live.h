@@ -1,9 +1,10 @@
 /*
  * The diagnosis while the job runs: every window (FABRICLAB_LIVE_WINDOW_MS,
- * half a second by default) the report thread hands the hop table here; each
- * hop timed from the better end is judged on the last window alone, against
- * its line rate (one process sees none of its peers' hops); a local device
- * slow both ways is one device finding (report_live_device.c). When a hop turns
+ * half a second by default) the report thread hands the hop table here; the
+ * window of every hop this process times goes to the diagnosis (plugin/verdict:
+ * the model the report and the sweep use), against its line; a hop it finds
+ * slow is slow that window, and a local device slow both ways is one device
+ * finding (report_live_device.c). When a hop turns
  * slow, changes, or recovers, one WARN line goes through NCCL's logger and the
  * caller hears of it (the tracer emits fabriclab:live_finding); the findings
  * standing now are what the Prometheus textfile carries (report_prom.c).
@@ -33,15 +34,6 @@ static inline double fl_live_min_bytes(double line_gbs, double window_s)
 								 : (double)FL_LIVE_MIN_BYTES;
 }
 /*
- * One window is noisier than a run. Healthy hops of 8-rank lab runs with a
- * halved cable elsewhere (a busy 2-core host, 2026-12-01), over 298 windows of
- * 0.5 s: 1st percentile 0.65x, lowest 0.57x, all hops of a run dipping at once
- * when the machine stalls; two windows in a row read 0.69x once. So a window
- * must be below 0.6x to be called slow; a halved cable reads 0.38-0.55x. The
- * run's verdict, on all of it, finds the smaller effects.
- */
-#define FL_LIVE_MIN_RATIO 0.6
-/*
  * Windows in a row that must agree before a finding appears, changes size or
  * clears: a rank starved of CPU for a moment read 0.60x once in a healthy
  * 16-rank lab run, and a halved cable's 0.5 s windows 0.38x once; a bad cable
@@ -65,12 +57,11 @@ struct fl_live_finding {
 	double cost;           /* the ring's time this hop costs if it sets the pace: 1 - ratio */
 	double since_unix;     /* when it appeared */
 	double window_s;       /* the window judged */
-	int windows;           /* windows in a row below the ratio */
+	int windows;           /* windows in a row the diagnosis found it slow */
 	uint64_t at_ns;        /* fl_clock_mono_ns of this transition (the trace's time line) */
 };
 
 struct fl_live_params {
-	double min_ratio;   /* FL_LIVE_MIN_RATIO */
 	double window_s;    /* the nominal window, for the WARN line */
 	int low_windows;    /* FL_LIVE_LOW_WINDOWS */
 	/*

@@ -12,9 +12,10 @@
 
 struct live_hop {
 	struct fl_hop_key key;
-	uint64_t wire_bytes, wire_ns; /* totals at the last window */
+	uint64_t wire_bytes, wire_ns, messages; /* totals at the last window */
 	uint64_t outstanding_ns, wait_ns, active_ns; /* likewise: requests in flight */
 	uint64_t sizes[FL_SIZE_BUCKETS]; /* its size histogram then */
+	uint64_t wire_times[FL_TIME_BUCKETS]; /* and its wire-time histogram */
 	/*
 	 * Judged from the transport's better end: its transitions are findings.
 	 * A hop seen from the other end (a socket sender) is judged the same way
@@ -26,7 +27,7 @@ struct live_hop {
 	double last_ratio; /* the last judged window's rate over the line rate */
 	double last_gbs, line_gbs;
 	bool slow;
-	int low_windows; /* consecutive windows below the ratio */
+	int low_windows; /* consecutive windows the diagnosis found it slow */
 	int pending;     /* the transition the last windows point to (-1: none) */
 	int agreeing;    /* windows in a row that point to it */
 	struct fl_live_finding f; /* while slow: the finding as it stands */

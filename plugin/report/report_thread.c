@@ -25,6 +25,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/fl_text.h"
 #include "stats/hop.h"
 #include "base/identity.h"
 #include "base/log.h"
@@ -177,6 +178,8 @@ static int write_report(int final, char *line, size_t len)
 		file_name(r.node, "json", name, sizeof(name));
 		snprintf(path, sizeof(path), "%s/%s", rs.cfg.dir, name);
 		fl_report_summary_line(&r, path, line, len);
+		/* for stderr: FABRICLAB_REPORT_DIR is any path, shown, never obeyed */
+		fl_text_escape_in_place(line, len);
 	}
 	fl_report_release(&r);
 	pthread_mutex_unlock(&rs.write_lock);
@@ -228,7 +231,7 @@ static void write_prom(int up, double unix_s)
 static void live_window(int prom_due, int starved)
 {
 	struct fl_live_params p = {
-		.min_ratio = FL_LIVE_MIN_RATIO, .low_windows = FL_LIVE_LOW_WINDOWS,
+		.low_windows = FL_LIVE_LOW_WINDOWS,
 		.window_s = (double)rs.cfg.live_window_ms / 1e3, .skip = starved,
 	};
 	struct fl_hop_snapshot *hops;

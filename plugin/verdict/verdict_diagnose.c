@@ -8,7 +8,6 @@
  */
 #include <math.h>
 #include <stdlib.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "base/fl_math.h"
@@ -339,13 +338,6 @@ int vm_diagnose(const struct fl_hop_figures *figs, size_t n, double min_ratio,
 		p->npairs = add_partners(&s, p, false, p->pairs, p->npairs);
 	}
 	posterior(&s, p);
-	if (getenv("VM_DEBUG")) { /* TEMP */
-		fprintf(stderr, "none ll %.2f occ %.2f taus %.4f %.4f %.4f p %.3f\n", p->none.loglik, p->none.occam, p->none.tau_y, p->none.tau_m, p->none.tau_u, p->p_none);
-		for (int k = 0; k < p->ntop; k++) { const struct vm_fit *f = &p->singles[k]; char b[160]; const struct vm_candidate *c = &s.cands[p->top[k]];
-			snprintf(b, sizeof b, "%s %s/%s hop%d", vm_kind_label(c->kind), c->node?c->node:"", c->dev?c->dev:"", c->hop);
-			fprintf(stderr, "  %-28s ll %.2f occ %.2f prior %.2f score %.2f p %.3f dy %.3f/%.3f dm %.3f du %.3f taus %.4f %.4f %.4f\n", b, f->loglik, f->occam, s.kind_prior[c->kind], s.cands[p->top[k]].score, p->p_top[k], f->dy[0][0], f->dy[0][1], f->kappa, f->du[0][0], f->tau_y, f->tau_m, f->tau_u); }
-		for (int k = 0; k < p->npairs; k++) fprintf(stderr, "  pair %d+%d ll %.2f occ %.2f p %.3f dy %.3f %.3f dm %.3f %.3f du %.3f %.3f tau %.4f %.4f %.4f\n", p->pairs[k].cul[0], p->pairs[k].cul[1], p->pairs[k].loglik, p->pairs[k].occam, p->p_pairs[k], p->pairs[k].dy[0][0], p->pairs[k].dy[1][0], p->pairs[k].kappa, p->pairs[k].kappa, p->pairs[k].du[0][0], p->pairs[k].du[1][0], p->pairs[k].tau_y, p->pairs[k].tau_m, p->pairs[k].tau_u);
-	}
 	err = vm_explain(&s, p, full, v);
 out:
 	vm_free(&s);

@@ -33,7 +33,7 @@ struct vm_hop {
 	bool has_u;
 	int ugroup;       /* hops whose waits were timed by the same ends */
 	double u;
-	double ln_line;   /* ln line rate, 0 when unknown (no line prior then) */
+	double ln_line;   /* ln line rate; meaningful only where anchored */
 	bool anchored;    /* its requests were wire-bound: healthy runs near line */
 };
 
@@ -84,7 +84,7 @@ struct vm_state {
 	struct vm_hop *hops;
 	int ngroups, nugroups;
 	double *mu_y, *mu_m, *mu_u;        /* group levels of the fit last made */
-	double *group_line;                /* ln line rate of an anchored group, else 0 */
+	double *group_line;                /* ln line rate of an anchored group, else NaN */
 	double *off;                       /* 3 n: each hop's shifts in y, (unused), u */
 	double kappa;                      /* that of the fit whose shifts off holds */
 	size_t *list;                      /* n: hops being fitted */
