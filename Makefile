@@ -56,7 +56,8 @@ INNER_SO    := $(INNER_VERS:%=$(INNER_DIR)/libnccl-net-flsock-v%.so) \
 	$(foreach o,$(INNER_ODD),$(INNER_DIR)/libnccl-net-flsock-$(word 1,$(subst :, ,$(o))).so) \
 	$(INNER_DIR)/libnccl-net-nonet.so $(INNER_DIR)/libnccl-net-null.so \
 	$(INNER_DIR)/libnccl-net-devoff-v9.so $(INNER_DIR)/libnccl-net-devoff-v12.so \
-	$(foreach f,$(FORWARDS),$(foreach v,11 12,$(INNER_DIR)/libnccl-net-forward-$(word 1,$(subst :, ,$(f)))-v$(v).so))
+	$(foreach f,$(FORWARDS),$(foreach v,11 12,$(INNER_DIR)/libnccl-net-forward-$(word 1,$(subst :, ,$(f)))-v$(v).so)) \
+	$(INNER_DIR)/libnccl-net-hostile.so
 INNER_OBJ   := $(filter $(BUILD)/obj/plugin/base/% $(BUILD)/obj/plugin/transport/socket/% \
 	$(BUILD)/obj/plugin/transport/pace.o,$(PLUGIN_OBJ))
 # Plugins with one hook compiled out (-DFABRICLAB_NO_<X>): only `make bench` uses them, to measure
@@ -155,6 +156,10 @@ $(INNER_DIR)/libnccl-net-forward-$(1)-v%.so: tests/inner/forward_net.c $(PLUGIN_
 		-fvisibility=hidden -shared -o $$@ $$< -ldl
 endef
 $(foreach f,$(FORWARDS),$(eval $(call forward_rule,$(word 1,$(subst :, ,$(f))),$(word 2,$(subst :, ,$(f))),$(word 3,$(subst :, ,$(f))))))
+# An inner that lies (sizes, names, maxRecvs, never done): tests/inner/hostile_net.c
+$(INNER_DIR)/libnccl-net-hostile.so: tests/inner/hostile_net.c $(PLUGIN_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -shared -o $@ $< -ldl
 
 # The fake libibverbs (tests only, never part of the plugin): selected with FABRICLAB_IBVERBS_LIB,
 # or found as libibverbs.so.1 by programs linked against rdma-core's when LD_LIBRARY_PATH names
@@ -179,6 +184,39 @@ $(FAKEVERBS_LIB1): $(FAKEVERBS_OBJ) $(FAKEVERBS_MAP)
 $(FAKECUDA_SO): $(FAKECUDA_SRC) $(wildcard tests/fakecuda/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -o $@ $(FAKECUDA_SRC) $(LDFLAGS) -Wl,-z,defs
+
+# tests/gpu: the real-NCCL driver, built with gcc against the CUDA toolkit's nccl.h, libnccl and
+# libcudart where tests/gpu/find_toolkit.sh finds them (CUDA_HOME, /usr/local/cuda, ...) and
+# skipped elsewhere: nothing else needs CUDA to build. `make GPU_TOOLKIT=` skips it anyway. Its
+# parts without CUDA have a unit test built everywhere.
+ifeq ($(origin GPU_TOOLKIT),undefined)
+GPU_TOOLKIT := $(shell sh tests/gpu/find_toolkit.sh 2>/dev/null)
+endif
+GPU_DRIVER  := $(BUILD)/gpu/nccl_driver
+GPU_UNIT    := $(BUILD)/tests/test_gpu_driver_unit
+GPU_SRC     := tests/gpu/driver_args.c tests/gpu/driver_check.c tests/gpu/driver_launch.c \
+	tests/gpu/driver_uid.c
+GPU_LIBDIRS := $(patsubst %/,%,$(dir $(word 2,$(GPU_TOOLKIT))) $(dir $(word 4,$(GPU_TOOLKIT))))
+.PHONY: gpu-driver
+all: gpu-driver
+gpu-driver: $(GPU_UNIT) $(if $(GPU_TOOLKIT),$(GPU_DRIVER))
+	$(if $(GPU_TOOLKIT),,@echo "gpu-driver: $(GPU_DRIVER) skipped: no CUDA toolkit with NCCL" \
+		"(tests/gpu/find_toolkit.sh says why)")
+ifneq ($(GPU_TOOLKIT),)
+# RUNPATH, not RPATH: LD_LIBRARY_PATH (another libnccl.so.2) still wins at run time.
+$(GPU_DRIVER): tests/gpu/nccl_driver.c tests/gpu/driver_rank.c $(GPU_SRC) $(wildcard tests/gpu/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(addprefix -isystem ,$(sort $(word 1,$(GPU_TOOLKIT)) $(word 3,$(GPU_TOOLKIT)))) \
+		-o $@ $(filter %.c,$^) $(LDFLAGS) $(word 2,$(GPU_TOOLKIT)) $(word 4,$(GPU_TOOLKIT)) \
+		-Wl,--enable-new-dtags $(foreach d,$(sort $(GPU_LIBDIRS)),-Wl,-rpath=$(d))
+else
+$(GPU_DRIVER):
+	@echo "$@: no CUDA toolkit with NCCL (tests/gpu/find_toolkit.sh --why says where it looked)" >&2
+	@false
+endif
+$(GPU_UNIT): tests/gpu/driver_unit.c $(GPU_SRC) $(wildcard tests/gpu/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) $(LDFLAGS) -lcmocka
 
 # The LTTng-UST tracepoint provider: the plugin dlopen()s it when liblttng-ust is installed.
 $(LTTNG_SO): $(LTTNG_SRC) $(wildcard $(LTTNG_DIR)/*.h)

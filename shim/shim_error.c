@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "plugin/base/fl_text.h"
+
 static _Thread_local char last_error[SHIM_ERROR_LEN];
 
 int shim_fail(int err, const char *fmt, ...)
@@ -13,6 +15,8 @@ int shim_fail(int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 	va_end(ap);
+	/* FABRICLAB_SHIM_MEM, _PIDFILE...: a value quoted here reaches a terminal escaped */
+	fl_text_escape_in_place(last_error, sizeof(last_error));
 	return err;
 }
 
@@ -28,6 +32,7 @@ int shim_fail_context(int err, const char *fmt, ...)
 	va_end(ap);
 	len = strlen(last_error);
 	snprintf(last_error + len, sizeof(last_error) - len, "%s", reason);
+	fl_text_escape_in_place(last_error, sizeof(last_error));
 	return err;
 }
 

@@ -9,6 +9,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "plugin/base/fl_text.h"
+
 #define SUBSYS_DEFAULT (SHIM_LOG_INIT | SHIM_LOG_BOOTSTRAP | SHIM_LOG_ENV)
 
 struct subsys_name {
@@ -45,6 +47,7 @@ static void complain(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(setup_problem + used, sizeof(setup_problem) - used, fmt, ap);
 	va_end(ap);
+	fl_text_escape_in_place(setup_problem, sizeof(setup_problem));
 }
 
 static void parse_level(const char *v)
@@ -148,7 +151,7 @@ void shim_log(int level, unsigned long flags, const char *file, int line, const 
 {
 	char text[1024];
 	const char *base;
-	int len;
+	int len, start;
 	va_list ap;
 
 	if (!shim_log_enabled(level, flags))
@@ -161,6 +164,7 @@ void shim_log(int level, unsigned long flags, const char *file, int line, const 
 				line);
 	}
 	len += snprintf(text + len, sizeof(text) - len, "NCCL %s ", level_word(level));
+	start = len;
 	va_start(ap, fmt);
 	len += vsnprintf(text + len, sizeof(text) - len, fmt, ap);
 	va_end(ap);
@@ -168,6 +172,10 @@ void shim_log(int level, unsigned long flags, const char *file, int line, const 
 		len = sizeof(text) - 2;
 	while (len > 0 && text[len - 1] == '\n')
 		len--;
+	/* a value the message quotes (an environment value, a name) is shown, never obeyed */
+	text[len] = '\0';
+	fl_text_escape_in_place(text + start, sizeof(text) - 1 - (size_t)start);
+	len = (int)strlen(text);
 	text[len++] = '\n';
 	/* One write per line so lines of concurrent ranks do not interleave. */
 	if (write(STDERR_FILENO, text, len) < 0)

@@ -6,13 +6,25 @@
 
 #include "config.h"
 #include "error.h"
+#include "fl_text.h"
 
+/*
+ * Names enter here (a transport's or an inner plugin's device name): escaped
+ * (base/fl_text.h) and cut between whole characters, never inside an escape
+ * ("\x1" would be no escape at all), so every report and log shows the same
+ * printable name and the merge reads back what was written.
+ */
 static void copy_name(char *dst, size_t len, const char *src)
 {
-	size_t n = src ? strnlen(src, len - 1) : 0;
+	size_t n;
+	char *slash;
 
-	memcpy(dst, src ? src : "", n);
-	dst[n] = '\0';
+	if (fl_text_escape(dst, len, src ? src : "") < len)
+		return;
+	n = strlen(dst);
+	slash = strrchr(dst, '\\');
+	if (slash && dst + n - slash < FL_TEXT_ESCAPE_LEN)
+		*slash = '\0';
 }
 
 static const char *const rank_names[] = { "FABRICLAB_RANK", "RANK", "OMPI_COMM_WORLD_RANK",
@@ -37,14 +49,22 @@ static int rank_from_env(void)
 	return v ? parse_rank(v) : -1;
 }
 
+static const char *const world_names[] = { "FABRICLAB_WORLD_SIZE", "WORLD_SIZE",
+					   "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", NULL };
+
+/* 1 to FL_WORLD_SIZE_MAX; -1 for anything else (fl_identity_check refuses it at init). */
+static int parse_world_size(const char *v)
+{
+	int n = parse_rank(v);
+
+	return n >= 1 && n <= FL_WORLD_SIZE_MAX ? n : -1;
+}
+
 int fl_identity_world_size(void)
 {
-	static const char *const names[] = { "FABRICLAB_WORLD_SIZE", "WORLD_SIZE",
-					     "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", NULL };
-	const char *v = fl_env_first(names);
-	int n = v ? parse_rank(v) : -1;
+	const char *v = fl_env_first(world_names);
 
-	return n > 0 ? n : -1;
+	return v ? parse_world_size(v) : -1;
 }
 
 /* The variable of names whose value v is (fl_env_first returned it). */
@@ -67,11 +87,16 @@ static int valid_node_name(const char *v)
 int fl_identity_check(void)
 {
 	const char *rank = fl_env_first(rank_names), *node = fl_env_first(node_names);
+	const char *world = fl_env_first(world_names);
 	char q[FL_QUOTE_LEN];
 
 	if (rank && parse_rank(rank) < 0)
 		return fl_fail(FL_ERR_USAGE, "%s=\"%s\": expected a rank from 0 to 2147483647",
 			       name_of(rank_names, rank), fl_quote_value(rank, q, sizeof(q)));
+	if (world && parse_world_size(world) < 0)
+		return fl_fail(FL_ERR_USAGE, "%s=\"%s\": expected a number of ranks from 1 to %d",
+			       name_of(world_names, world), fl_quote_value(world, q, sizeof(q)),
+			       FL_WORLD_SIZE_MAX);
 	if (node && !valid_node_name(node))
 		return fl_fail(FL_ERR_USAGE, "%s=\"%s\" (%zu characters): expected at most %d "
 			       "letters, digits, '-', '_' or '.'", name_of(node_names, node),

@@ -4,6 +4,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
+#include "fl_text.h"
+
 static _Atomic(fl_logger_fn) current_logger;
 static _Atomic(fl_prof_fn) current_profiler;
 
@@ -40,6 +42,8 @@ void fl_log_emit(int level, const char *file, int line, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* NCCL's logger prints as given: whatever a message quotes reaches a terminal escaped */
+	fl_text_escape_in_place(msg, sizeof(msg));
 	/* NCCL tags its own warnings with every subsystem so a subsystem filter never hides them. */
 	logger(level, level == FL_LOG_WARN ? ~0UL : FL_LOG_SUBSYS_NET, file, line,
 	       "NET/fabriclab : %s", msg);

@@ -11,7 +11,8 @@
 
 /* "# HELP name help" and "# TYPE name type" (gauge, counter). */
 void fl_prom_header(FILE *out, const char *name, const char *type, const char *help);
-/* name="value" with backslash, double quote and newline escaped; a comma after unless last. */
+/* name="value" with backslash and double quote escaped, control and bidi bytes as \\xNN
+ * (base/fl_text.h); a comma after unless last. */
 void fl_prom_label(FILE *out, const char *name, const char *value, bool last);
 
 #endif

@@ -193,6 +193,7 @@ void fl_hop_detach(struct fl_conn_stats *s)
 	take_member(h, s);
 	settle_hop(h, 0);
 	fl_stats_sum(s, &h->retired);
+	fl_stats_abandon(s, &h->retired); /* closed with requests out: a stopped job */
 	h->mem_types |= atomic_load_explicit(&s->mem_types, memory_order_relaxed);
 	tag = atomic_load_explicit(&s->tag_rank, memory_order_relaxed);
 	if (h->retired_tag < 0)
@@ -274,6 +275,7 @@ static void snapshot_hop(const struct fl_hop *h, struct fl_hop_snapshot *out)
 	out->t = h->retired;
 	for (const struct fl_conn_stats *m = h->members; m; m = m->hop_next) {
 		fl_stats_sum(m, &out->t);
+		fl_stats_outstanding(m, &out->t);
 		out->mem_types |= atomic_load_explicit(&m->mem_types, memory_order_relaxed);
 		if (tag < 0)
 			tag = atomic_load_explicit(&m->tag_rank, memory_order_relaxed);

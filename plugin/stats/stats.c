@@ -24,6 +24,44 @@ uint64_t fl_stats_oldest_post(const struct fl_conn_stats *s, uint64_t now)
 	return oldest;
 }
 
+void fl_stats_outstanding(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
+{
+	unsigned used = atomic_load_explicit(&s->slots_used, memory_order_acquire);
+
+	for (unsigned i = 0; i < used && i < FL_CONN_SLOTS; i++) {
+		uint64_t t = atomic_load_explicit(&s->posted[i], memory_order_acquire);
+
+		if (t == FL_SLOT_FREE)
+			continue;
+		acc->outstanding++;
+		if (!acc->oldest_post_ns || t < acc->oldest_post_ns)
+			acc->oldest_post_ns = t;
+	}
+}
+
+void fl_stats_abandon(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
+{
+	struct fl_conn_totals out = { 0 };
+
+	fl_stats_outstanding(s, &out);
+	acc->abandoned += out.outstanding;
+}
+
+/* The first impossible completion of s or of what acc holds already: the one to show. */
+static void sum_impossible(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
+{
+	uint64_t n = fl_stats_load(&s->impossible);
+
+	if (!n)
+		return;
+	if (!acc->impossible) {
+		acc->impossible_claimed = atomic_load_explicit(&s->impossible_claimed,
+							       memory_order_relaxed);
+		acc->impossible_posted = fl_stats_load(&s->impossible_posted);
+	}
+	acc->impossible += n;
+}
+
 /* The size histogram into sizes (zeroed by the caller); returns its count: the messages. */
 static uint64_t read_sizes(const struct fl_conn_stats *s, uint64_t sizes[FL_SIZE_BUCKETS])
 {
@@ -60,6 +98,7 @@ void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
 	for (unsigned i = 0; i < FL_SIZE_BUCKETS; i++)
 		acc->sizes[i] += sizes[i];
 	fl_time_hist_sum(&s->wire_times, acc->wire_times);
+	sum_impossible(s, acc);
 }
 
 uint64_t fl_stats_messages(const struct fl_conn_stats *s)

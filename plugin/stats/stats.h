@@ -30,6 +30,13 @@ struct fl_conn_stats {
 	_Atomic uint64_t gpu_wait_ns;  /* profiler mode: the GPU filling or draining a step */
 	_Atomic int32_t tag_rank;      /* the rank NCCL's tags name, -1 until seen */
 	_Atomic int mem_types;         /* FL_PTR_* registered (setup paths) */
+	/*
+	 * Completions whose sizes cannot be true (a negative size, or more bytes than were
+	 * posted): counted here, never in the figures. The first one's claim is kept to show.
+	 */
+	_Atomic uint64_t impossible;
+	_Atomic int64_t impossible_claimed;
+	_Atomic uint64_t impossible_posted;
 	struct fl_runs wire;           /* union of wire intervals */
 	struct fl_runs active;         /* union of posted -> done */
 	/*
@@ -61,6 +68,15 @@ struct fl_conn_totals {
 	uint64_t union_bridges;  /* the hop's reader bridged gaps (or had no memory for runs) */
 	uint64_t sizes[FL_SIZE_BUCKETS];
 	uint64_t wire_times[FL_TIME_BUCKETS];
+	/* Completions left out for sizes that cannot be true, and the first one's claim. */
+	uint64_t impossible, impossible_posted;
+	int64_t impossible_claimed;
+	/*
+	 * Requests posted and not done: of the connections still open at the snapshot
+	 * (outstanding, the oldest posted at oldest_post_ns, 0 when none) and of those closed
+	 * with requests still out (abandoned): a job stopped while it hung.
+	 */
+	uint64_t outstanding, oldest_post_ns, abandoned;
 };
 
 void fl_stats_init(struct fl_conn_stats *s);
@@ -174,6 +190,25 @@ fl_stats_complete(struct fl_conn_stats *s, unsigned slot, uint64_t bytes, uint64
 	fl_stats_release(s, slot);
 }
 
+/*
+ * A completion whose sizes cannot be true: counted, not accounted, and its slot freed. The
+ * first one's claim and posted bytes are kept for the report to show.
+ */
+static inline void fl_stats_impossible(struct fl_conn_stats *s, unsigned slot, int64_t claimed,
+				       uint64_t posted)
+{
+	if (!fl_stats_load(&s->impossible)) {
+		atomic_store_explicit(&s->impossible_claimed, claimed, memory_order_relaxed);
+		atomic_store_explicit(&s->impossible_posted, posted, memory_order_relaxed);
+	}
+	fl_stats_add(&s->impossible, 1);
+	fl_stats_release(s, slot);
+}
+
+/* Requests still out on this connection into acc: outstanding, oldest_post_ns. */
+void fl_stats_outstanding(const struct fl_conn_stats *s, struct fl_conn_totals *acc);
+/* The same, counted as abandoned: the connection closes with them still out. */
+void fl_stats_abandon(const struct fl_conn_stats *s, struct fl_conn_totals *acc);
 /* The oldest post time of a request still outstanding, or `now` when none is. */
 uint64_t fl_stats_oldest_post(const struct fl_conn_stats *s, uint64_t now);
 /* Adds one connection's counters into acc (any thread). */

@@ -4,6 +4,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/log.h"
 #include "fault/fault.h"
 #include "trace/trace.h"
 #include "wrap.h"
@@ -178,6 +179,7 @@ int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhand
 	r = stamp(c, 1);
 	if (!r)
 		return FL_OK;
+	r->posted_bytes = size;
 	if (c->direct.comm) {
 		r->direct_size = direct_size(size);
 		rc = c->direct.isend(c->direct.comm, data, size, tag, mhandle, phandle, &treq);
@@ -226,6 +228,7 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 	r = stamp(c, n);
 	if (!r)
 		return FL_OK;
+	r->posted_bytes = total_size(n, sizes);
 	/* NCCL v10+ always passes an array of handles (2.28.9 src/transport/net.cc:1426, 1482) */
 	if (c->direct.comm && n == 1 && phandles) {
 		r->direct_size = direct_size(sizes[0]);
@@ -269,6 +272,37 @@ int fl_wrap_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhand
 	return post(c, r, request, rc, treq, "iflush");
 }
 
+/* The request goes back to the pool, but a receive NCCL ends with irecvConsumed. */
+static inline void finish_slot(struct fl_wcomm *c, struct fl_wreq *r, int n)
+{
+	/* NCCL ends a receive with irecvConsumed when it can (device offload over ext) */
+	if (!(n && c->kind == FL_COMM_RECV && c->hold_consumed))
+		req_put(c, r);
+}
+
+/*
+ * Physics: a completion that says it moved a negative number of bytes, or more than were
+ * posted, cannot be true (an inner plugin's test wrote nonsense). It is counted and said,
+ * once per connection, and left out of every figure: bytes, rates, histograms, intervals.
+ * NCCL still gets the sizes as the transport gave them; fabriclab only measures.
+ */
+static __attribute__((noinline)) int impossible(struct fl_wcomm *c, struct fl_wreq *r, int n,
+						int64_t claimed)
+{
+	struct fl_xfer_times none = { 0 }; /* the trace shows the request ended, timing nothing */
+
+	if (COUNTING && !fl_stats_load(&c->stats.impossible))
+		FL_WARN("connection %u: test reported %lld bytes for a request of %llu bytes "
+			"posted: impossible, left out of the figures (and so is every such "
+			"completion on it)", c->id, (long long)claimed,
+			(unsigned long long)r->posted_bytes);
+	fl_trace_done(&c->trace, r->slot, 0, &none);
+	if (COUNTING)
+		fl_stats_impossible(&c->stats, r->slot, claimed, r->posted_bytes);
+	finish_slot(c, r, n);
+	return FL_OK;
+}
+
 /* A request test found done, with n buffers: its sizes, counts, trace event and pool slot. */
 static inline __attribute__((always_inline)) int finish_with(struct fl_wcomm *c,
 							     struct fl_wreq *r, int n,
@@ -276,13 +310,19 @@ static inline __attribute__((always_inline)) int finish_with(struct fl_wcomm *c,
 							     struct fl_xfer_times *times)
 {
 	unsigned slot = r->slot;
-	uint64_t bytes = 0, done_ns = 0;
+	uint64_t bytes, done_ns = 0;
+	int64_t claimed = 0;
+	int negative = 0;
 
 	for (int i = 0; i < n; i++) {
-		bytes += (uint64_t)got[i];
+		claimed += got[i];
+		negative |= got[i] < 0;
 		if (sizes)
 			sizes[i] = got[i];
 	}
+	bytes = (uint64_t)claimed;
+	if (__builtin_expect(negative || bytes > r->posted_bytes, 0) && n)
+		return impossible(c, r, n, claimed);
 	if (COUNTING && n) {
 		done_ns = fl_clock_ns();
 		if (times->whole_request) {
@@ -296,9 +336,7 @@ static inline __attribute__((always_inline)) int finish_with(struct fl_wcomm *c,
 		fl_stats_complete(&c->stats, slot, bytes, done_ns, times);
 	if (FL_FAULTS && c->fault)
 		fl_fault_moved(c->fault, bytes);
-	/* NCCL ends a receive with irecvConsumed when it can (device offload over ext) */
-	if (!(n && c->kind == FL_COMM_RECV && c->hold_consumed))
-		req_put(c, r);
+	finish_slot(c, r, n);
 	return FL_OK;
 }
 

@@ -54,6 +54,7 @@ struct fl_wreq {
 	int next_free;
 	unsigned slot;
 	int direct_size; /* posted bytes of a request on the comm's direct path, else: */
+	uint64_t posted_bytes; /* what isend/irecv posted: no completion moves more */
 };
 
 #define FL_WREQ_VIA_TRANSPORT (-1) /* fl_wreq.direct_size of a request the transport holds */

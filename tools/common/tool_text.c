@@ -4,55 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool continuation(unsigned char c)
-{
-	return (c & 0xc0) == 0x80;
-}
+#include "plugin/base/fl_text.h"
 
-/* The bounds of a sequence's second byte that rule out overlong forms, surrogates and > U+10FFFF. */
-static size_t multibyte_len(const unsigned char *s)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t n;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0; /* a continuation byte alone, C0/C1 (overlong) or F5..FF */
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f; /* U+D800..DFFF are surrogates, not characters */
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++) {
-		if (!continuation(s[i]))
-			return 0;
-	}
-	return n;
-}
-
+/* One definition of what is safe to show, shared with the plugin (C0, C1, bidi controls...). */
 size_t tool_text_char_len(const char *str)
 {
-	const unsigned char *s = (const unsigned char *)str;
-	size_t n;
-
-	if (s[0] < 0x80)
-		return s[0] >= 0x20 && s[0] != 0x7f ? 1 : 0;
-	n = multibyte_len(s);
-	if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0)
-		return 0; /* U+0080..009F: C1 controls, CSI among them */
-	if (n == 3 && s[0] == 0xef && s[1] == 0xbf && s[2] >= 0xbe)
-		return 0; /* U+FFFE, U+FFFF: no characters, and not allowed in XML */
-	return n;
+	return fl_text_char_len(str);
 }
 
 bool tool_text_needs_escape(const char *s)

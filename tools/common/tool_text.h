@@ -4,8 +4,9 @@
  * sequence a log carries (ESC ] 0 ; title BEL retitles it), an SVG or JSON
  * document must stay well-formed UTF-8. Every byte stays accounted for: valid
  * printable UTF-8 passes as is, every other byte (C0 and C1 controls, DEL,
- * bytes that are not UTF-8, a sequence cut short) becomes the four characters
- * \xNN, so the reader sees what was there.
+ * bytes that are not UTF-8, a sequence cut short, bidi controls such as U+202E:
+ * plugin/base/fl_text.h) becomes the four characters \xNN, so the reader sees
+ * what was there.
  */
 #ifndef TOOL_TEXT_H
 #define TOOL_TEXT_H

@@ -115,6 +115,7 @@ struct trace_model {
 	bool vpid_seen;       /* a pid field, vpid context or environment entry told processes apart */
 	uint64_t first_ns, last_ns; /* stamps of the first and last fabriclab event */
 	uint64_t discarded_events, discarded_packets;
+	uint64_t skipped_files; /* stream files babeltrace2 would pass over (trace_check_streams) */
 	struct trace_discard *discards;
 	size_t ndiscards, discards_cap;
 	struct trace_pf *pf; /* the timeline being written (--perfetto), or NULL */
@@ -129,6 +130,11 @@ double trace_field_double(const struct trace_fields *f, const char *name);
 
 /* trace_check.c: FL_ERR_USAGE, naming the file, unless dir's metadata is whole CTF. */
 int trace_check_metadata(const char *dir);
+/*
+ * trace_check.c: the files of dir that babeltrace2 would pass over without a
+ * word (not regular, empty), each said on stderr and counted in m->skipped_files.
+ */
+int trace_check_streams(const char *dir, struct trace_model *m);
 /*
  * Arms FABRICLAB_TRACE_TIMEOUT_MS (default 10 min): past it the process exits 2
  * with a message, for damage the check could not see; trace_read_done disarms.

@@ -4,17 +4,20 @@
  * that is not whole is refused here with a message, and the whole read is
  * bounded in time (trace_read_deadline) for what slips through.
  */
+#include <dirent.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include "plugin/base/config.h"
 #include "plugin/base/error.h"
 #include "plugin/base/file_read.h"
+#include "tools/common/tool_text.h"
 #include "trace.h"
 
 #define METADATA_MAX (64UL << 20)
@@ -92,6 +95,59 @@ int trace_check_metadata(const char *dir)
 		rc = check_text(path, text, len);
 	free(text);
 	return rc;
+}
+
+static const char *kind_of(mode_t mode)
+{
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISDIR(mode))
+		return "a folder";
+	return "not a regular file";
+}
+
+/*
+ * babeltrace2 passes over a stream file that is not a regular file (a FIFO,
+ * a link to /dev/zero) or is empty without a word: each is said here, once,
+ * on stderr, and counted for the outputs (m->skipped_files).
+ */
+int trace_check_streams(const char *dir, struct trace_model *m)
+{
+	char path[4096];
+	struct dirent *e;
+	struct stat st;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return fl_fail(FL_ERR_USAGE, "%s: cannot list its streams: %m", dir);
+	while ((e = readdir(d))) {
+		const char *why = NULL;
+
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "metadata") ||
+		    !strcmp(e->d_name, "index"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (stat(path, &st))
+			why = "cannot be read";
+		else if (!S_ISREG(st.st_mode))
+			why = kind_of(st.st_mode);
+		else if (!st.st_size)
+			why = "empty";
+		if (!why)
+			continue;
+		fputs("fabriclab trace: skipped stream ", stderr);
+		tool_text_put(stderr, path);
+		fprintf(stderr, ": %s\n", why);
+		m->skipped_files++;
+	}
+	closedir(d);
+	return FL_OK;
 }
 
 static void deadline_passed(int sig)

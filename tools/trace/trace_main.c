@@ -158,6 +158,9 @@ static int print(const struct trace_model *m, const struct report_set *set,
 		printf("fabriclab trace: %llu events from %zu processes\n",
 		       (unsigned long long)m->events, set->nfiles);
 		trace_print_discards(m, stdout);
+		if (m->skipped_files)
+			printf("note: %llu stream files were skipped (not regular files, or empty: "
+			       "stderr names each)\n", (unsigned long long)m->skipped_files);
 		if (m->orphans)
 			printf("note: %llu request_done events of connections whose conn_up the "
 			       "trace lacks were left out\n", (unsigned long long)m->orphans);

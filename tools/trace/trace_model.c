@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "plugin/base/error.h"
+#include "plugin/base/fl_text.h"
 #include "plugin/base/version.h"
 #include "trace.h"
 
@@ -30,9 +31,10 @@ static int grow(void **v, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+/* Cut between whole characters: src is already escaped (trace_field_str), dst stays UTF-8. */
 static void copy(char *dst, size_t len, const char *src)
 {
-	snprintf(dst, len, "%s", src);
+	fl_text_escape(dst, len, src);
 }
 
 static struct trace_process *process(struct trace_model *m, const char *host, int64_t vpid)

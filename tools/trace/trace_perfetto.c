@@ -20,7 +20,9 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "plugin/base/error.h"
@@ -38,6 +40,7 @@
 struct trace_pf {
 	FILE *f;
 	char *path;
+	char *tmp; /* written here and renamed onto path once whole; NULL: path itself (no file) */
 	uint64_t origin;
 	bool origin_set;
 	bool any; /* an event written: the next one needs a comma */
@@ -45,18 +48,39 @@ struct trace_pf {
 	size_t nlanes;
 };
 
+/*
+ * A regular file (or none yet) is written aside and renamed when whole: a
+ * reader, or a run that fails half-way, never sees half a timeline or an empty
+ * file. Anything else (/dev/stdout, a FIFO) is written in place.
+ */
+static int aside(struct trace_pf *pf)
+{
+	struct stat st;
+
+	if (!stat(pf->path, &st) && !S_ISREG(st.st_mode))
+		return 0;
+	if (asprintf(&pf->tmp, "%s.tmp.%d", pf->path, (int)getpid()) < 0) {
+		pf->tmp = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 int trace_pf_open(const char *path, struct trace_pf **out)
 {
 	struct trace_pf *pf = calloc(1, sizeof(*pf));
 
-	if (!pf || !(pf->path = strdup(path))) {
+	if (!pf || !(pf->path = strdup(path)) || aside(pf)) {
+		if (pf)
+			free(pf->path);
 		free(pf);
 		return fl_fail(FL_ERR_SYSTEM, "out of memory");
 	}
-	pf->f = fopen(path, "w");
+	pf->f = fopen(pf->tmp ? pf->tmp : path, "w");
 	if (!pf->f) {
 		int err = fl_fail(FL_ERR_USAGE, "--perfetto %s: cannot write it: %m", path);
 
+		free(pf->tmp);
 		free(pf->path);
 		free(pf);
 		return err;
@@ -423,9 +447,17 @@ static int other_data(struct trace_pf *pf, const struct trace_model *m, uint64_t
 	return rc ? fl_fail(FL_ERR_SYSTEM, "cannot write %s", pf->path) : 0;
 }
 
+/* The file written so far goes (the timeline is not whole); a device or FIFO stays. */
+static void discard(struct trace_pf *pf)
+{
+	if (pf->tmp)
+		unlink(pf->tmp);
+}
+
 static void release(struct trace_pf *pf)
 {
 	free(pf->lanes);
+	free(pf->tmp);
 	free(pf->path);
 	free(pf);
 }
@@ -445,8 +477,10 @@ int trace_pf_finish(struct trace_pf *pf, const struct trace_model *m, const stru
 	rc = rc ? rc : other_data(pf, m, window_ns, nprocs);
 	if (fclose(pf->f) && !rc)
 		rc = fl_fail(FL_ERR_SYSTEM, "cannot write %s: %m", pf->path);
+	if (!rc && pf->tmp && rename(pf->tmp, pf->path))
+		rc = fl_fail(FL_ERR_SYSTEM, "cannot write %s: %m", pf->path);
 	if (rc)
-		unlink(pf->path);
+		discard(pf);
 	release(pf);
 	return rc;
 }
@@ -456,6 +490,6 @@ void trace_pf_abort(struct trace_pf *pf)
 	if (!pf)
 		return;
 	fclose(pf->f);
-	unlink(pf->path);
+	discard(pf);
 	release(pf);
 }

@@ -323,9 +323,10 @@ int trace_print_json(const struct trace_model *m, const struct report_set *set,
 		release(&ws);
 	if (!rc) {
 		json_object_set_new(root, "trace",
-				    json_pack("{s:I, s:I, s:I, s:I, s:I, s:o, s:f, s:o, s:o}",
+				    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:f, s:o, s:o}",
 					      "events", (json_int_t)m->events, "processes",
-					      (json_int_t)set->nfiles, "orphan_requests",
+					      (json_int_t)set->nfiles, "skipped_files",
+					      (json_int_t)m->skipped_files, "orphan_requests",
 					      (json_int_t)m->orphans, "discarded_events",
 					      (json_int_t)m->discarded_events, "discarded_packets",
 					      (json_int_t)m->discarded_packets, "discards",

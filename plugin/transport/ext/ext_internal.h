@@ -78,6 +78,12 @@ int ext_life_close(void);
 int ext_life_devices(int *ndev);
 int ext_life_props(int dev, struct fl_props *props);
 
+/*
+ * getProperties (ext_props.c): the inner's, with its device names escaped,
+ * maxRecvs capped to FL_MAX_RECVS and a failure naming the inner.
+ */
+int ext_get_properties(int dev, struct fl_props *props);
+
 /* ---- identity (ext_hello.c) ---- */
 
 /* After the inner's listen: our identity in the handle's unused tail, if it is all zero. */

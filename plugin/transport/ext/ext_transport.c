@@ -25,23 +25,6 @@ static int ext_devices(int *ndev)
 			    ext_plugin.spec, ext_plugin.path, rc) : FL_OK;
 }
 
-/*
- * Everything passes through, so NCCL's topology and GPUDirect choices are
- * what they would be without fabriclab; only dma-buf is masked when the inner
- * has no regMrDmaBuf (fabriclab always exports one, NCCL checks for it).
- */
-static int ext_get_properties(int dev, struct fl_props *props)
-{
-	int rc = ext_life_props(dev, props);
-
-	if (rc)
-		return fl_fail(rc, "ext: %s getProperties(%d) failed (error %d)", ext_plugin.name,
-			       dev, rc);
-	if (!ext_plugin.reg_mr_dmabuf)
-		props->ptr_support &= ~FL_PTR_DMABUF;
-	return FL_OK;
-}
-
 /* NCCL_DEBUG=INFO: which plugin, from where, and what each device advertises. */
 static void log_loaded(void)
 {
