@@ -8,13 +8,23 @@
  *   report_scale hops [N]       one report of N (10^6) distinct hops, < 30 s.
  *   report_scale repeat [N]     one report of N (500 000) identical hops: refused as repeated
  *                               views, not summed into one (< 30 s).
+ *   report_scale formats TOOL [NODES [DIR]]
+ *                               the fleet's reports (kept in DIR, as for fleet) through the
+ *                               command, `TOOL report DIR` in each output format: text, --json,
+ *                               --prom FILE, --svg FILE, each in a process of its own, side by
+ *                               side: < 10 s and < 1 GiB each (issue 48).
+ *   report_scale hop-formats TOOL [N]
+ *                               the same for one report of N (10^6) distinct hops: < 10 s each.
  * Prints wall and process CPU time and the peak RSS (getrusage): on a shared machine the CPU
- * time is what the goal is held to, the wall clock shown beside it.
+ * time is what the goal is held to, the wall clock shown beside it (with the load average).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +36,7 @@
 #define FLEET_GOAL_S 10.0
 #define FLEET_GOAL_MIB 1024.0
 #define HOPS_GOAL_S 30.0
+#define FORMATS_GOAL_S 10.0 /* each output format, fleet or 10^6 hops (issue 48) */
 
 static double clock_s(clockid_t id)
 {
@@ -172,25 +183,161 @@ static int run(const char *what, const char *path, double goal_s, double goal_mi
 	return bad;
 }
 
+/* One `TOOL report` in a process of its own: its wall clock, CPU, peak RSS and what it wrote. */
+struct tool_run {
+	double wall, user, sys, peak_mib, written_mib;
+	int status;
+};
+
+static double file_mib(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0.0 : (double)st.st_size / (1 << 20);
+}
+
+static void run_tool(const char *tool, const char *reports, const char *format,
+		     const char *out_dir, struct tool_run *r)
+{
+	char out[600], file[600];
+	char *argv[] = { (char *)tool, "report", (char *)reports, NULL, NULL, NULL };
+	struct rusage ru;
+	double w0 = clock_s(CLOCK_MONOTONIC);
+	pid_t pid;
+
+	snprintf(out, sizeof(out), "%s/stdout", out_dir);
+	snprintf(file, sizeof(file), "%s/report.%s", out_dir, format);
+	if (strcmp(format, "text")) {
+		argv[3] = !strcmp(format, "json") ? "--json" : !strcmp(format, "prom") ? "--prom"
+										    : "--svg";
+		argv[4] = strcmp(format, "json") ? file : NULL;
+	}
+	memset(r, 0, sizeof(*r));
+	r->status = -1;
+	if ((pid = fork()) == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+			_exit(126);
+		close(fd);
+		execv(tool, argv);
+		_exit(127);
+	}
+	if (pid < 0 || wait4(pid, &r->status, 0, &ru) != pid)
+		return;
+	r->wall = clock_s(CLOCK_MONOTONIC) - w0;
+	r->user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
+	r->sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+	r->peak_mib = (double)ru.ru_maxrss / 1024.0;
+	r->written_mib = file_mib(out) + file_mib(file);
+	unlink(out);
+	unlink(file);
+}
+
+static double load_average(void)
+{
+	double load = -1.0;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%lf", &load) != 1)
+			load = -1.0;
+		fclose(f);
+	}
+	return load;
+}
+
+/*
+ * Every output format of `TOOL report reports`, side by side. A format is over
+ * its goal when its CPU time or peak RSS is; the wall clock is shown, and said
+ * when it alone is over (a loaded machine shares its cores).
+ */
+static int formats(const char *what, const char *tool, const char *reports, const char *out_dir)
+{
+	static const char *const names[] = { "text", "json", "prom", "svg" };
+	static const char *const shown[] = { "text", "--json", "--prom F", "--svg F" };
+	struct tool_run r[4];
+	int bad = 0;
+
+	printf("%s through `%s report`, each format in a process of its own (load average "
+	       "%.1f):\n  %-9s %8s %8s %8s %8s %10s %12s\n", what, tool, load_average(),
+	       "format", "wall s", "CPU s", "user s", "sys s", "peak MiB", "written MiB");
+	for (size_t k = 0; k < 4; k++) {
+		bool over;
+
+		run_tool(tool, reports, names[k], out_dir, &r[k]);
+		over = r[k].user + r[k].sys >= FORMATS_GOAL_S || r[k].peak_mib >= FLEET_GOAL_MIB;
+		bad |= over || !WIFEXITED(r[k].status) || WEXITSTATUS(r[k].status);
+		printf("  %-9s %8.2f %8.2f %8.2f %8.2f %10.0f %12.1f  %s%s\n", shown[k], r[k].wall,
+		       r[k].user + r[k].sys, r[k].user, r[k].sys, r[k].peak_mib, r[k].written_mib,
+		       !WIFEXITED(r[k].status) || WEXITSTATUS(r[k].status) ? "FAILED (exit status)"
+		       : over ? "OVER GOAL" : "ok",
+		       !over && r[k].wall >= FORMATS_GOAL_S ? " (wall clock over: machine loaded?)"
+							    : "");
+	}
+	printf("  goal: < %.0f s CPU and < %.0f MiB each; peak over the text path: json %+.0f, "
+	       "prom %+.0f, svg %+.0f MiB\n", FORMATS_GOAL_S, FLEET_GOAL_MIB,
+	       r[1].peak_mib - r[0].peak_mib, r[2].peak_mib - r[0].peak_mib,
+	       r[3].peak_mib - r[0].peak_mib);
+	return bad;
+}
+
+/* The outputs go to a folder of their own: the reports' folder is read whole. */
+static int fleet_formats(const char *what, const char *tool, const char *reports)
+{
+	char out[] = "/tmp/fabriclab-bench-out.XXXXXX";
+	int rc;
+
+	if (!mkdtemp(out)) {
+		perror("report_scale: mkdtemp");
+		return 1;
+	}
+	rc = formats(what, tool, reports, out);
+	rmdir(out);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	char tmp[] = "/tmp/fabriclab-bench-scale.XXXXXX", path[600], cmd[700];
 	const char *mode = argc > 1 ? argv[1] : "fleet";
-	const char *kept = argc > 3 && !strcmp(mode, "fleet") ? argv[3] : NULL;
+	bool tool_mode = !strcmp(mode, "formats") || !strcmp(mode, "hop-formats");
+	const char *tool = tool_mode && argc > 2 ? argv[2] : NULL;
+	int arg = tool_mode ? 3 : 2; /* where NODES or N is */
+	bool fleet = !strcmp(mode, "fleet") || !strcmp(mode, "formats");
+	const char *kept = argc > arg + 1 && fleet ? argv[arg + 1] : NULL;
 	const char *dir = kept ? kept : tmp;
-	long n = argc > 2 ? atol(argv[2]) : 0;
+	long n = argc > arg ? atol(argv[arg]) : 0;
 	int rc = 1;
+
+	if (tool_mode && (!tool || access(tool, X_OK))) {
+		fprintf(stderr, "report_scale: %s TOOL: the fabriclab command to run (got %s)\n",
+			mode, tool ? tool : "none");
+		return 2;
+	}
 
 	if (!kept && !mkdtemp(tmp)) {
 		perror("report_scale: mkdtemp");
 		return 1;
 	}
-	if (!strcmp(mode, "fleet")) {
+	if (fleet) {
 		int nodes = n > 1 ? (int)n : 16384, slow = nodes / 2 + 1;
+		char what[96];
 
 		snprintf(path, sizeof(path), "%s/node00000-10000.json", dir);
+		snprintf(what, sizeof(what), "fleet merge, %d reports (%d nodes x %d NICs)",
+			 nodes * DEVS, nodes, DEVS);
 		if ((kept && !access(path, R_OK)) || !write_fleet(dir, nodes, slow))
-			rc = run("fleet", dir, FLEET_GOAL_S, FLEET_GOAL_MIB, NULL, slow);
+			rc = tool ? fleet_formats(what, tool, dir)
+				  : run("fleet", dir, FLEET_GOAL_S, FLEET_GOAL_MIB, NULL, slow);
+	} else if (!strcmp(mode, "hop-formats")) {
+		char what[96];
+
+		n = n > 0 ? n : 1000000;
+		snprintf(path, sizeof(path), "%s/one.json", dir);
+		snprintf(what, sizeof(what), "one report of %ld distinct hops", n);
+		if (!write_hops(path, n, false))
+			rc = formats(what, tool, path, dir);
 	} else if (!strcmp(mode, "hops") || !strcmp(mode, "repeat")) {
 		bool same = !strcmp(mode, "repeat");
 
@@ -200,7 +347,8 @@ int main(int argc, char **argv)
 			rc = run(same ? "identical hops" : "distinct hops", path, HOPS_GOAL_S, 0,
 				 same ? "repeats hops[0]" : NULL, -1);
 	} else {
-		fprintf(stderr, "usage: report_scale fleet|hops|repeat [N]\n");
+		fprintf(stderr, "usage: report_scale fleet|hops|repeat [N] | formats TOOL [NODES [DIR]] "
+			"| hop-formats TOOL [N]\n");
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (!kept && system(cmd))

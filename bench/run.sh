@@ -87,8 +87,17 @@ echo
 echo "== fabriclab report: merging 1024 nodes x 8 devices of synthetic reports"
 "$build/bench/report_merge"
 echo "== the tools at fleet scale (generated inputs; goals on process CPU time)"
-"$build/bench/report_scale" fleet    # 16384 nodes x 8 NICs = 131072 reports: < 10 s, < 1 GiB
+fleet=$(mktemp -d)
+# 16384 nodes x 8 NICs = 131072 reports, kept in $fleet: read, joined and judged in-process
+"$build/bench/report_scale" fleet 16384 "$fleet" # < 10 s, < 1 GiB
+# the same through `fabriclab report` in text, --json, --prom and --svg, side by side: wall
+# clock, CPU, peak RSS of each process (issue 48: < 10 s and < 1 GiB each)
+"$build/bench/report_scale" formats "$build/fabriclab" 16384 "$fleet" ||
+	echo "   a format is over its goal (above)"
+rm -rf "$fleet"
 "$build/bench/report_scale" hops     # one report of 10^6 distinct hops: < 30 s
+"$build/bench/report_scale" hop-formats "$build/fabriclab" 1000000 || # the same in each format
+	echo "   a format is over its goal (above)"
 "$build/bench/report_scale" repeat   # 500000 identical hops: refused as repeated, < 30 s
 "$build/bench/nccllog_scale"         # nccl-log, 10^6 lines of distinct ranks: < 10 s
 echo

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `fabriclab report` as a user runs it, on the committed fixtures
 # (tests/fixtures/reports): verdicts, exit status and messages on bad input,
-# --json that parses, --svg that renders to a PNG, --prom written whole.
+# --json that parses, --svg that renders to a PNG, --prom written whole; the model's confidence
+# and runner-up in each; a fleet of 300 nodes drawn in blocks with its culprit alone.
 # Usage: test_report_tool.sh [BUILD_DIR]
 set -u
 build=${1:-build}
@@ -79,6 +80,20 @@ v = m["verdict"]
 assert (v["kind"], v["node"], v["dev"]) == ("device", "n2", "eth0"), v
 assert v["hop"]["dst_node"] == "n2" and len(v["commands"]) >= 4
 ' "$tmp/out"
+	# The model's fields (values 0 until it fills them): present, of the right types.
+	check "--json: verdict and findings carry confidence, line share, noise, runner-up" python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))
+v = m["verdict"]
+num = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool)
+assert all(num(v[k]) for k in ("confidence", "line_share", "noise")), v
+r = v["runner_up"]
+assert set(r) == {"kind", "culprit", "confidence"}, r
+assert isinstance(r["kind"], str) and isinstance(r["culprit"], str) and num(r["confidence"]), r
+assert m["findings"], m["findings"]
+for f in m["findings"]:
+    assert num(f["confidence"]) and num(f["line_share"]), f
+' "$tmp/out"
 else
 	check "--json: looks like the merged report" has out '"schema": "fabriclab-merged-report"'
 fi
@@ -99,6 +114,9 @@ fi
 check "--prom: per-hop gauge" grep -q '^fabriclab_hop_wire_bytes_per_second{src_node="n1",src_dev="eth0",dst_node="n2",dst_dev="eth0",view="recv"} 4.2e+09$' "$tmp/fabriclab.prom"
 check "--prom: bytes counter" grep -q '^fabriclab_hop_bytes_total{.*} 2147483648$' "$tmp/fabriclab.prom"
 check "--prom: verdict gauge" grep -q '^fabriclab_verdict{kind="device",node="n2",dev="eth0"} 1$' "$tmp/fabriclab.prom"
+check "--prom: verdict confidence gauge, labelled with kind and culprit" grep -q '^fabriclab_verdict_confidence{kind="device",culprit="n2/eth0"} [0-9.e+-]*$' "$tmp/fabriclab.prom"
+check "--prom: runner-up confidence gauge, labelled with kind and culprit" grep -q '^fabriclab_verdict_runner_up_confidence{kind="[a-z-]*",culprit="[^"]*"} [0-9.e+-]*$' "$tmp/fabriclab.prom"
+check "--svg: the verdict line gives the confidence and the runner-up" grep -q '>confidence [0-9.]*; next: [a-z-]*.*, [0-9.]*</text>' "$tmp/report.svg"
 check "--prom: HELP and TYPE lines" [ "$(grep -c '^# \(HELP\|TYPE\) ' "$tmp/fabriclab.prom")" -ge 6 ]
 check "--prom: no temporary file left" bash -c "! ls '$tmp' | grep -q '\.tmp\.'"
 check "--prom: readable by node_exporter's user" [ "$(stat -c %a "$tmp/fabriclab.prom")" = 644 ]
@@ -130,6 +148,81 @@ check "senders' view only: the verdict says it rests on senders' timings" has ou
 run "$fixtures/slow_device8"
 lacks() { ! has "$@"; }
 check "receivers' view: no senders' caveat" lacks out "as senders timed them"
+
+# A fleet: 300 nodes x 2 NICs, one report per NIC on its rail's ring, node00150's mlx5_1 slow
+# both ways. Every output names it; the SVG draws blocks of nodes, the culprit and its two
+# neighbours alone; the textfile has one series per hop, none twice.
+fleet=$tmp/fleet
+mkdir -p "$fleet"
+# fleet_reports DIR [rail]: with "rail", every node's mlx5_1 is slow (a leaf switch), not one.
+fleet_reports() {
+python3 - "$@" <<'PY'
+import json, sys
+nodes, devs, slow = 300, 2, 150
+rail = sys.argv[2:] == ["rail"]
+def hop(view, src, dst, dev, gbs):
+    b = 8 << 30
+    return {"src_node": "node%05d" % src, "src_dev": "mlx5_%d" % dev, "dst_node": "node%05d" % dst,
+            "dst_dev": "mlx5_%d" % dev, "src_rank": src * devs + dev, "dst_rank": dst * devs + dev,
+            "view": view, "transport": "ib", "line_rate_gbs": 50.0, "connections": 4, "bytes": b,
+            "messages": 16384, "wire_seconds": b / (gbs * 1e9), "wire_gbs": gbs,
+            "active_seconds": 1.3 * b / (gbs * 1e9), "peer_wait_seconds": 0.3 * b / (gbs * 1e9),
+            "wire_time_us": {"p50": 524288 / (gbs * 1e3), "p99": 1.2 * 524288 / (gbs * 1e3),
+                             "max": 2.6 * 524288 / (gbs * 1e3)},
+            "size_histogram": [[524288, 16384]], "memory": ["cuda"], "gdr": True}
+def rate(src, dev):
+    bad = dev == 1 and (rail or src == slow or (src + 1) % nodes == slow)
+    return 18.0 if bad else 44.0 + ((src * 7 + dev * 3) % 9) * 0.5
+for n in range(nodes):
+    for d in range(devs):
+        nxt, prev = (n + 1) % nodes, (n + nodes - 1) % nodes
+        r = {"schema": "fabriclab-report", "schema_version": 1, "node": "node%05d" % n,
+             "pid": 10000 + d, "rank": n * devs + d, "world_size": nodes * devs, "final": True,
+             "written_unix": 1700000600.0, "transport": "ib",
+             "devices": [{"name": "mlx5_%d" % d, "ptr_support": ["host", "cuda"]}],
+             "hops": [hop("send", n, nxt, d, rate(n, d) * 1.02), hop("recv", prev, n, d, rate(prev, d))]}
+        json.dump(r, open("%s/node%05d-%d.json" % (sys.argv[1], n, 10000 + d), "w"))
+PY
+}
+fleet_reports "$fleet"
+run "$fleet" --svg "$tmp/fleet.svg" --prom "$tmp/fleet.prom"
+check "fleet of 300 nodes: exit 0" [ "$rc" -eq 0 ]
+check "fleet: the slow NIC is named" has out "verdict: device  node00150/mlx5_1"
+check "fleet --svg: nodes drawn in blocks" grep -q '300 nodes in [0-9]* rows: blocks of up to [0-9]* ' "$tmp/fleet.svg"
+for n in node00149 node00150 node00151; do
+	check "fleet --svg: $n drawn alone, labelled in bold" \
+		grep -q "font-weight=\"bold\" fill=\"#d62728\">$n</text>" "$tmp/fleet.svg"
+done
+check "fleet --svg: the blocks are labelled by their first and last node" \
+	grep -q '>node00000\.\.00[0-9]*</text>' "$tmp/fleet.svg"
+cells=$(grep -c '<rect .*<title>' "$tmp/fleet.svg")
+check "fleet --svg: one cell per pair of rows, not per node pair ($cells cells)" [ "$cells" -lt 100 ]
+check "fleet --svg: the slow hops' cells framed in red" grep -q 'stroke="#d62728" stroke-width="3"><title>node00150 -&gt; node00151' "$tmp/fleet.svg"
+if command -v rsvg-convert >/dev/null; then
+	check "fleet --svg: rsvg-convert renders it" rsvg-convert -o "$tmp/fleet.png" "$tmp/fleet.svg"
+fi
+series=$(grep -c '^fabriclab_hop_bytes_total{' "$tmp/fleet.prom")
+check "fleet --prom: one bytes series per hop ($series of 600)" [ "$series" -eq 600 ]
+check "fleet --prom: no series twice" bash -c "[ -z \"\$(grep -v '^#' '$tmp/fleet.prom' | sed 's/} .*/}/' | sort | uniq -d)\" ]"
+run "$fleet" --json
+check "fleet --json: parses, 600 hops, 600 files" python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert len(m["hops"]) == 600 and len(m["files"]) == 600, (len(m["hops"]), len(m["files"]))
+assert m["verdict"]["node"] == "node00150" and "runner_up" in m["verdict"]
+' "$tmp/out"
+# A slow rail blames every node's hops: too many to draw alone, so none is, and the blocks
+# carry the red frames.
+rm -rf "$fleet"
+mkdir -p "$fleet"
+fleet_reports "$fleet" rail
+run "$fleet" --svg "$tmp/rail.svg"
+check "rail of 300 nodes: exit 0" [ "$rc" -eq 0 ]
+check "rail: named" has out "verdict: rail"
+alone=$(grep -c 'font-weight="bold" fill="#d62728">node[0-9]*</text>' "$tmp/rail.svg")
+check "rail --svg: no node drawn alone ($alone)" [ "$alone" -eq 0 ]
+framed=$(grep -c 'stroke="#d62728" stroke-width="3"><title>' "$tmp/rail.svg")
+check "rail --svg: the blocks framed in red ($framed cells)" [ "$framed" -gt 20 ]
 
 if [ "$failures" -eq 0 ]; then echo "all passed"; else echo "$failures failed"; fi
 [ "$failures" -eq 0 ]

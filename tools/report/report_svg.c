@@ -2,7 +2,10 @@
  * `--svg`: what people would rather see than read. Left, a node x node heatmap
  * of wire GB/s (the slowest hop of each pair, colour scale with legend); right,
  * the nodes on a circle with every hop as an arrow labelled with its rate, the
- * culprit's hops in red. Standalone SVG: no scripts, fonts or links outside it.
+ * culprit's hops in red. Beyond a few hundred nodes both show blocks of nodes,
+ * the culprits and their neighbours alone (report_svg_rows.h). Drawn from a
+ * compact record per hop (its two rows, rate and blame), never a copy of the
+ * hops. Standalone SVG: no scripts, fonts or links outside it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -11,6 +14,7 @@
 #include "plugin/base/error.h"
 #include "plugin/base/version.h"
 #include "report.h"
+#include "report_svg_rows.h"
 #include "tools/common/tool_svg.h"
 
 #define WIDTH 1280
@@ -26,9 +30,9 @@
 #define BAD "#d62728"
 #define GOOD "#2a7d2a"
 
-/* Every hop between two nodes, folded into one cell and one arrow. */
+/* Every hop between two rows (nodes or blocks), folded into one cell and one arrow. */
 struct pair {
-	size_t src, dst; /* indices into the sorted node names */
+	size_t src, dst; /* indices into the rows */
 	double gbs; /* the slowest hop between them */
 	size_t hops;
 	bool culprit;
@@ -36,24 +40,13 @@ struct pair {
 
 struct picture {
 	const struct report_set *set;
-	const char **nodes;
-	size_t nnodes;
+	struct report_svg_axis axis;
+	const struct report_svg_row *rows;
+	size_t nnodes; /* rows: nodes, or blocks of them and nodes alone */
 	struct pair *pairs;
 	size_t npairs;
 	double scale_max; /* GB/s at the top of the colour scale */
 };
-
-static int cmp_name(const void *a, const void *b)
-{
-	return strverscmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static size_t node_index(const struct picture *p, const char *name)
-{
-	const char **hit = bsearch(&name, p->nodes, p->nnodes, sizeof(*p->nodes), cmp_name);
-
-	return (size_t)(hit - p->nodes);
-}
 
 static int cmp_pair(const void *pa, const void *pb)
 {
@@ -62,23 +55,6 @@ static int cmp_pair(const void *pa, const void *pb)
 	if (a->src != b->src)
 		return a->src < b->src ? -1 : 1;
 	return (a->dst > b->dst) - (a->dst < b->dst);
-}
-
-static void collect_nodes(struct picture *p)
-{
-	const struct report_set *set = p->set;
-	size_t n = 0;
-
-	for (size_t i = 0; i < set->nhops; i++) {
-		p->nodes[n++] = set->hops[i].key.src_node;
-		p->nodes[n++] = set->hops[i].key.dst_node;
-	}
-	qsort(p->nodes, n, sizeof(*p->nodes), cmp_name);
-	p->nnodes = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!p->nnodes || strcmp(p->nodes[p->nnodes - 1], p->nodes[i]))
-			p->nodes[p->nnodes++] = p->nodes[i];
-	}
 }
 
 /* The first of steps x 10^k at or above x: the top of the colour scale. */
@@ -107,8 +83,8 @@ static void collect_pairs(struct picture *p)
 	for (size_t i = 0; i < set->nhops; i++) {
 		double gbs = set->figures[i].wire_gbs;
 
-		p->pairs[n++] = (struct pair){ node_index(p, set->hops[i].key.src_node),
-					       node_index(p, set->hops[i].key.dst_node), gbs, 1,
+		p->pairs[n++] = (struct pair){ p->axis.row_of[p->axis.hop_src[i]],
+					       p->axis.row_of[p->axis.hop_dst[i]], gbs, 1,
 					       report_is_culprit(set, i) };
 		max = gbs > max ? gbs : max;
 	}
@@ -149,12 +125,27 @@ static void other_findings(const struct picture *p, double y, FILE *out)
 	}
 }
 
+/* The model's confidence in the verdict and what it ranked next: "confidence 0.97; next: ...". */
+static void confidence(const struct fl_verdict *v, FILE *out)
+{
+	const struct fl_runner_up *r = &v->runner_up;
+
+	fprintf(out,
+		"<text x=\"30\" y=\"62\" font-size=\"13\" fill=\"#555\">confidence %.2f; next: %s",
+		v->confidence, fl_verdict_kind_name(r->kind));
+	if (r->culprit[0]) {
+		fputs(" ", out);
+		tool_svg_text(out, r->culprit);
+	}
+	fprintf(out, ", %.2f</text>\n", r->confidence);
+}
+
 static void title(const struct picture *p, FILE *out)
 {
 	const struct fl_verdict *v = &p->set->verdict;
 	const char *reason = v->reason;
 	size_t cut = strlen(reason);
-	double y = 74;
+	double y = 82;
 
 	fprintf(out,
 		"<text x=\"30\" y=\"42\" font-size=\"24\" font-weight=\"bold\" fill=\"%s\">"
@@ -176,6 +167,7 @@ static void title(const struct picture *p, FILE *out)
 		fprintf(out, " (ratio %.2f, ring about %.2fx faster without it)", v->ratio,
 			v->speedup);
 	fputs("</text>\n", out);
+	confidence(v, out);
 	/* The reason on up to two lines, broken at a space. */
 	while (*reason) {
 		char line[160];
@@ -201,16 +193,67 @@ static size_t label_step(size_t n)
 	return n > MAX_LABELS ? (n + MAX_LABELS - 1) / MAX_LABELS : 1;
 }
 
+/* The most nodes one row holds. */
+static size_t block_size(const struct picture *p)
+{
+	size_t most = 1;
+
+	for (size_t i = 0; i < p->nnodes; i++)
+		most = p->rows[i].count > most ? p->rows[i].count : most;
+	return most;
+}
+
+/* A row label left of the map and one above it; alone rows (a fleet's culprits) in bold. */
+static void axis_labels(const struct picture *p, size_t i, double cell, size_t step, double font,
+			FILE *out)
+{
+	double c = (double)i * cell + cell / 2;
+	const char *bold = p->rows[i].alone ? " font-weight=\"bold\" fill=\"" BAD "\"" : "";
+
+	fprintf(out,
+		"<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" text-anchor=\"end\" "
+		"dominant-baseline=\"middle\"%s>",
+		MAP_X - 6, MAP_Y + c, font, bold);
+	tool_svg_text(out, p->rows[i].name);
+	fputs("</text>\n", out);
+	/* Blocks' long names stand once, left: above, they would climb into the verdict. */
+	if (p->axis.aggregated && !p->rows[i].alone)
+		return;
+	fprintf(out,
+		"<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" "
+		"dominant-baseline=\"middle\" transform=\"rotate(%d %.1f %.1f)\"%s>",
+		MAP_X + c, MAP_Y - 6, font, cell * (double)step < 20 ? -90 : -45, MAP_X + c,
+		MAP_Y - 6, bold);
+	tool_svg_text(out, p->rows[i].name);
+	fputs("</text>\n", out);
+}
+
+/* Thinned labels give way to the alone rows' (which are always labelled) and their neighbours. */
+static bool axis_labelled(const struct picture *p, size_t i, size_t step)
+{
+	if (p->rows[i].alone)
+		return true;
+	if (i % step)
+		return false;
+	for (size_t k = i > 0 ? i - 1 : 0; k <= i + 1 && k < p->nnodes; k++) {
+		if (p->rows[k].alone)
+			return false;
+	}
+	return true;
+}
+
 static void heatmap_axes(const struct picture *p, double cell, FILE *out)
 {
 	size_t step = label_step(p->nnodes);
 	double font = cell * (double)step * 0.7;
 
 	font = font > 12 ? 12 : font < 8 ? 8 : font;
+	/* a block's name ("node00000..00511") must fit left of the map */
+	font = p->axis.aggregated && font > 9 ? 9 : font;
 	fprintf(out,
 		"<text x=\"%.0f\" y=\"%.0f\" font-size=\"16\" font-weight=\"bold\">"
-		"Wire GB/s, node x node (slowest hop of each pair)</text>\n",
-		MAP_X, MAP_Y - 85);
+		"Wire GB/s, %s (slowest hop of each pair)</text>\n",
+		MAP_X, MAP_Y - 85, p->axis.aggregated ? "blocks of nodes" : "node x node");
 	fprintf(out,
 		"<text x=\"%.0f\" y=\"%.0f\" font-size=\"13\" text-anchor=\"middle\">"
 		"destination node</text>\n",
@@ -219,21 +262,9 @@ static void heatmap_axes(const struct picture *p, double cell, FILE *out)
 		"<text x=\"%.0f\" y=\"%.0f\" font-size=\"13\" text-anchor=\"middle\" "
 		"transform=\"rotate(-90 %.0f %.0f)\">source node</text>\n",
 		MAP_X - 80, MAP_Y + MAP_SIDE / 2, MAP_X - 80, MAP_Y + MAP_SIDE / 2);
-	for (size_t i = 0; i < p->nnodes; i += step) {
-		double c = (double)i * cell + cell / 2;
-
-		fprintf(out,
-			"<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" text-anchor=\"end\" "
-			"dominant-baseline=\"middle\">",
-			MAP_X - 6, MAP_Y + c, font);
-		tool_svg_text(out, p->nodes[i]);
-		fprintf(out,
-			"</text>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" "
-			"dominant-baseline=\"middle\" transform=\"rotate(%d %.1f %.1f)\">",
-			MAP_X + c, MAP_Y - 6, font, cell * (double)step < 20 ? -90 : -45, MAP_X + c,
-			MAP_Y - 6);
-		tool_svg_text(out, p->nodes[i]);
-		fputs("</text>\n", out);
+	for (size_t i = 0; i < p->nnodes; i++) {
+		if (axis_labelled(p, i, step))
+			axis_labels(p, i, cell, step, font, out);
 	}
 }
 
@@ -252,9 +283,9 @@ static void heatmap_cells(const struct picture *p, double cell, FILE *out)
 			"fill=\"%s\"%s><title>",
 			MAP_X + (double)q->dst * cell, MAP_Y + (double)q->src * cell, cell, cell,
 			fill, q->culprit ? " stroke=\"" BAD "\" stroke-width=\"3\"" : "");
-		tool_svg_text(out, p->nodes[q->src]);
+		tool_svg_text(out, p->rows[q->src].name);
 		fputs(" -&gt; ", out);
-		tool_svg_text(out, p->nodes[q->dst]);
+		tool_svg_text(out, p->rows[q->dst].name);
 		fprintf(out, ": %.2f GB/s (%zu hop%s)</title></rect>\n", q->gbs, q->hops,
 			q->hops == 1 ? "" : "s");
 		if (cell >= 34)
@@ -277,11 +308,39 @@ static void legend(const struct picture *p, FILE *out)
 		"<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\">GB/s (grey: no traffic; red "
 		"frame: culprit)</text>\n",
 		MAP_X, y + 50);
+	if (p->axis.aggregated)
+		fprintf(out,
+			"<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\" fill=\"#666\">%zu nodes in "
+			"%zu rows: blocks of up to %zu neighbours in name order; the culprits and "
+			"their peers alone (bold)</text>\n",
+			MAP_X, y + 66, p->axis.nnodes, p->nnodes, block_size(p));
+}
+
+/*
+ * Row i's place around the ring, as a turn from the top: one slot per row, but
+ * RING_ALONE_SLOTS for a row alone in a fleet's picture, so that the culprit
+ * and its neighbours, adjacent in name order, get room for their labels.
+ */
+#define RING_ALONE_SLOTS 4
+static double ring_turn(const struct picture *p, size_t i)
+{
+	size_t before = 0, total = 0;
+
+	for (size_t k = 0; k < p->nnodes; k++) {
+		size_t slots = p->rows[k].alone ? RING_ALONE_SLOTS : 1;
+
+		before += k < i ? slots : 0;
+		total += slots;
+		if (k == i)
+			before += (slots - 1) / 2;
+	}
+	return (double)before / (double)total;
 }
 
 static void node_xy(const struct picture *p, size_t i, double radius, double *x, double *y)
 {
-	double a = -M_PI / 2 + 2 * M_PI * (double)i / (double)p->nnodes;
+	double a = -M_PI / 2 + 2 * M_PI * (p->axis.aggregated ? ring_turn(p, i)
+							       : (double)i / (double)p->nnodes);
 
 	*x = RING_X + radius * cos(a);
 	*y = RING_Y + radius * sin(a);
@@ -346,7 +405,11 @@ static bool labelled(const struct picture *p, size_t i, size_t named)
 	size_t n = p->nnodes;
 	size_t step = n > RING_ALL_NODES ? (n + RING_MAX_LABELS - 1) / RING_MAX_LABELS : 1;
 
-	if (i == named || step == 1)
+	/* a fleet's blocks: a few labels beside the rows alone, which are all labelled */
+	if (p->axis.aggregated)
+		step = (n + RING_MAX_LABELS / 2 - 1) / (RING_MAX_LABELS / 2);
+
+	if (i == named || step == 1 || p->rows[i].alone)
 		return true;
 	/* Thinned labels keep clear of the named node's and of the first one's. */
 	return i % step == 0 && (named >= n || around(p, i, named) >= step) &&
@@ -358,11 +421,11 @@ static void ring_node(const struct picture *p, size_t i, double r, bool named, F
 	double x, y;
 
 	node_xy(p, i, RING_R, &x, &y);
-	if (named)
+	if (named || p->rows[i].alone)
 		fprintf(out,
 			"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"#f6c6c6\" "
 			"stroke=\"" BAD "\" stroke-width=\"3\"/>\n",
-			x, y, r > 6 ? r : 6);
+			x, y, r > 6 ? r : named ? 6 : 4);
 	else if (p->nnodes <= RING_ALL_NODES)
 		fprintf(out,
 			"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"#dde6f0\" "
@@ -383,7 +446,7 @@ static void ring_nodes(const struct picture *p, double r, FILE *out)
 	size_t named = p->nnodes;
 
 	for (size_t i = 0; i < p->nnodes; i++) {
-		if (!strcmp(p->nodes[i], p->set->verdict.node))
+		if (p->rows[i].count == 1 && !strcmp(p->rows[i].name, p->set->verdict.node))
 			named = i;
 	}
 	for (size_t i = 0; i < p->nnodes; i++) {
@@ -397,8 +460,8 @@ static void ring_nodes(const struct picture *p, double r, FILE *out)
 			"<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" text-anchor=\"%s\" "
 			"dominant-baseline=\"middle\"%s>",
 			lx, ly, anchor(lx),
-			i == named ? " fill=\"" BAD "\" font-weight=\"bold\"" : "");
-		tool_svg_text(out, p->nodes[i]);
+			i == named || p->rows[i].alone ? " fill=\"" BAD "\" font-weight=\"bold\"" : "");
+		tool_svg_text(out, p->rows[i].name);
 		fputs("</text>\n", out);
 	}
 }
@@ -424,9 +487,10 @@ static void ring(const struct picture *p, FILE *out)
 		fprintf(out,
 			"<circle cx=\"%.0f\" cy=\"%.0f\" r=\"%.0f\" fill=\"none\" "
 			"stroke=\"#607080\" stroke-width=\"2\"/>\n<text x=\"%.0f\" y=\"%.0f\" "
-			"font-size=\"12\" fill=\"#666\" text-anchor=\"middle\">%zu nodes: too many "
+			"font-size=\"12\" fill=\"#666\" text-anchor=\"middle\">%zu %s: too many "
 			"to draw each hop; the culprit's in red</text>\n",
-			RING_X, RING_Y, RING_R, RING_X, MAP_Y - 62, p->nnodes);
+			RING_X, RING_Y, RING_R, RING_X, MAP_Y - 62, p->nnodes,
+			p->axis.aggregated ? "rows" : "nodes");
 	/* Culprits last, so they are drawn on top. */
 	for (int culprit = 0; culprit <= 1; culprit++) {
 		for (size_t i = 0; i < p->npairs; i++) {
@@ -443,22 +507,24 @@ static void footer(const struct picture *p, FILE *out)
 		"<text x=\"30\" y=\"%d\" font-size=\"12\" fill=\"#666\">fabriclab %s: %zu "
 		"hops between %zu nodes; wire rate from the slower end for sockets, from the "
 		"sender for verbs</text>\n",
-		HEIGHT - 16, fl_version(), p->set->nhops, p->nnodes);
+		HEIGHT - 16, fl_version(), p->set->nhops, p->axis.nnodes);
 }
 
 int report_emit_svg(const struct report_set *set, FILE *out)
 {
-	struct picture p = { set, NULL, 0, NULL, 0, 1.0 };
+	struct picture p = { .set = set, .scale_max = 1.0 };
 	double cell;
+	int err = report_svg_axis_build(set, &p.axis);
 
-	p.nodes = malloc((2 * set->nhops + 1) * sizeof(*p.nodes));
+	if (err)
+		return err;
+	p.rows = p.axis.rows;
+	p.nnodes = p.axis.nrows;
 	p.pairs = malloc((set->nhops + 1) * sizeof(*p.pairs));
-	if (!p.nodes || !p.pairs) {
-		free(p.nodes);
-		free(p.pairs);
+	if (!p.pairs) {
+		report_svg_axis_free(&p.axis);
 		return fl_fail(FL_ERR_SYSTEM, "out of memory drawing %zu hops", set->nhops);
 	}
-	collect_nodes(&p);
 	collect_pairs(&p);
 	cell = MAP_SIDE / (double)(p.nnodes ? p.nnodes : 1);
 	tool_svg_begin(out, WIDTH, HEIGHT);
@@ -469,7 +535,7 @@ int report_emit_svg(const struct report_set *set, FILE *out)
 	ring(&p, out);
 	footer(&p, out);
 	fputs("</svg>\n", out);
-	free(p.nodes);
+	report_svg_axis_free(&p.axis);
 	free(p.pairs);
 	return ferror(out) ? fl_fail(FL_ERR_SYSTEM, "cannot write the SVG") : 0;
 }
