@@ -88,10 +88,17 @@ static double predicted_rate(const struct vm_state *s, const struct vm_fit *f, s
 	return r;
 }
 
-/* The ring runs at its slowest hop: how much faster without culprit `which` of f. */
+/*
+ * How much faster the collective runs without culprit `which` of f. The ring
+ * moves at its slowest hop: fixed, that hop's wire time shrinks to what the
+ * next slowest allows (both predicted by the fit). The rest of the hop's busy
+ * span (posted -> done: waits, latency, the other steps of the collective)
+ * stays, so a wire that is a small part of the span gains little.
+ */
 static double speedup_without(const struct vm_state *s, const struct vm_fit *f, int which)
 {
-	double before = INFINITY, after = INFINITY;
+	double before = INFINITY, after = INFINITY, wire, span, saved;
+	size_t pacing = 0;
 
 	if (s->cands[f->cul[which]].kind == VM_NODE)
 		return 1.0;
@@ -102,10 +109,20 @@ static double speedup_without(const struct vm_state *s, const struct vm_fit *f, 
 			continue;
 		with = predicted_rate(s, f, h, -1);
 		without = predicted_rate(s, f, h, which);
-		before = with < before ? with : before;
+		if (with < before) {
+			before = with;
+			pacing = h;
+		}
 		after = without < after ? without : after;
 	}
-	return before < INFINITY && after < INFINITY ? fl_exp(after - before) : 1.0;
+	if (!(before < INFINITY) || !(after < INFINITY) || after <= before)
+		return 1.0;
+	wire = s->figs[pacing].wire_seconds;
+	span = s->figs[pacing].active_seconds > wire ? s->figs[pacing].active_seconds : wire;
+	if (wire <= 0.0)
+		return fl_exp(after - before);
+	saved = wire * (1.0 - fl_exp(before - after));
+	return span / (span - saved);
 }
 
 /* The culprit's hop its fit says is slowest (its first hop for a straggler). */

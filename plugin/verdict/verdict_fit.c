@@ -27,7 +27,7 @@
 #define DY_MIN (-2.995732273553991) /* ln 0.05 */
 /* A straggler makes the senders into it wait at least the smallest effect more. */
 #define DU_MIN (-DY_MAX)
-#define DU_RANGE 3.0 /* ln(1 + 19): at most 19 more requests waiting at a time */
+#define DU_RANGE 7.0 /* waits as ratios from the 1% floor: up to 10 requests waiting at a time */
 /*
  * How a slowed wire's median request moves against its bytes, (1 + kappa):
  * from not at all (-1: a port paused now and then, whose median request misses
@@ -336,8 +336,12 @@ static double fit_rate_shift(struct vm_state *s, const struct vm_fit *f, int c, 
 			continue;
 		x[k] = residual(s, OBS_Y, h) + cur;
 		v[k++] = variance(s, f, OBS_Y, h);
-		/* m moves (1 + kappa) dy: no evidence of dy where it hardly moves */
-		if (has_obs(&s->hops[h], OBS_M) && 1.0 + f->kappa > 0.05) {
+		/*
+		 * m moves (1 + kappa) dy: no evidence of dy where it hardly moves, nor
+		 * before kappa is fitted (the first round: bytes alone set dy, then
+		 * kappa, so a median request 40x slower cannot drag dy off its bytes)
+		 */
+		if (has_obs(&s->hops[h], OBS_M) && !s->bytes_only && 1.0 + f->kappa > 0.05) {
 			double stretch = 1.0 + f->kappa;
 
 			x[k] = residual(s, OBS_M, h) / stretch + cur;
@@ -608,6 +612,7 @@ void vm_fit(struct vm_state *s, struct vm_fit *f)
 		double was[3] = { f->tau_y, f->tau_m, f->tau_u };
 
 		last = round == OUTER_ROUNDS - 1;
+		s->bytes_only = round == 0;
 		for (int g = 0; g < s->ngroups; g++) {
 			fit_level(s, f, OBS_Y, g);
 			fit_level(s, f, OBS_M, g);
@@ -676,8 +681,10 @@ double vm_fit_local(struct vm_state *s, const struct vm_fit *base, struct vm_fit
 	f->tau_m = base->tau_m;
 	f->tau_u = base->tau_u;
 	start_shifts(s, f);
-	for (int round = 0; round < 3; round++)
+	for (int round = 0; round < 3; round++) {
+		s->bytes_only = round == 0;
 		fit_shifts(s, f, round == 2);
+	}
 	k = culprits_hops(s, f);
 	for (size_t i = 0; i < k; i++)
 		after += loglik_hop(s, f, s->list[i]);
@@ -704,6 +711,7 @@ double vm_fit_add(struct vm_state *s, const struct vm_fit *base, int cand, struc
 	for (size_t i = 0; i < k2->count; i++)
 		before += loglik_hop(s, base, mine[i]);
 	for (int round = 0; round < 3; round++) {
+		s->bytes_only = round == 0;
 		for (int part = 0; part < k2->parts; part++)
 			fit_part(s, f, c, part, round == 2);
 	}

@@ -10,7 +10,7 @@
  *      own requests (the spread of their wire times over sqrt(requests));
  *   m  ln of its typical request over its median wire time: a slow wire
  *      stretches every request, a rank starved of CPU stretches a few;
- *   u  ln(1 + senders' waits) - ln(1 + receivers' waits): where receivers are
+ *   u  ln(0.01 + senders' waits) - ln(0.01 + receivers' waits): where receivers are
  *      late to post (a straggler) the senders into them wait more and the
  *      receiver itself finds its data already there.
  * The noise between healthy hops is fitted per run (one scale per
@@ -87,6 +87,7 @@ struct vm_state {
 	double *group_line;                /* ln line rate of an anchored group, else NaN */
 	double *off;                       /* 3 n: each hop's shifts in y, (unused), u */
 	double kappa;                      /* that of the fit whose shifts off holds */
+	bool bytes_only;                   /* a fit's first round: rate shifts from y alone */
 	size_t *list;                      /* n: hops being fitted */
 	unsigned char *mark;               /* n: zero between uses */
 	struct vm_candidate *cands;

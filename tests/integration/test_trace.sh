@@ -170,6 +170,12 @@ a, b = rep["verdict"], tr["verdict"]
 if set(rep) - set(tr):
     sys.exit(f"trace --json lacks {set(rep) - set(tr)} of the report's shape")
 if (a["kind"], a["hop"], a["node"], a["dev"]) != (b["kind"], b["hop"], b["node"], b["dev"]):
+    # The trace's figures are the reports' rebuilt from events (request times from their own
+    # stamps): a case at the edge of the model's confidence may fall on either side of it, as
+    # not-enough-evidence on one and named on the other. Another run; any other split fails.
+    if "not-enough-evidence" in (a["kind"], b["kind"]):
+        print(f"report says {a['kind']}, trace says {b['kind']} ({a['reason']} | {b['reason']})")
+        sys.exit(3)
     sys.exit(f"report says {a['kind']} {a['hop']}, trace says {b['kind']} {b['hop']} ({b['reason']})")
 if a["kind"] != want:
     print(f"report and trace agree on {a['kind']}, expected {want}: {a['reason']}")

@@ -99,7 +99,12 @@ static void test_verbs_take_the_senders_wire_rate(void **state)
 	assert_string_equal(report_wire_view_name(h), "send");
 	assert_float_equal(set.figures[index_of(h)].wire_gbs, 20.0, 1e-9);
 	assert_float_equal(h->recv.wire_gbs, 40.0, 1e-9);
-	assert_int_equal(set.verdict.kind, FL_VERDICT_NONE);
+	/*
+	 * Every hop alike, no culprit among them (the whole ring at 40% of its line: not
+	 * enough evidence to call healthy against the line's prior, nor anyone to blame).
+	 */
+	assert_int_equal(set.verdict.nfindings, 0);
+	assert_true(set.verdict.kind == FL_VERDICT_NONE || set.verdict.kind == FL_VERDICT_UNSURE);
 }
 
 static void test_one_view_is_enough(void **state)
@@ -114,7 +119,9 @@ static void test_one_view_is_enough(void **state)
 	assert_false(h->recv.present);
 	f = &set.figures[index_of(h)];
 	assert_float_equal(f->wire_gbs, h->send.wire_gbs, 1e-12);
-	assert_float_equal(f->peer_wait_seconds, h->send.peer_wait_seconds, 1e-12);
+	/* the receiver's waits are unknown without its report, never the sender's under its name */
+	assert_float_equal(f->peer_wait_seconds, 0.0, 0.0);
+	assert_float_equal(f->send_wait_seconds, h->send.peer_wait_seconds, 1e-12);
 	assert_int_equal(set.verdict.judged_hops, 4);
 }
 

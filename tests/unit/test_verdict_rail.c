@@ -133,7 +133,7 @@ static void test_one_rail_slow_everywhere_is_rail(void **state)
 	assert_non_null(strstr(v.reason, "rail mlx5_2: the hops on this device name run"));
 	assert_non_null(strstr(v.reason, "suspect the leaf switch of that rail"));
 	assert_true(v.ratio > 0.45 && v.ratio < 0.55);
-	assert_true(v.speedup > 1.8);
+	assert_true(v.speedup > 1.0 && v.speedup <= 1.0 / v.ratio + 1e-9);
 	fl_finding_culprit(&v.findings[0], hops, culprit, sizeof(culprit));
 	assert_string_equal(culprit, "rail mlx5_2");
 	assert_true(fl_verdict_commands(&v, hops, nhops, commands, sizeof(commands)) >= 3);

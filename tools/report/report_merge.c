@@ -424,7 +424,13 @@ static void to_figures(const struct report_hop *h, struct fl_hop_figures *f)
 {
 	const struct report_view *wire = report_wire_view(h);
 	const struct report_view *counts = h->send.present ? &h->send : &h->recv;
-	const struct report_view *waits = h->recv.present ? &h->recv : &h->send;
+	/*
+	 * The receiver's waits come from the receiver alone: where its report is
+	 * missing they are unknown (0), never the sender's figures under its name,
+	 * so a missing report is missing evidence, not a straggler.
+	 */
+	static const struct report_view none;
+	const struct report_view *waits = h->recv.present ? &h->recv : &none;
 
 	memset(f, 0, sizeof(*f));
 	memcpy(f->src_node, h->key.src_node, sizeof(f->src_node));
