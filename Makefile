@@ -71,7 +71,7 @@ UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 ITEST_BIN   := $(ITEST_SRC:tests/integration/%.c=$(BUILD)/tests/%)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps demo test unit integration bench sanitize clean install uninstall deb FORCE fuzz fuzz-build
+.PHONY: all deps demo test unit integration bench validate sanitize clean install uninstall deb FORCE fuzz fuzz-build
 all: $(PLUGIN_SO) $(PROFILER_SO) $(TOOL) $(UNIT_BIN) $(ITEST_BIN) $(BENCH_BIN) $(INNER_SO) \
 	$(if $(FAKEVERBS_SRC),$(FAKEVERBS_SO) $(FAKEVERBS_LIB1)) $(if $(FAKECUDA_SRC),$(FAKECUDA_SO)) \
 	$(if $(LTTNG_SRC),$(LTTNG_SO))
@@ -360,6 +360,17 @@ bench:
 	@scripts/deps.sh bench
 	@$(MAKE) --no-print-directory all $(VARIANT_SO)
 	@bench/run.sh $(BUILD)
+
+# The diagnosis scored on lab cases drawn from seeds (bench/validate/README.md): SET=tuning (the
+# cases looked at while changing the model) or SET=validation (only to report a figure), COUNT
+# cases from START. OUT=FILE keeps every case's result; FROM=FILE scores kept results again.
+SET   ?= tuning
+COUNT ?= 40
+START ?= 0
+validate: deps
+	@$(MAKE) --no-print-directory -s all
+	@python3 bench/validate/run.py --set $(SET) --count $(COUNT) --start $(START) \
+		--tool $(TOOL) $(if $(OUT),--out $(OUT)) $(if $(FROM),--from $(FROM))
 
 # Everything under ASan+UBSan, then under TSan, each in its own build folder.
 sanitize: deps

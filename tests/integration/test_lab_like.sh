@@ -79,18 +79,18 @@ sys.exit(0 if any(r.get("injected") or []) else 1)' "$tmp/down.json" 2>/dev/null
 	else
 		ok "hw-fault: no rank lists it as injected"
 	fi
-	expect_verdict down "xdr downgrade of node2's port: its device" \
-		'^kind=device node=node2 dev=mlx5_0 '
-	# with the round trip out, the port's hops read about half their line, the others more
+	expect_named_or_likeliest down "xdr downgrade of node2's port: its device" \
+		'^kind=device node=node2 dev=mlx5_0 ' "device node2/mlx5_0"
+	# round trips dilute every hop alike: against the others the port still reads about half,
+	# and no share of line above 105% is printed
 	shares=$("$py" -c 'import json,sys
 r=json.load(open(sys.argv[1]))
-def share(h): return h.get("pct_line_rate_round_trip_out")
-mine=[share(h) for h in r["hops"] if "node2" in (h["src_node"], h["dst_node"])]
-others=[share(h) for h in r["hops"] if "node2" not in (h["src_node"], h["dst_node"])]
-ok = None not in mine + others and max(mine) < 60 and min(others) > 85
-print("%s %s %s" % ("ok" if ok else "bad", mine, others))' "$tmp/down.json" 2>&1)
-	[ "${shares%% *}" = ok ] && ok "down: round trip out, node2's hops and the others: ${shares#* }" ||
-		not_ok "down: round trip out: wanted node2's hops below 60% and the others above 85%: $shares"
+v=r["verdict"]
+ok = 0.3 < v["ratio"] < 0.7 and 0 < v["line_share"] <= 1.05 and all(
+    (h.get("pct_line_rate") or 0) <= 105 or h.get("measurement_error") for h in r["hops"])
+print("%s ratio %.2f, line share %.2f" % ("ok" if ok else "bad", v["ratio"], v["line_share"]))' "$tmp/down.json" 2>&1)
+	[ "${shares%% *}" = ok ] && ok "down: the port against the others: ${shares#* }" ||
+		not_ok "down: wanted the port at 0.3-0.7x the others and no share of line over 105%: $shares"
 fi
 
 if lab halve --like roce400 -n 4 -s 6 -c 5 -g 4M halve-cable --target node1; then
@@ -105,8 +105,8 @@ fi
 
 if lab rails --like ndr -n 4 --rails 2 -s 6 -c 5 -g 8M \
 	--hw-fault 'downgrade:node=node1,nic=1,rate=50%'; then
-	expect_verdict rails "ndr, 4 nodes x 2 rails, node1's NIC 1 downgraded: that NIC" \
-		'^kind=device node=node1 dev=mlx5_1 '
+	expect_named_or_likeliest rails "ndr, 4 nodes x 2 rails, node1's NIC 1 downgraded: that NIC" \
+		'^kind=device node=node1 dev=mlx5_1 ' "device node1/mlx5_1"
 fi
 
 [ "$failures" -eq 0 ] || exit 1
