@@ -232,24 +232,44 @@ static void fill_finding(const struct vm_state *s, const struct vm_fit *f, int c
 	rate_reason(s, f, c, out);
 }
 
-static void runner_up(const struct vm_state *s, const struct vm_fit *best, struct choice next,
-		      struct fl_verdict *v)
+/* A culprit of f, other than those of best and than one f's partner explains; -1 none. */
+static int new_culprit(const struct vm_fit *best, const struct vm_fit *f)
+{
+	for (int c = 0; c < f->ncul; c++) {
+		bool shared = c + 1 == f->absorbed;
+
+		for (int b = 0; best && b < best->ncul; b++)
+			shared |= best->cul[b] == f->cul[c];
+		if (!shared)
+			return f->cul[c];
+	}
+	return -1;
+}
+
+/*
+ * The runner-up: the likeliest explanation that says something the verdict
+ * does not (a pair that adds a culprit says that culprit; healthy, when the
+ * verdict names one).
+ */
+static void runner_up(const struct vm_state *s, const struct vm_posterior *p,
+		      const struct vm_fit *best, struct fl_verdict *v)
 {
 	struct fl_runner_up *r = &v->runner_up;
 	int pick = -1;
 
 	memset(r, 0, sizeof(*r));
 	r->kind = FL_VERDICT_NONE;
-	if (!next.fit)
-		return;
-	r->confidence = next.p;
-	for (int c = 0; c < next.fit->ncul && pick < 0; c++) {
-		bool shared = false;
+	if (best && best->ncul)
+		r->confidence = p->p_none;
+	for (int k = 0; k < p->ntop + p->npairs; k++) {
+		const struct vm_fit *f = k < p->ntop ? &p->singles[k] : &p->pairs[k - p->ntop];
+		double pk = k < p->ntop ? p->p_top[k] : p->p_pairs[k - p->ntop];
+		int c = f == best ? -1 : new_culprit(best, f);
 
-		for (int b = 0; best && b < best->ncul; b++)
-			shared |= best->cul[b] == next.fit->cul[c];
-		if (!shared || c == next.fit->ncul - 1)
-			pick = next.fit->cul[c];
+		if (c >= 0 && pk > r->confidence) {
+			r->confidence = pk;
+			pick = c;
+		}
 	}
 	if (pick < 0)
 		return;
@@ -368,7 +388,7 @@ int vm_explain(struct vm_state *s, const struct vm_posterior *p, bool full, stru
 		return 0;
 	}
 	refit(s, p, &f, full);
-	runner_up(s, best.fit, next, v);
+	runner_up(s, p, best.fit, v);
 	if (!f.ncul) {
 		if (p->p_none >= 0.5) {
 			say_none(s, p, v);
