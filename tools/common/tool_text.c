@@ -14,45 +14,12 @@ size_t tool_text_char_len(const char *str)
 
 bool tool_text_needs_escape(const char *s)
 {
-	while (*s) {
-		size_t n = tool_text_char_len(s);
-
-		if (!n)
-			return true;
-		s += n;
-	}
-	return false;
+	return fl_text_needs_escape(s);
 }
 
 size_t tool_text_escape(char *dst, size_t len, const char *s)
 {
-	size_t used = 0, need = 0;
-	bool cut = false;
-
-	while (*s) {
-		size_t n = tool_text_char_len(s);
-		char piece[TOOL_TEXT_ESCAPE_LEN + 1];
-		const char *from = s;
-		size_t plen = n;
-
-		if (!n) {
-			snprintf(piece, sizeof(piece), "\\x%02x", (unsigned char)*s);
-			from = piece;
-			plen = TOOL_TEXT_ESCAPE_LEN;
-			n = 1;
-		}
-		if (!cut && used + plen < len) {
-			memcpy(dst + used, from, plen);
-			used += plen;
-		} else {
-			cut = true;
-		}
-		need += plen;
-		s += n;
-	}
-	if (len)
-		dst[used] = '\0';
-	return need;
+	return fl_text_escape(dst, len, s);
 }
 
 char *tool_text_dup(const char *s)
