@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # `fabriclab sweep` on 6 local ranks through the plugin on a paced fabric (200 mbit/s per device,
-# as the lab paces it): one node throttled -> the finding names that node; one link throttled ->
-# that link; a healthy sweep saved as a baseline, then a throttled node compared with it (flagged
-# below its own baseline, exit 1); the rejoin gate passes a healthy node (exit 0), fails a
-# throttled one (exit 1) and refuses an unknown one (exit 2); a baseline of another size is
-# refused (exit 2); the SVG parses.
+# as the lab paces it), judged by the diagnosis model: one node throttled -> the finding names that
+# node, with its confidence and runner-up; one link throttled -> that link; a healthy sweep names
+# nothing (exit 0) and is saved as a baseline, then a throttled node compared with it (its
+# directions slow against their own baseline too, exit 1), and a whole sweep at half its
+# baseline's rate -> the rail; the rejoin gate passes a healthy node (exit 0), fails a throttled
+# one (exit 1) and refuses an unknown one (exit 2); a baseline of another size is refused
+# (exit 2); the SVG parses.
 # Usage: test_sweep.sh [BUILD_DIR]
 set -u
 build=${1:-build}
@@ -39,9 +41,12 @@ sweep() { # name expected-status args...: stdout NAME.out, stderr NAME.err
 	fi
 }
 
-finding() { # json file -> "kind node other"
+finding() { # json file -> "kind node other" (rail: "rail DEV -"); a link's ends in name order
 	"$py" -c 'import json,sys; f=json.load(open(sys.argv[1]))["finding"]
-print(f["kind"], f["node"] or "-", f["other"] or "-")' "$1"
+ends = sorted([f["node"], f["other"]]) if f["kind"] == "link" else [f["node"] or f["rail"], f["other"]]
+assert f["kind"] == "none" or 0.9 <= f["confidence"] <= 1 + 1e-9, f
+assert set(f["runner_up"]) == {"kind", "model_kind", "culprit", "confidence"}, f
+print(f["kind"], ends[0] or "-", ends[1] or "-")' "$1"
 }
 
 expect_finding() { # name want description
@@ -67,27 +72,38 @@ export FABRICLAB_FAULT='throttle:node=node3,rate=40%'
 if sweep node 1 "${common[@]}" --json --svg "$tmp/node.svg"; then
 	expect_finding node "node node3 -" "node3 throttled: that node"
 	if svg_parses "$tmp/node.svg" && grep -q 'node3 -&gt; node0: [0-9.]* GB/s (slow)' \
-		"$tmp/node.svg"; then
-		ok "node: the SVG parses and frames node3's cells as slow"
+		"$tmp/node.svg" && grep -q 'confidence [01]\.[0-9]*; next: ' "$tmp/node.svg"; then
+		ok "node: the SVG parses, frames node3's cells as slow, gives confidence and runner-up"
 	else
 		not_ok "node: the SVG does not parse or does not mark node3's cells"
 	fi
 fi
 
-# One cable: node1's side of the node1 <-> node2 hop.
+# One cable: node1's side of the node1 <-> node2 hop (both directions through it: two links).
 export FABRICLAB_FAULT='throttle:node=node1,peer=node2,rate=40%'
-sweep link 1 "${common[@]}" --json && expect_finding link "link node1 node2" "node1 <-> node2 throttled: that link"
+if sweep link 1 "${common[@]}" --json; then
+	expect_finding link "link node1 node2" "node1 <-> node2 throttled: that link"
+	if "$py" -c 'import json,sys; d=json.load(open(sys.argv[1]))
+assert sorted((s["src"], s["dst"]) for s in d["slow"]) == [("node1", "node2"), ("node2", "node1")], d["slow"]' \
+		"$tmp/link.out"; then
+		ok "link: its two directions slow, nothing else"
+	else
+		not_ok "link: the slow directions are not node1 <-> node2's"
+	fi
+fi
 
-# Baseline round trip: save a healthy sweep, then hold a throttled node to it.
+# A healthy sweep names nothing; saved as a baseline, a throttled node is held to it.
 unset FABRICLAB_FAULT
-if sweep save 0 "${common[@]}" --save "$tmp/base.json" ||
-	{ [ "$rc" -eq 1 ] && [ -s "$tmp/base.json" ]; }; then
+sweep save 0 "${common[@]}" --json --save "$tmp/base.json" &&
+	expect_finding save "none - -" "healthy: nothing named (exit 0)"
+if [ -s "$tmp/base.json" ]; then
 	if "$py" -c 'import json,sys; b=json.load(open(sys.argv[1]))
 assert b["format"] == "fabriclab-sweep-baseline" and b["bytes"] == 1 << 20, b
 assert len(b["pairs"]) == 30 and len(b["nodes"]) == 6, len(b["pairs"])
 assert all(n["speed_mbps"] == 200 and n["device"] == "lo" for n in b["nodes"]), b["nodes"]
+assert all(p["iterations"] >= 1 and 0 < p["p50_us"] <= p["p99_us"] for p in b["pairs"]), b["pairs"][0]
 assert b["fabriclab"] and b["created"]' "$tmp/base.json"; then
-		ok "save: the baseline holds 30 directions, 6 nodes with device and rate, the version"
+		ok "save: the baseline holds 30 directions with their samples, 6 nodes with device and rate"
 	else
 		not_ok "save: the baseline is not what was measured"
 	fi
@@ -103,6 +119,15 @@ assert all(s["baseline_gbs"] and "baseline" in s["why"] for s in slow.values()),
 	else
 		not_ok "compare: the baseline comparison did not flag exactly node4's directions"
 	fi
+	expect_finding compare "node node4 -" "node4 throttled, with a baseline: that node"
+fi
+# The whole sweep at half its baseline's rate (every device paced at 100 mbit/s): among themselves
+# the pairs look alike; against their baseline they share one thing, the rail (device lo).
+if FABRICLAB_LINK_RATE=100mbit sweep railbase 1 --ranks 4 -b 1M -e 1M -t 0.15 --threshold 65 --json \
+	--baseline "$tmp/base.json" --baseline-min 70; then
+	expect_finding railbase "rail lo -" "every pair at half its baseline: the rail"
+	grep -q '"against": "baseline"' "$tmp/railbase.out" &&
+		ok "railbase: judged against the baseline" || not_ok "railbase: not judged against the baseline"
 fi
 sweep othersize 2 --ranks 2 -b 2M -e 2M --baseline "$tmp/base.json" &&
 	if grep -q 'measured at 1048576 bytes' "$tmp/othersize.err"; then

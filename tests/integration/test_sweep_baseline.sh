@@ -3,8 +3,10 @@
 # measures (each case exits 2 at once, naming the file and the field): another format_version,
 # a busbw_gbs out of range (1e308, 0, a string), a pair named twice or as NODE1 beside node1,
 # a pair from a node to itself, a key given twice, a name with a control character, no
-# pairs array. A well-formed baseline passes the loader (refused next for its message size,
-# which proves it was read). Generated files only; no sweep runs.
+# pairs array, and the samples the model takes as a pair's error: iterations 0, p99_us below
+# p50_us, one of them without the other, a device name with a control character. A well-formed
+# baseline, with or without those samples, passes the loader (refused next for its message
+# size, which proves it was read). Generated files only; no sweep runs.
 # Usage: test_sweep_baseline.sh [BUILD_DIR]
 set -u
 build=${1:-build}
@@ -63,6 +65,18 @@ check dupkey "duplicate object key"
 base nopairs "$v" ""
 sed -i 's/"pairs": \[\]/"pairs": {}/' "$tmp/nopairs.json"
 check nopairs "pairs: expected an array"
+sampled='{"src": "node1", "dst": "node2", "src_dev": "mlx5_0", "dst_dev": "mlx5_0", "busbw_gbs": 40, "iterations": 12'
+base samples "$v" "$sampled, \"p50_us\": 50, \"p99_us\": 52}"
+check samples "was measured at 2097152 bytes"
+base noiters "$v" "$sampled, \"iterations\": 0}"
+sed -i 's/"iterations": 12, //' "$tmp/noiters.json"
+check noiters "pairs[0].iterations: expected a number above 0"
+base p99low "$v" "$sampled, \"p50_us\": 50, \"p99_us\": 40}"
+check p99low "pairs[0].p99_us: 40 is below p50_us 50"
+base p50only "$v" "$sampled, \"p50_us\": 50}"
+check p50only "pairs[0]: p50_us and p99_us go together"
+base devctl "$v" "$(pair node1 node2 40 | sed 's/}$/, "src_dev": "mlx\\u001b5"}/')"
+check devctl "pairs[0].src_dev: expected a device name"
 echo '{"foo": 1}' >"$tmp/foreign.json"
 check foreign "not a sweep baseline"
 

@@ -3,7 +3,9 @@
  * gate) can hold each directed pair to what it did before. It keeps the
  * fabric's identity next to the figures (nodes, devices, line rates, the net
  * plugin ABI and fabriclab's version), so a comparison across a changed
- * fabric can say so. Only the largest size is compared.
+ * fabric can say so. Only the largest size is compared: per pair its rate,
+ * and where known its transfers and their median and 99th percentile time,
+ * which the model takes as the pair's sampling error (sweep_figures.c).
  */
 #include "sweep.h"
 
@@ -30,6 +32,7 @@
 #define BASELINE_MAX_BYTES (256UL << 20) /* as a report: larger is not one of ours */
 #define BASELINE_MAX_GBS 10000.0          /* 80 Tbit/s: no link of today is near */
 #define BASELINE_MAX_US 3.6e9             /* an hour for one message */
+#define BASELINE_MAX_ITERS 1e9            /* transfers of one pair: far beyond what -t times */
 
 static json_t *nodes_json(const struct sweep_result *res)
 {
@@ -50,6 +53,38 @@ static json_t *nodes_json(const struct sweep_result *res)
 	return a;
 }
 
+/* What the model needs of a pair beside its rate: how many transfers, their spread. */
+static int add_samples(json_t *pair, const struct sweep_size *s, size_t k)
+{
+	if (!s->iters || s->iters[k] < 1)
+		return 0;
+	if (json_object_set_new(pair, "iterations", json_integer((json_int_t)s->iters[k])))
+		return -1;
+	if (s->p50_us[k] <= 0 || s->p99_us[k] < s->p50_us[k])
+		return 0;
+	return json_object_set_new(pair, "p50_us", json_real(s->p50_us[k])) ||
+	       json_object_set_new(pair, "p99_us", json_real(s->p99_us[k]));
+}
+
+static json_t *pair_json(const struct sweep_result *res, int i, int j)
+{
+	const struct sweep_size *s = &res->sizes[res->nsizes - 1];
+	size_t k = (size_t)i * (size_t)res->n + (size_t)j;
+	double t = s->time_us[k], gbs = sweep_gbs(s->bytes, t);
+	json_t *p = json_pack("{s:o, s:o, s:o, s:o, s:f, s:f, s:f}", "src",
+			      tool_text_json(res->nodes[i].name), "dst",
+			      tool_text_json(res->nodes[j].name), "src_dev",
+			      tool_text_json(res->nodes[i].dev), "dst_dev",
+			      tool_text_json(res->nodes[j].dev), "time_us", t, "algbw_gbs", gbs,
+			      "busbw_gbs", gbs);
+
+	if (p && add_samples(p, s, k)) {
+		json_decref(p);
+		return NULL;
+	}
+	return p;
+}
+
 static json_t *pairs_json(const struct sweep_result *res)
 {
 	const struct sweep_size *s = &res->sizes[res->nsizes - 1];
@@ -58,17 +93,9 @@ static json_t *pairs_json(const struct sweep_result *res)
 
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < n; j++) {
-			double t = s->time_us[i * n + j], gbs = sweep_gbs(s->bytes, t);
-
-			if (i == j || t < 0)
+			if (i == j || s->time_us[i * n + j] < 0)
 				continue;
-			if (json_array_append_new(a, json_pack(
-				    "{s:o, s:o, s:o, s:o, s:f, s:f, s:f}", "src",
-				    tool_text_json(res->nodes[i].name), "dst",
-				    tool_text_json(res->nodes[j].name), "src_dev",
-				    tool_text_json(res->nodes[i].dev), "dst_dev",
-				    tool_text_json(res->nodes[j].dev), "time_us", t, "algbw_gbs", gbs,
-				    "busbw_gbs", gbs))) {
+			if (json_array_append_new(a, pair_json(res, i, j))) {
 				json_decref(a);
 				return NULL;
 			}
@@ -189,6 +216,37 @@ static int pair_figure(json_t *p, const char *key, bool required, double max, co
 	return FL_OK;
 }
 
+/* An optional device name of a pair: when there, as a node name but shorter. */
+static int pair_dev(json_t *p, const char *key, const char *path, size_t i, char *dst)
+{
+	json_t *v = json_object_get(p, key);
+
+	if (!v)
+		return FL_OK;
+	if (!json_is_string(v) || !json_string_length(v) ||
+	    json_string_length(v) >= SWEEP_DEV_LEN || tool_text_needs_escape(json_string_value(v)))
+		return shim_fail(FL_ERR_USAGE, "%s: pairs[%zu].%s: expected a device name (1 to %d "
+				 "printable characters)", path, i, key, SWEEP_DEV_LEN - 1);
+	memcpy(dst, json_string_value(v), json_string_length(v) + 1);
+	return FL_OK;
+}
+
+/* The pair's samples where the file has them (saved since the sweep judges with the model). */
+static int read_samples(json_t *p, const char *path, size_t i, struct sweep_base_pair *b)
+{
+	int rc = pair_figure(p, "iterations", false, BASELINE_MAX_ITERS, path, i, &b->iters);
+
+	rc = rc ? rc : pair_figure(p, "p50_us", false, BASELINE_MAX_US, path, i, &b->p50_us);
+	rc = rc ? rc : pair_figure(p, "p99_us", false, BASELINE_MAX_US, path, i, &b->p99_us);
+	if (!rc && (b->p50_us > 0) != (b->p99_us > 0))
+		rc = shim_fail(FL_ERR_USAGE, "%s: pairs[%zu]: p50_us and p99_us go together", path,
+			       i);
+	if (!rc && b->p99_us < b->p50_us)
+		rc = shim_fail(FL_ERR_USAGE, "%s: pairs[%zu].p99_us: %g is below p50_us %g", path,
+			       i, b->p99_us, b->p50_us);
+	return rc;
+}
+
 static int read_pair(json_t *p, const char *path, size_t i, struct sweep_base_pair *b)
 {
 	double ignored;
@@ -202,6 +260,9 @@ static int read_pair(json_t *p, const char *path, size_t i, struct sweep_base_pa
 	rc = rc ? rc : pair_figure(p, "busbw_gbs", true, BASELINE_MAX_GBS, path, i, &b->gbs);
 	rc = rc ? rc : pair_figure(p, "algbw_gbs", false, BASELINE_MAX_GBS, path, i, &ignored);
 	rc = rc ? rc : pair_figure(p, "time_us", false, BASELINE_MAX_US, path, i, &ignored);
+	rc = rc ? rc : pair_dev(p, "src_dev", path, i, b->src_dev);
+	rc = rc ? rc : pair_dev(p, "dst_dev", path, i, b->dst_dev);
+	rc = rc ? rc : read_samples(p, path, i, b);
 	if (!rc && !strcasecmp(b->src, b->dst))
 		rc = shim_fail(FL_ERR_USAGE, "%s: pairs[%zu]: src and dst are the same node (%s)",
 			       path, i, b->src);
@@ -227,28 +288,20 @@ static int check_repeats(const struct sweep_baseline *base, const char *path)
 static int load_pairs(json_t *pairs, const char *path, struct sweep_baseline *base)
 {
 	size_t n = json_array_size(pairs), i;
-	double *values;
 	json_t *p;
 	int rc = FL_OK;
 
 	base->pairs = calloc(n + 1, sizeof(*base->pairs));
-	values = calloc(n + 1, sizeof(*values));
-	if (!base->pairs || !values) {
-		free(values);
+	if (!base->pairs)
 		return shim_fail(FL_ERR_SYSTEM, "out of memory");
-	}
 	json_array_foreach(pairs, i, p) {
 		rc = read_pair(p, path, i, &base->pairs[i]);
 		if (rc)
 			break;
-		values[i] = base->pairs[i].gbs;
 	}
 	base->npairs = rc ? 0 : n;
 	qsort(base->pairs, base->npairs, sizeof(*base->pairs), cmp_pairs);
-	rc = rc ? rc : check_repeats(base, path);
-	base->median_gbs = rc ? 0 : sweep_median(values, n);
-	free(values);
-	return rc;
+	return rc ? rc : check_repeats(base, path);
 }
 
 /* An optional string of the header, kept escaped (it is shown). */

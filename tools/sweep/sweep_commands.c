@@ -1,7 +1,8 @@
 /*
  * What to run on the machines to confirm a sweep's finding, with the real node
  * and device names: the node's own check, the device's counters, a one-way
- * perftest or iperf3 between the two ends, and the gate again.
+ * perftest or iperf3 between the two ends, and the gate again; where the
+ * model had not enough evidence, the sweep again with more transfers.
  */
 #include "sweep.h"
 
@@ -87,6 +88,9 @@ void sweep_commands(const struct sweep_result *res, const struct sweep_verdict *
 	const struct sweep_node *nodes = res->nodes;
 
 	c->count = 0;
+	if ((v->kind == SWEEP_LINK && (v->node < 0 || v->other < 0)) ||
+	    (v->kind == SWEEP_NODE && v->node < 0))
+		return; /* a culprit the sweep cannot place on its nodes: nothing to fill in */
 	switch (v->kind) {
 	case SWEEP_LINK:
 		device_checks(c, &nodes[v->node]);
@@ -113,9 +117,12 @@ void sweep_commands(const struct sweep_result *res, const struct sweep_verdict *
 		add(c, "ibdiagnet   # from any node: width, speed and errors of every link of "
 		    "that leaf");
 		break;
-	case SWEEP_SCATTERED:
-		add(c, "fabriclab sweep --json > sweep.json   # again: pairs slow both times are "
-		    "the faults, others congestion");
+	case SWEEP_UNSURE:
+		/* the model's error of a pair shrinks with its transfers: more time, more of them */
+		add(c, "fabriclab sweep -e %zu -t %g%s%s --json > sweep.json   # again, 4x the "
+		    "transfers per pair: the reason says how much traffic would settle it",
+		    res->sizes[res->nsizes - 1].bytes, 4 * o->seconds, o->baseline ? " --baseline " :
+		    "", o->baseline ? o->baseline : "");
 		break;
 	case SWEEP_NONE:
 		break;

@@ -4,30 +4,48 @@
  */
 #include "sweep.h"
 
+#include <string.h>
 #include <strings.h>
 
 #include "shim/shim.h"
 
+/* Whether the finding is about the node under test (a link or a node at it). */
+static bool at_node(const struct sweep_result *res, const struct sweep_finding *f,
+		    const char *node)
+{
+	return (f->node >= 0 && !strcasecmp(res->nodes[f->node].name, node)) ||
+	       (f->other >= 0 && !strcasecmp(res->nodes[f->other].name, node));
+}
+
+/*
+ * The gate passes only where the model calls the node's pairs healthy: a
+ * culprit anywhere among them, or not enough evidence to tell, keeps it out.
+ */
 static void gate_line(const struct sweep_result *res, const struct sweep_verdict *v,
 		      const struct sweep_opts *o, FILE *out)
 {
+	const struct sweep_finding *f = v->nfindings ? &v->findings[0] : NULL;
 	size_t judged = 0;
 
 	for (size_t i = 0; i < v->nentries; i++) {
 		const struct sweep_entry *e = &v->entries[i];
-		const char *src = res->nodes[e->src].name, *dst = res->nodes[e->dst].name;
 
-		if (strcasecmp(src, o->gate_node) && strcasecmp(dst, o->gate_node))
-			continue;
-		judged++;
+		judged += !strcasecmp(res->nodes[e->src].name, o->gate_node) ||
+			  !strcasecmp(res->nodes[e->dst].name, o->gate_node);
 	}
-	if (v->nslow)
-		fprintf(out, "gate: FAIL: %s must not rejoin: %zu of its %zu directions to %d "
-			"peers are slow (%s)\n", o->gate_node, v->nslow, judged, o->npeers,
-			v->reason);
-	else
-		fprintf(out, "gate: PASS: %s may rejoin: all %zu directions to %d peers at or "
-			"above the mark\n", o->gate_node, judged, o->npeers);
+	if (v->kind == SWEEP_NONE) {
+		fprintf(out, "gate: PASS: %s may rejoin: all %zu directions to %d peers healthy "
+			"(confidence %.2f, %s)\n", o->gate_node, judged, o->npeers,
+			v->model->v.confidence, v->against_baseline ? "against the baseline" :
+			"against the peers");
+		return;
+	}
+	fprintf(out, "gate: FAIL: %s must not rejoin: %s", o->gate_node, sweep_kind_name(v->kind));
+	if (f)
+		fprintf(out, " %s%s", f->c->culprit, at_node(res, f, o->gate_node) ? "" :
+			" (not the node under test: gate again with other peers)");
+	fprintf(out, ", %zu of its %zu directions to %d peers slow (%s)\n", v->nslow, judged,
+		o->npeers, v->reason);
 }
 
 static int outputs(const struct sweep_result *res, const struct sweep_verdict *v,
@@ -72,7 +90,9 @@ int sweep_conclude(const struct sweep_result *res, const struct sweep_opts *o)
 	if (res->wrong)
 		fprintf(stderr, "fabriclab sweep: %llu bytes arrived wrong\n",
 			(unsigned long long)res->wrong);
-	rc = rc || res->wrong ? SWEEP_EXIT_FAILED : v.nslow ? SWEEP_EXIT_SLOW : SWEEP_EXIT_OK;
+	rc = rc || res->wrong	    ? SWEEP_EXIT_FAILED
+	     : v.kind != SWEEP_NONE ? SWEEP_EXIT_SLOW
+				    : SWEEP_EXIT_OK;
 	sweep_verdict_free(&v);
 	sweep_baseline_free(&base);
 	return rc;

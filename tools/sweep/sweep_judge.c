@@ -1,11 +1,16 @@
 /*
- * Which directed pairs are slow, and what they have in common. A pair is slow
- * below a fraction of the reference (the median of the sweep; for the gate,
- * the median of the healthy peers among themselves or of the baseline) or of
- * its own baseline. Then: one pair only -> that link; one node in every slow
- * pair with two or more peers -> that node; one device name at both ends of
- * every slow pair while others fare well, or every pair of a one-rail sweep
- * below its baseline -> that rail; else scattered.
+ * The sweep's judgement is the diagnosis model's (plugin/verdict, the one the
+ * merged report and the live warnings use): each directed pair a hop
+ * (sweep_figures.c), every explanation scored against all of them. Two
+ * judgements, each with its own smallest effect named (the model's min_ratio):
+ *  - among the sweep's pairs (--threshold), unless a gate holds its pairs to a
+ *    baseline: the same hops the report would judge the same way;
+ *  - against the baseline (--baseline-min): each pair relative to its own
+ *    baseline, beside the baseline's pairs (sweep_figures.c), so a node, a
+ *    link or the whole rail below what it did before is a culprit even when
+ *    the sweep's median is as slow as it is.
+ * The verdict given is the first that names a culprit of this sweep; not
+ * enough evidence from either is never read as healthy.
  */
 #include "sweep.h"
 
@@ -22,11 +27,6 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-double sweep_gbs(size_t bytes, double time_us)
-{
-	return time_us > 0 ? (double)bytes / time_us / 1e3 : 0;
-}
-
 double sweep_median(double *values, size_t n)
 {
 	if (!n)
@@ -37,297 +37,292 @@ double sweep_median(double *values, size_t n)
 
 const char *sweep_kind_name(enum sweep_kind k)
 {
-	static const char *const names[] = { "none", "link", "node", "rail", "scattered" };
+	static const char *const names[] = { "none", "link", "node", "rail",
+					     "not-enough-evidence" };
 
-	return names[k];
+	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 
-static int gate_node(const struct sweep_result *res, const struct sweep_opts *o)
+enum sweep_kind sweep_kind_of(enum fl_verdict_kind k)
 {
-	for (int i = 0; o->gate && i < res->n; i++) {
-		if (!strcasecmp(res->nodes[i].name, o->gate_node))
+	switch (k) {
+	case FL_VERDICT_LINK: return SWEEP_LINK;
+	case FL_VERDICT_RAIL: return SWEEP_RAIL;
+	case FL_VERDICT_DEVICE:
+	case FL_VERDICT_NODE:
+	case FL_VERDICT_GDR:
+	case FL_VERDICT_TRANSPORT: return SWEEP_NODE;
+	case FL_VERDICT_UNSURE: return SWEEP_UNSURE;
+	case FL_VERDICT_NONE: break;
+	}
+	return SWEEP_NONE;
+}
+
+/* A name out of the hops or the verdict (memmove: the compiler cannot tell they are apart). */
+static void copy_name(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len - 1);
+
+	memmove(dst, src, n);
+	dst[n] = '\0';
+}
+
+static void name_culprit(const struct fl_hop_figures *hops, size_t n, const struct fl_finding *f,
+			 struct sweep_culprit *c)
+{
+	c->kind = sweep_kind_of(f->kind);
+	c->model = f->kind;
+	fl_finding_culprit(f, hops, c->culprit, sizeof(c->culprit));
+	if (f->kind == FL_VERDICT_LINK && f->hop >= 0 && (size_t)f->hop < n) {
+		copy_name(c->node, sizeof(c->node), hops[f->hop].src_node);
+		copy_name(c->other, sizeof(c->other), hops[f->hop].dst_node);
+	} else if (f->kind == FL_VERDICT_RAIL) {
+		copy_name(c->rail, sizeof(c->rail), f->dev);
+	} else {
+		copy_name(c->node, sizeof(c->node), f->node);
+	}
+}
+
+void sweep_judge_hops(const struct fl_hop_figures *hops, size_t n, double min_ratio,
+		      struct sweep_model *m)
+{
+	struct fl_verdict_params p;
+
+	fl_verdict_default_params(&p);
+	p.min_ratio = min_ratio;
+	memset(m, 0, sizeof(*m));
+	fl_verdict_compute(hops, n, &p, &m->v);
+	for (int k = 0; k < m->v.nfindings; k++) {
+		struct sweep_culprit *c = &m->culprits[m->nculprits++];
+
+		c->finding = k;
+		name_culprit(hops, n, &m->v.findings[k], c);
+		c->confidence = m->v.findings[k].confidence;
+	}
+	m->kind = m->nculprits ? m->culprits[0].kind
+				: m->v.kind == FL_VERDICT_UNSURE ? SWEEP_UNSURE : SWEEP_NONE;
+}
+
+/* Whether culprit c of m slows any of the sweep's own hops (not only the baseline's). */
+static bool in_sweep(const struct sweep_hops *h, const struct sweep_model *m,
+		     const struct sweep_culprit *c)
+{
+	for (size_t i = 0; i < h->nsweep; i++) {
+		if (sweep_finding_has(&m->v.findings[c->finding], h->figs, i))
+			return true;
+	}
+	return false;
+}
+
+/* Keeps the culprits of the sweep's hops; a verdict that named none of them is none then. */
+static void keep_sweep_culprits(const struct sweep_hops *h, struct sweep_model *m)
+{
+	int kept = 0;
+
+	for (int k = 0; k < m->nculprits; k++) {
+		if (in_sweep(h, m, &m->culprits[k]))
+			m->culprits[kept++] = m->culprits[k];
+	}
+	if (m->nculprits && !kept) {
+		m->kind = SWEEP_NONE;
+		snprintf(m->v.reason, sizeof(m->v.reason),
+			 "none of this sweep's pairs is below the baseline's (what the model names "
+			 "is the baseline's own: %s)", m->culprits[0].culprit);
+	} else if (kept && m->culprits[0].finding) {
+		/* the model's first culprit was the baseline's: the first of the sweep's leads */
+		const struct fl_finding *f = &m->v.findings[m->culprits[0].finding];
+
+		m->kind = m->culprits[0].kind;
+		m->v.confidence = f->confidence;
+		memcpy(m->v.reason, f->reason, sizeof(m->v.reason));
+	}
+	m->nculprits = kept;
+}
+
+static int node_of_dev(const struct sweep_hops *h, const char *dev)
+{
+	for (int i = 0; i < h->nnodes; i++) {
+		if (!strcmp(h->dev[i], dev))
 			return i;
 	}
 	return -1;
 }
 
-static int collect(const struct sweep_result *res, struct sweep_verdict *v)
+static void add_finding(const struct sweep_result *res, const struct sweep_hops *h,
+			const struct sweep_model *m, const struct sweep_culprit *c,
+			struct sweep_verdict *v)
 {
-	const struct sweep_size *s = &res->sizes[res->nsizes - 1];
-	int n = res->n;
+	struct sweep_finding *f = &v->findings[v->nfindings];
+	int rail = c->kind == SWEEP_RAIL ? node_of_dev(h, c->rail) : -1;
 
-	v->entries = calloc((size_t)n * (size_t)n + 1, sizeof(*v->entries));
-	if (!v->entries)
-		return shim_fail(FL_ERR_SYSTEM, "out of memory");
-	for (int a = 0; a < n; a++) {
-		for (int b = 0; b < n; b++) {
-			double t = s->time_us[a * n + b];
+	for (int k = 0; k < v->nfindings; k++) {
+		if (!strcmp(v->findings[k].c->culprit, c->culprit))
+			return; /* both judgements name it */
+	}
+	*f = (struct sweep_finding){ .kind = c->kind, .node = -1, .other = -1, .c = c, .m = m };
+	if (c->kind == SWEEP_RAIL)
+		snprintf(f->rail, sizeof(f->rail), "%s", rail >= 0 ? res->nodes[rail].dev : c->rail);
+	else
+		f->node = sweep_hops_node(h, c->node);
+	if (c->kind == SWEEP_LINK)
+		f->other = sweep_hops_node(h, c->other);
+	v->nfindings++;
+}
 
-			if (a != b && t >= 0)
-				v->entries[v->nentries++] = (struct sweep_entry){
-					a, b, sweep_gbs(s->bytes, t), 0, SWEEP_FINE };
+/* The entries a judgement's culprits slow, flagged as slow against what it judged. */
+static void flag(const struct sweep_hops *h, const struct sweep_model *m, bool baseline,
+		 struct sweep_verdict *v)
+{
+	for (int k = 0; m && k < m->nculprits; k++) {
+		for (size_t i = 0; i < v->nentries; i++) {
+			struct sweep_entry *e = &v->entries[i];
+			bool below_base = e->flag == SWEEP_BELOW_BASELINE || e->flag == SWEEP_BELOW_BOTH;
+			bool below_median = e->flag == SWEEP_BELOW_MEDIAN || e->flag == SWEEP_BELOW_BOTH;
+
+			if (!sweep_finding_has(&m->v.findings[m->culprits[k].finding], h->figs, i))
+				continue;
+			below_base |= baseline;
+			below_median |= !baseline;
+			e->flag = below_median && below_base ? SWEEP_BELOW_BOTH
+				  : below_base		     ? SWEEP_BELOW_BASELINE
+							     : SWEEP_BELOW_MEDIAN;
 		}
 	}
+}
+
+/* The judgement given: the first naming a culprit, else the first unsure, else the first. */
+static void choose(struct sweep_verdict *v)
+{
+	struct sweep_model *first = v->among ? v->among : v->baseline;
+	struct sweep_model *second = v->among ? v->baseline : NULL;
+	const struct sweep_model *m = first;
+
+	if (first->nculprits)
+		m = first;
+	else if (second && second->nculprits)
+		m = second;
+	else if (first->kind == SWEEP_UNSURE)
+		m = first;
+	else if (second && second->kind == SWEEP_UNSURE)
+		m = second;
+	v->model = m;
+	v->against_baseline = m == v->baseline;
+	v->kind = m->kind;
+	v->reference_gbs = m->v.median_gbs;
+	snprintf(v->reason, sizeof(v->reason), "against %s: %s",
+		 v->against_baseline ? "each pair's baseline" : "the other pairs", m->v.reason);
+}
+
+static void headline(const struct sweep_result *res, const struct sweep_hops *h,
+		     struct sweep_verdict *v)
+{
+	const struct sweep_model *other = v->model == v->among ? v->baseline : v->among;
+
+	for (int k = 0; k < v->model->nculprits; k++)
+		add_finding(res, h, v->model, &v->model->culprits[k], v);
+	for (int k = 0; other && k < other->nculprits; k++)
+		add_finding(res, h, other, &other->culprits[k], v);
+	if (!v->nfindings)
+		return;
+	v->node = v->findings[0].node;
+	v->other = v->findings[0].other;
+	memcpy(v->rail, v->findings[0].rail, sizeof(v->rail));
+	/* A sweep runs one rail: a spine every pair crosses would read the same. */
+	if (v->kind == SWEEP_RAIL && v->nslow == v->nentries)
+		snprintf(v->reason + strlen(v->reason), sizeof(v->reason) - strlen(v->reason),
+			 "; every direction of this sweep is on it, so a spine they all cross "
+			 "reads the same: sweep another rail (FABRICLAB_SHIM_DEV) to tell them apart");
+}
+
+/* Every measured direction, in the order of the hops (sweep_hops_build). */
+static int entries(const struct sweep_result *res, const struct sweep_baseline *base,
+		   struct sweep_verdict *v)
+{
+	const struct sweep_size *s = &res->sizes[res->nsizes - 1];
+	size_t nn = (size_t)res->n * (size_t)res->n;
+	double *gbs = malloc((nn + 1) * sizeof(*gbs));
+
+	v->entries = calloc(nn + 1, sizeof(*v->entries));
+	if (!v->entries || !gbs) {
+		free(gbs);
+		return shim_fail(FL_ERR_SYSTEM, "out of memory");
+	}
+	for (int a = 0; a < res->n; a++) {
+		for (int b = 0; b < res->n; b++) {
+			double t = s->time_us[a * res->n + b];
+			struct sweep_entry *e = &v->entries[v->nentries];
+
+			if (a == b || t < 0)
+				continue;
+			*e = (struct sweep_entry){ a, b, sweep_gbs(s->bytes, t), 0, SWEEP_FINE };
+			if (base)
+				e->base_gbs = sweep_baseline_find(base, res->nodes[a].name,
+								  res->nodes[b].name);
+			gbs[v->nentries++] = e->gbs;
+		}
+	}
+	v->median_gbs = sweep_median(gbs, v->nentries);
+	free(gbs);
 	return FL_OK;
 }
 
-/* The median of the entries that `gate` is not part of (all of them when gate < 0). */
-static double median_without(const struct sweep_verdict *v, int gate)
+/* One judgement: the model on hops, its culprits those of the sweep's own hops. */
+static int judge_one(const struct sweep_hops *h, double min_ratio, struct sweep_model **out)
 {
-	double *values = malloc((v->nentries + 1) * sizeof(*values)), m;
-	size_t k = 0;
-
-	if (!values)
-		return 0;
-	for (size_t i = 0; i < v->nentries; i++) {
-		if (v->entries[i].src != gate && v->entries[i].dst != gate)
-			values[k++] = v->entries[i].gbs;
-	}
-	m = sweep_median(values, k);
-	free(values);
-	return m;
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return shim_fail(FL_ERR_SYSTEM, "out of memory");
+	sweep_judge_hops(h->figs, h->n, min_ratio, *out);
+	keep_sweep_culprits(h, *out);
+	return FL_OK;
 }
 
-static void flag(const struct sweep_result *res, const struct sweep_opts *o,
-		 const struct sweep_baseline *base, int gate, struct sweep_verdict *v)
+static int judge(const struct sweep_result *res, const struct sweep_opts *o,
+		 const struct sweep_baseline *base, struct sweep_hops *among,
+		 struct sweep_hops *against, struct sweep_verdict *v)
 {
-	for (size_t i = 0; i < v->nentries; i++) {
-		struct sweep_entry *e = &v->entries[i];
-		bool below_median, below_base;
+	bool held = base && base->npairs; /* a baseline of no pairs holds nothing */
+	int rc = entries(res, base, v);
 
-		if (gate >= 0 && e->src != gate && e->dst != gate)
-			continue; /* the peers among themselves are the yardstick, not judged */
-		if (base)
-			e->base_gbs = sweep_baseline_find(base, res->nodes[e->src].name,
-							  res->nodes[e->dst].name);
-		below_median = e->gbs < o->threshold * v->reference_gbs;
-		below_base = e->base_gbs > 0 && e->gbs < o->baseline_min * e->base_gbs;
-		/* The gate holds a pair to its own baseline when it has one. */
-		if (gate >= 0 && e->base_gbs > 0)
-			below_median = false;
-		e->flag = below_median && below_base ? SWEEP_BELOW_BOTH :
-			  below_base ? SWEEP_BELOW_BASELINE :
-			  below_median ? SWEEP_BELOW_MEDIAN : SWEEP_FINE;
-		v->nslow += e->flag != SWEEP_FINE;
-	}
-}
-
-/* The node at one end of every slow entry, with slow pairs to two peers or more; else -1. */
-static int common_node(const struct sweep_result *res, const struct sweep_verdict *v)
-{
-	for (int x = 0; x < res->n; x++) {
-		int first = -1;
-		bool everywhere = true, two = false;
-
-		for (size_t i = 0; everywhere && i < v->nentries; i++) {
-			const struct sweep_entry *e = &v->entries[i];
-			int peer = e->src == x ? e->dst : e->dst == x ? e->src : -1;
-
-			if (e->flag == SWEEP_FINE)
-				continue;
-			everywhere = peer >= 0;
-			if (first < 0)
-				first = peer;
-			two |= peer != first;
-		}
-		if (everywhere && two)
-			return x;
-	}
-	return -1;
-}
-
-static bool one_link(const struct sweep_verdict *v, int *a, int *b)
-{
-	*a = *b = -1;
-	for (size_t i = 0; i < v->nentries; i++) {
-		const struct sweep_entry *e = &v->entries[i];
-
-		if (e->flag == SWEEP_FINE)
-			continue;
-		if (*a < 0) {
-			*a = e->src;
-			*b = e->dst;
-		} else if (!(e->src == *a && e->dst == *b) && !(e->src == *b && e->dst == *a)) {
-			return false;
-		}
-	}
-	return *a >= 0;
-}
-
-/* Nodes the rail-wide rule needs: fewer cannot tell a leaf switch from a few bad NICs. */
-#define RAIL_MIN_NODES 3
-
-/*
- * A sweep of one rail (every node on the same device): when every direction
- * is below its own baseline, with three nodes or more, the rail is what they
- * share. The median cannot see it (it is as slow as they are).
- */
-static bool whole_rail_below_baseline(const struct sweep_result *res,
-				      const struct sweep_verdict *v, const char *dev)
-{
-	if (res->n < RAIL_MIN_NODES || v->nslow != v->nentries)
-		return false;
-	for (size_t i = 0; i < v->nentries; i++) {
-		if (v->entries[i].flag != SWEEP_BELOW_BASELINE &&
-		    v->entries[i].flag != SWEEP_BELOW_BOTH)
-			return false;
-	}
-	for (int i = 0; i < res->n; i++) {
-		if (strcmp(res->nodes[i].dev, dev))
-			return false;
-	}
-	return true;
-}
-
-/*
- * One device name at both ends of every slow entry, while some fine entry uses
- * another, or every entry of a one-rail sweep is below its baseline.
- */
-static bool common_rail(const struct sweep_result *res, const struct sweep_verdict *v,
-			char *rail, size_t len)
-{
-	const char *dev = NULL;
-
-	for (size_t i = 0; i < v->nentries; i++) {
-		const struct sweep_entry *e = &v->entries[i];
-		const char *s = res->nodes[e->src].dev, *d = res->nodes[e->dst].dev;
-
-		if (e->flag == SWEEP_FINE)
-			continue;
-		if (strcmp(s, d) || (dev && strcmp(s, dev)))
-			return false;
-		dev = s;
-	}
-	for (size_t i = 0; dev && i < v->nentries; i++) {
-		const struct sweep_entry *e = &v->entries[i];
-
-		if (e->flag == SWEEP_FINE && (strcmp(res->nodes[e->src].dev, dev) ||
-					       strcmp(res->nodes[e->dst].dev, dev))) {
-			snprintf(rail, len, "%s", dev);
-			return true;
-		}
-	}
-	if (dev && whole_rail_below_baseline(res, v, dev)) {
-		snprintf(rail, len, "%s", dev);
-		return true;
-	}
-	return false;
-}
-
-static double mean_slow_gbs(const struct sweep_verdict *v)
-{
-	double sum = 0;
-
+	/* A gate with a baseline measures no peer pairs: its node is held to the baseline only. */
+	if (!rc && !(o->gate && held))
+		rc = sweep_hops_build(res, among);
+	if (!rc && among->figs)
+		rc = judge_one(among, o->threshold, &v->among);
+	if (!rc && held)
+		rc = sweep_hops_against(res, base, against);
+	if (!rc && held)
+		rc = judge_one(against, o->baseline_min, &v->baseline);
+	if (rc)
+		return rc;
+	flag(among, v->among, false, v);
+	flag(against, v->baseline, true, v);
 	for (size_t i = 0; i < v->nentries; i++)
-		sum += v->entries[i].flag != SWEEP_FINE ? v->entries[i].gbs : 0;
-	return v->nslow ? sum / (double)v->nslow : 0;
-}
-
-/* Of node x's measured directions, how many are slow. */
-static void node_share(const struct sweep_verdict *v, int x, size_t *slow, size_t *all)
-{
-	*slow = *all = 0;
-	for (size_t i = 0; i < v->nentries; i++) {
-		const struct sweep_entry *e = &v->entries[i];
-
-		if (e->src != x && e->dst != x)
-			continue;
-		(*all)++;
-		*slow += e->flag != SWEEP_FINE;
-	}
-}
-
-static void explain(const struct sweep_result *res, struct sweep_verdict *v)
-{
-	const struct sweep_node *nodes = res->nodes;
-	size_t slow, all;
-
-	switch (v->kind) {
-	case SWEEP_NONE:
-		snprintf(v->reason, sizeof(v->reason), "every pair within reach of the reference "
-			 "%.3f GB/s", v->reference_gbs);
-		break;
-	case SWEEP_LINK:
-		snprintf(v->reason, sizeof(v->reason), "only the pair %s %s %s is slow (%.3f GB/s "
-			 "against %.3f%s): both nodes are fine with their other peers, so suspect "
-			 "the cable, the optics or the switch ports between %s/%s and %s/%s",
-			 nodes[v->node].name, v->nslow == 1 ? "->" : "<->", nodes[v->other].name,
-			 mean_slow_gbs(v), v->reference_gbs, v->nslow == 1 ? ", one way only" : "",
-			 nodes[v->node].name, nodes[v->node].dev, nodes[v->other].name,
-			 nodes[v->other].dev);
-		break;
-	case SWEEP_NODE:
-		node_share(v, v->node, &slow, &all);
-		snprintf(v->reason, sizeof(v->reason), "%s (device %s) is in every slow pair: %zu "
-			 "of its %zu directions slow (%.3f GB/s against %.3f), pairs without it "
-			 "fine", nodes[v->node].name, nodes[v->node].dev, slow, all,
-			 mean_slow_gbs(v), v->reference_gbs);
-		break;
-	case SWEEP_RAIL:
-		if (v->nslow == v->nentries)
-			snprintf(v->reason, sizeof(v->reason), "all %zu directions of the %d nodes "
-				 "on %s are below their baseline (%.3f GB/s on average): suspect the "
-				 "leaf switch of that rail, or anything every pair crosses (a spine); "
-				 "sweep another rail (FABRICLAB_SHIM_DEV) to tell them apart",
-				 v->nslow, res->n, v->rail, mean_slow_gbs(v));
-		else
-			snprintf(v->reason, sizeof(v->reason), "every slow pair runs device %s at "
-				 "both ends and pairs on other devices are fine: suspect the leaf "
-				 "switch of the rail of %s (%zu slow directions)", v->rail, v->rail,
-				 v->nslow);
-		break;
-	case SWEEP_SCATTERED:
-		snprintf(v->reason, sizeof(v->reason), "%zu slow directions with no node, device "
-			 "or rail in common: several faults, or a congested spine", v->nslow);
-		break;
-	}
-}
-
-static void find_common(const struct sweep_result *res, struct sweep_verdict *v)
-{
-	int a, b;
-
-	if (!v->nslow) {
-		v->kind = SWEEP_NONE;
-	} else if (one_link(v, &a, &b)) {
-		v->kind = SWEEP_LINK;
-		v->node = a;
-		v->other = b;
-	} else if ((a = common_node(res, v)) >= 0) {
-		v->kind = SWEEP_NODE;
-		v->node = a;
-	} else if (common_rail(res, v, v->rail, sizeof(v->rail))) {
-		v->kind = SWEEP_RAIL;
-	} else {
-		v->kind = SWEEP_SCATTERED;
-	}
-	explain(res, v);
+		v->nslow += v->entries[i].flag != SWEEP_FINE;
+	choose(v);
+	headline(res, among->figs ? among : against, v); /* both name the sweep's nodes alike */
+	return FL_OK;
 }
 
 int sweep_judge(const struct sweep_result *res, const struct sweep_opts *o,
 		const struct sweep_baseline *base, struct sweep_verdict *v)
 {
-	int gate = gate_node(res, o), rc;
+	struct sweep_hops among = { 0 }, against = { 0 };
+	int rc;
 
 	*v = (struct sweep_verdict){ .node = -1, .other = -1 };
-	rc = collect(res, v);
+	rc = judge(res, o, base, &among, &against, v);
+	sweep_hops_free(&among);
+	sweep_hops_free(&against);
 	if (rc)
-		return rc;
-	v->median_gbs = median_without(v, -1);
-	v->reference_gbs = v->median_gbs;
-	if (gate >= 0) {
-		/* The fleet: the healthy peers measured now, else the baseline's median. */
-		v->reference_gbs = median_without(v, gate);
-		if (!v->reference_gbs && base)
-			v->reference_gbs = base->median_gbs;
-	}
-	flag(res, o, base, gate, v);
-	find_common(res, v);
-	return FL_OK;
+		sweep_verdict_free(v);
+	return rc;
 }
 
 void sweep_verdict_free(struct sweep_verdict *v)
 {
 	free(v->entries);
-	*v = (struct sweep_verdict){ 0 };
+	free(v->among);
+	free(v->baseline);
+	*v = (struct sweep_verdict){ .node = -1, .other = -1 };
 }

@@ -4,7 +4,8 @@
  * direction, then the other, so the two directions of a cable are told apart.
  * Per direction and size: warm up, check the bytes once into a poisoned
  * buffer, time one transfer so both ends agree how many fill the time asked
- * for, then time those. Rank 0 keeps the slower end's mean for each direction.
+ * for, then time those, each on its own. Rank 0 keeps the slower end's mean for
+ * each direction, and that end's median and 99th percentile transfer time.
  */
 #include "sweep.h"
 
@@ -21,6 +22,8 @@
 
 #define PERIOD 251
 #define MAX_ITERS 100000
+/* What each rank tells rank 0 of a direction: mean time, bytes wrong, p50, p99, transfers. */
+#define SWEEP_FIGURES 5
 
 struct sweep_run {
 	const struct sweep_opts *o;
@@ -114,9 +117,54 @@ static int agree_iters(struct sweep_run *r, int peer, double once_us, long *iter
 	return rc;
 }
 
-/* This rank's mean time for its part of the direction, and bytes found wrong. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The q-quantile of v[0..n) (sorted here), the nearest rank: no sample invented between two. */
+static double quantile(double *v, long n, double q)
+{
+	long k = (long)ceil(q * (double)n) - 1;
+
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return v[k < 0 ? 0 : k >= n ? n - 1 : k];
+}
+
+/*
+ * The timed transfers, each timed too: their mean is the direction's time, their
+ * spread the model's sampling error of it (struct sweep_size).
+ */
+static int timed(struct sweep_run *r, int role, const struct shim_buf *send,
+		 const struct shim_buf *recv, size_t bytes, long iters, double mine[SWEEP_FIGURES])
+{
+	double *each = role ? malloc((size_t)iters * sizeof(*each)) : NULL;
+	double start = now_us(), last = start;
+	int rc = role && !each ? shim_fail(FL_ERR_SYSTEM, "out of memory") : FL_OK;
+
+	for (long i = 0; !rc && role && i < iters; i++) {
+		double now;
+
+		rc = transfer(r, role, send, recv, bytes);
+		now = now_us();
+		each[i] = now - last;
+		last = now;
+	}
+	mine[0] = role ? (last - start) / (double)iters : -1;
+	if (!rc && role) {
+		mine[2] = quantile(each, iters, 0.5);
+		mine[3] = quantile(each, iters, 0.99);
+		mine[4] = (double)iters;
+	}
+	free(each);
+	return rc;
+}
+
+/* This rank's figures for its part of the direction (SWEEP_FIGURES), bytes wrong among them. */
 static int measure(struct sweep_run *r, int peer, int role, const struct shim_buf *send,
-		   const struct shim_buf *recv, size_t bytes, double mine[2])
+		   const struct shim_buf *recv, size_t bytes, double mine[SWEEP_FIGURES])
 {
 	double start, once_us = 0;
 	long iters = 1;
@@ -135,14 +183,12 @@ static int measure(struct sweep_run *r, int peer, int role, const struct shim_bu
 		rc = agree_iters(r, role ? peer : -1, role ? once_us : 0, &iters);
 	if (!rc)
 		rc = shim_boot_barrier(&r->w.boot);
-	start = now_us();
-	for (long i = 0; !rc && role && i < iters; i++)
-		rc = transfer(r, role, send, recv, bytes);
-	mine[0] = role ? (now_us() - start) / (double)iters : -1;
+	if (!rc)
+		rc = timed(r, role, send, recv, bytes, iters, mine);
 	return rc;
 }
 
-/* Rank 0: the slower end's time is the direction's time. */
+/* Rank 0: the slower end's figures are the direction's. */
 static void record(struct sweep_run *r, const int *peer, int first_sends, size_t size,
 		   const double *all)
 {
@@ -151,11 +197,17 @@ static void record(struct sweep_run *r, const int *peer, int first_sends, size_t
 
 	for (int a = 0; a < n; a++) {
 		int b = peer[a];
+		const double *fa = &all[SWEEP_FIGURES * a], *fb = &all[SWEEP_FIGURES * b];
+		const double *slower;
 
 		if (b < 0 || (a < b) != first_sends)
 			continue; /* each sender once */
-		s->time_us[a * n + b] = fmax(all[2 * a], all[2 * b]);
-		r->res.wrong += (uint64_t)(all[2 * a + 1] + all[2 * b + 1]);
+		slower = fb[0] > fa[0] ? fb : fa;
+		s->time_us[a * n + b] = slower[0];
+		s->p50_us[a * n + b] = slower[2];
+		s->p99_us[a * n + b] = slower[3];
+		s->iters[a * n + b] = slower[4];
+		r->res.wrong += (uint64_t)(fa[1] + fb[1]);
 	}
 }
 
@@ -165,16 +217,16 @@ static int direction(struct sweep_run *r, const int *peer, int first_sends, size
 	int me = r->w.rank, p = peer[me];
 	int role = p < 0 ? 0 : ((me < p) == first_sends ? 1 : -1);
 	size_t bytes = r->res.sizes[size].bytes;
-	double mine[2] = { -1, 0 }, *all = NULL;
+	double mine[SWEEP_FIGURES] = { -1, 0, 0, 0, 0 }, *all = NULL;
 	int rc;
 
 	rc = measure(r, p, role, send, recv, bytes, mine);
 	if (rc)
 		return rc;
 	r->wrong += (uint64_t)mine[1];
-	if (me == 0 && !(all = calloc((size_t)r->w.nranks * 2, sizeof(*all))))
+	if (me == 0 && !(all = calloc((size_t)r->w.nranks * SWEEP_FIGURES, sizeof(*all))))
 		return shim_fail(FL_ERR_SYSTEM, "out of memory");
-	rc = shim_boot_gather_doubles(&r->w.boot, mine, 2, all);
+	rc = shim_boot_gather_doubles(&r->w.boot, mine, SWEEP_FIGURES, all);
 	if (!rc && all)
 		record(r, peer, first_sends, size, all);
 	free(all);
@@ -224,6 +276,8 @@ static int who_am_i(struct sweep_run *r)
 		host[sizeof(host) - 1] = '\0';
 	tool_text_escape(mine.name, sizeof(mine.name), node ? node : host);
 	tool_text_escape(mine.dev, sizeof(mine.dev), r->w.props.name ? r->w.props.name : "?");
+	snprintf(mine.link_layer, sizeof(mine.link_layer), "%s",
+		 r->w.props.link_layer ? r->w.props.link_layer : "");
 	r->res.n = r->w.nranks;
 	r->res.nodes = calloc((size_t)r->w.nranks, sizeof(*r->res.nodes));
 	if (!r->res.nodes)
@@ -305,7 +359,10 @@ static int alloc_sizes(struct sweep_run *r)
 
 		s->bytes = b;
 		s->time_us = malloc(n * n * sizeof(*s->time_us));
-		if (!s->time_us)
+		s->p50_us = calloc(n * n, sizeof(*s->p50_us));
+		s->p99_us = calloc(n * n, sizeof(*s->p99_us));
+		s->iters = calloc(n * n, sizeof(*s->iters));
+		if (!s->time_us || !s->p50_us || !s->p99_us || !s->iters)
 			return shim_fail(FL_ERR_SYSTEM, "out of memory");
 		for (size_t k = 0; k < n * n; k++)
 			s->time_us[k] = -1;
@@ -355,8 +412,12 @@ static int agree_exit(struct sweep_run *r, int mine)
 
 void sweep_result_free(struct sweep_result *res)
 {
-	for (size_t i = 0; res->sizes && i < res->nsizes; i++)
+	for (size_t i = 0; res->sizes && i < res->nsizes; i++) {
 		free(res->sizes[i].time_us);
+		free(res->sizes[i].p50_us);
+		free(res->sizes[i].p99_us);
+		free(res->sizes[i].iters);
+	}
 	free(res->sizes);
 	free(res->nodes);
 	*res = (struct sweep_result){ 0 };

@@ -1,6 +1,7 @@
 /*
  * `--svg`: the sweep's matrix as a heatmap in the report's style (viridis-like
- * scale, slow cells framed in red, the finding as the title). Standalone SVG:
+ * scale, the cells a named culprit slows framed in red, the finding with its
+ * confidence and runner-up as the title). Standalone SVG:
  * no scripts, fonts or links outside it.
  */
 #include "sweep.h"
@@ -30,25 +31,29 @@ static double scale_max(const struct sweep_verdict *v)
 
 static void title(const struct sweep_result *res, const struct sweep_verdict *v, FILE *out)
 {
+	char conf[160];
+
 	fprintf(out, "<text x=\"30\" y=\"42\" font-size=\"22\" font-weight=\"bold\" "
-		"fill=\"%s\">fabriclab sweep: %s", v->nslow ? BAD : GOOD,
+		"fill=\"%s\">fabriclab sweep: %s", v->kind != SWEEP_NONE ? BAD : GOOD,
 		sweep_kind_name(v->kind));
 	if (v->node >= 0) {
 		fputc(' ', out);
 		tool_svg_text(out, res->nodes[v->node].name);
 	}
 	if (v->other >= 0) {
-		fputs(" &lt;-&gt; ", out);
+		fputs(" -&gt; ", out);
 		tool_svg_text(out, res->nodes[v->other].name);
 	}
 	if (v->kind == SWEEP_RAIL) {
 		fputc(' ', out);
 		tool_svg_text(out, v->rail);
 	}
+	sweep_say_confidence(v, conf, sizeof(conf));
 	fprintf(out, "</text>\n<text x=\"30\" y=\"70\" font-size=\"13\" fill=\"#333\">"
-		"%zu slow of %zu directions; median %.3f GB/s at %zu bytes</text>\n", v->nslow,
+		"%zu slow of %zu directions; median %.3f GB/s at %zu bytes; ", v->nslow,
 		v->nentries, v->median_gbs, res->sizes[res->nsizes - 1].bytes);
-	fputs("<text x=\"30\" y=\"92\" font-size=\"12\" fill=\"#333\">", out);
+	tool_svg_text(out, conf);
+	fputs("</text>\n<text x=\"30\" y=\"92\" font-size=\"12\" fill=\"#333\">", out);
 	tool_svg_text(out, v->reason);
 	fputs("</text>\n", out);
 }
