@@ -55,7 +55,7 @@ static double marginal(const struct vm_posterior *p, int c)
 
 		m += has ? p->p_pairs[k] : 0.0;
 	}
-	return m;
+	return m < 1.0 ? m : 1.0; /* a sum of exponentials rounds a hair above 1 */
 }
 
 static void name_candidate(const struct vm_state *s, int c, char *buf, size_t len)
@@ -353,7 +353,7 @@ static void say_unsure(const struct vm_state *s, const struct vm_posterior *p,
 static void say_none(const struct vm_state *s, const struct vm_posterior *p, struct fl_verdict *v)
 {
 	v->kind = FL_VERDICT_NONE;
-	v->confidence = p->p_none;
+	v->confidence = p->p_none < 1.0 ? p->p_none : 1.0;
 	v->median_gbs = s->ngroups ? fl_exp(s->mu_y[0]) : 0.0;
 	snprintf(v->reason, sizeof(v->reason),
 		 "no culprit: %d hops judged, none %.0f%% or more below the others or waited on "
