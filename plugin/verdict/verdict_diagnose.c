@@ -73,10 +73,27 @@ static void screen(struct vm_state *s, const struct vm_fit *none)
  * straggler there. Such a pair is the wire alone: it is scored, and its
  * straggler is never named (vm_fit.absorbed).
  */
+/* Whether a hop runs from node x to node y. */
+static bool sends_to(const struct vm_state *s, const char *x, const char *y)
+{
+	for (size_t h = 0; h < s->n; h++) {
+		if (!strcmp(s->figs[h].src_node, x) && !strcmp(s->figs[h].dst_node, y))
+			return true;
+	}
+	return false;
+}
+
 static bool confounded(const struct vm_state *s, int a, int b)
 {
 	const struct vm_candidate *node = &s->cands[a], *rate = &s->cands[b];
 
+	/*
+	 * Two stragglers side by side: the one sending into the other cannot send
+	 * while it is held, so it posts its own receives late and looks like one
+	 * too. The pair is the stronger of them alone.
+	 */
+	if (node->kind == VM_NODE && rate->kind == VM_NODE)
+		return sends_to(s, node->node, rate->node) || sends_to(s, rate->node, node->node);
 	if (node->kind != VM_NODE) {
 		const struct vm_candidate *t = node;
 
@@ -97,7 +114,11 @@ static bool confounded(const struct vm_state *s, int a, int b)
 static void mark_absorbed(const struct vm_state *s, struct vm_fit *f)
 {
 	f->absorbed = 0;
-	if (f->ncul == 2 && confounded(s, f->cul[0], f->cul[1]))
+	if (f->ncul != 2 || !confounded(s, f->cul[0], f->cul[1]))
+		return;
+	if (s->cands[f->cul[0]].kind == VM_NODE && s->cands[f->cul[1]].kind == VM_NODE)
+		f->absorbed = f->du[0][0] < f->du[1][0] ? 1 : 2; /* the one waited on less */
+	else
 		f->absorbed = s->cands[f->cul[0]].kind == VM_NODE ? 1 : 2;
 }
 

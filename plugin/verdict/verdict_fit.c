@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "base/fl_math.h"
-#include "stats/histogram.h"
 #include "verdict_model.h"
 
 #define NU 4.0
@@ -43,7 +42,9 @@
  */
 #define TAU_Y_FLOOR 0.01
 #define TAU_U_FLOOR 0.01
-#define TAU_M_FLOOR (0.6931471805599453 / FL_TIME_SUB / 3.4641016151377544)
+/* the wire-time histogram's 16 sub-buckets per power of two (plugin/stats/histogram.h) */
+#define TIME_SUBS 16
+#define TAU_M_FLOOR (0.6931471805599453 / TIME_SUBS / 3.4641016151377544)
 #define TAU_MAX 3.0
 /*
  * Healthy hops of one job differ by a few percent (a quiet lab by 1 %, a
