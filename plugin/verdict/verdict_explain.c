@@ -325,7 +325,7 @@ static void say_unsure(const struct vm_state *s, const struct vm_posterior *p,
 		       const struct vm_fit *f, double conf, struct fl_verdict *v)
 {
 	struct fl_finding say = { 0 };
-	char name[FL_CULPRIT_LEN], more[200];
+	char name[FL_CULPRIT_LEN], more[240];
 
 	v->kind = FL_VERDICT_UNSURE;
 	v->confidence = conf;
@@ -337,7 +337,21 @@ static void say_unsure(const struct vm_state *s, const struct vm_posterior *p,
 	}
 	name_candidate(s, f->cul[0], name, sizeof(name));
 	fill_finding(s, f, 0, conf, &say);
-	settle(s, p, f, v, more, sizeof(more));
+	/*
+	 * Healthy all but ruled out: something is slow there, and what is not
+	 * settled is which explanation of the same hops (more traffic of the same
+	 * kind would not tell a device from its link).
+	 */
+	if (p->p_none < 1.0 - FL_VERDICT_NAME_CONFIDENCE) {
+		int n = snprintf(more, sizeof(more), "; something there is slow, but its "
+				 "explanations share hops: next %s ",
+				 fl_verdict_kind_name(v->runner_up.kind));
+
+		if (n > 0 && (size_t)n < sizeof(more))
+			memccpy(more + n, v->runner_up.culprit, '\0', sizeof(more) - (size_t)n);
+		more[sizeof(more) - 1] = '\0';
+	} else
+		settle(s, p, f, v, more, sizeof(more));
 	v->ratio = say.ratio;
 	v->median_gbs = say.median_gbs;
 	v->culprit_gbs = say.culprit_gbs;
