@@ -325,10 +325,6 @@ int vm_member_part(const struct vm_state *s, size_t c, size_t h)
 	return -1;
 }
 
-bool vm_member(const struct vm_state *s, size_t c, size_t h)
-{
-	return vm_member_part(s, c, h) >= 0;
-}
 
 const char *vm_kind_label(enum vm_kind k)
 {

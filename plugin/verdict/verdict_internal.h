@@ -34,11 +34,6 @@ bool verdict_has_traffic(const struct fl_hop_figures *h);
 double verdict_median(double *v, size_t n);
 /* The k-th smallest of v (k < n), which it reorders. */
 double verdict_kth(double *v, size_t n, size_t k);
-/* Median wire rate of every hop with a rate; 0 when none. -1 when out of memory. */
-double verdict_median_rate(const struct verdict_input *in);
-/* The hop leaves or enters node (and dev, unless dev is NULL). */
-/* Median absolute deviation of v[0..n) from its median; v is overwritten. */
-double verdict_mad(double *v, size_t n);
 /* Names hop i as the culprit: out->hop, out->culprit_gbs. */
 void verdict_set_hop(struct fl_finding *out, const struct fl_hop_figures *hops, size_t i);
 void verdict_set_name(char *dst, size_t len, const char *src);

@@ -132,8 +132,6 @@ double vm_fit_add(struct vm_state *s, const struct vm_fit *base, int cand, struc
  * no longer inflated by the culprit that none leaves unexplained.
  */
 void vm_fit_none_at(struct vm_state *s, const struct vm_fit *like, struct vm_fit *base);
-/* Whether hop h is slowed by (rate) or waits on (node) candidate c. */
-bool vm_member(const struct vm_state *s, size_t c, size_t h);
 /* The part of candidate c hop h belongs to; -1 when not one of its hops. */
 int vm_member_part(const struct vm_state *s, size_t c, size_t h);
 const char *vm_kind_label(enum vm_kind k);
