@@ -46,6 +46,25 @@ def _answer(kind, culprit):
     return "%s %s" % (kind, culprit)
 
 
+def _ring_nic(nic, node, n, rails):
+    """The NIC a ring's hop out of nodeK's NIC enters: the same index, but the
+    last node's NIC k sends to node0's NIC k + 1 (the lab's rails form one ring)."""
+    return (nic + 1) % rails if node == n - 1 else nic
+
+
+def _nic_arg(nic, rails):
+    """A hardware fault on one NIC with rails (without nic=, every NIC of the node)."""
+    return ",nic=%d" % nic if rails > 1 else ""
+
+
+def _device_answers(fabric, nic, node, n, rails):
+    """One device; in a 2-node ring (one rail) either end is the same data."""
+    accept = [[_answer("device", "node%d/%s" % (node, _dev(fabric, nic)))]]
+    if n == 2 and rails == 1:
+        accept.append([_answer("device", "node%d/%s" % ((node + 1) % n, _dev(fabric, nic)))])
+    return accept
+
+
 def _base_args(r, fabric, like, n, rails):
     grads = ["256K", "1M", "2M", "4M", "8M"]
     args = ["-n", str(n), "--steps", str(r.randint(8, 12)), "--grad", r.choice(grads),
@@ -104,14 +123,16 @@ def case(seed):
             accept.append([_answer("device", "node%d/%s" % (nxt, dev))])
     elif kind in ("link", "onedir"):
         severity = r.randint(50, 95)
-        dev = _dev(fabric, r.randrange(rails))
+        nic = r.randrange(rails)
+        dev = _dev(fabric, nic)
         if kind == "link":
             rule = "throttle:node=node%d,peer=node%d,dev=%s,rate=%d%%,dir=tx" % (
                 node, nxt, dev, severity)
         else:  # the whole device, one way: in a ring, the one hop out of it
             rule = "throttle:node=node%d,dev=%s,rate=%d%%,dir=tx" % (node, dev, severity)
         args += ["--fault", rule]
-        accept = [[_answer("link", "node%d/%s -> node%d/%s" % (node, dev, nxt, dev))]]
+        accept = [[_answer("link", "node%d/%s -> node%d/%s" % (
+            node, dev, nxt, _dev(fabric, _ring_nic(nic, node, n, rails))))]]
     elif kind == "straggler":
         factor = round(r.uniform(1.5, 3.0), 2)
         severity = factor
@@ -120,18 +141,17 @@ def case(seed):
     elif kind == "pause":
         pause = r.randint(15, 50)
         severity = pause
-        dev = _dev(fabric, r.randrange(rails))
-        args += ["--hw-fault", "pause:node=node%d,every=100ms,for=%dms" % (node, pause)]
-        accept = [[_answer("device", "node%d/%s" % (node, _dev(fabric, 0)))]]
-        if n == 2:
-            accept.append([_answer("device", "node%d/%s" % (nxt, _dev(fabric, 0)))])
+        nic = r.randrange(rails)
+        args += ["--hw-fault", "pause:node=node%d%s,every=100ms,for=%dms" % (
+            node, _nic_arg(nic, rails), pause)]
+        accept = _device_answers(fabric, nic, node, n, rails)
     elif kind == "latency":
         add = r.choice([5, 10, 20, 50])
         severity = add
-        args += ["--hw-fault", "latency:node=node%d,add=%dus" % (node, add)]
-        accept = [[_answer("device", "node%d/%s" % (node, _dev(fabric, 0)))]]
-        if n == 2:
-            accept.append([_answer("device", "node%d/%s" % (nxt, _dev(fabric, 0)))])
+        nic = r.randrange(rails)
+        args += ["--hw-fault", "latency:node=node%d%s,add=%dus" % (node, _nic_arg(nic, rails),
+                                                                   add)]
+        accept = _device_answers(fabric, nic, node, n, rails)
     elif kind == "rail":
         rail = r.randrange(rails)
         severity = r.randint(50, 90)

@@ -4,9 +4,10 @@
     run.py --set tuning|validation --count N [--start K] [--tool build/fabriclab]
            [--out results.jsonl] [--from results.jsonl]
 
-Each case runs `fabriclab lab` with its fault; a single-fault case also runs
-its healthy twin (the same settings, no fault), whose all-reduce time gives
-the speedup that fixing the fault measures. Prints one line per case and a
+Each case runs `fabriclab lab` with its fault, and a faulty case also its
+healthy twin (the same settings, no fault), whose all-reduce time says whether
+the job showed the fault at all and gives the speedup that fixing a single
+fault measures. Prints one line per case and a
 table per kind: right, wrong, not enough evidence, false alarms; and how far
 the verdict's predicted speedup was from the measured one.
 """
@@ -92,7 +93,7 @@ def run_case(tool, c, tmp):
     if t_fault is None:
         return {"seed": c["seed"], "kind": c["kind"], "error": report}
     t_healthy, effect = None, None
-    if c["single"] and c["kind"] != "healthy":
+    if c["kind"] != "healthy":
         t_healthy, _ = lab(tool, cases.healthy_twin(c), where + "-healthy")
     if t_healthy:
         effect = effect_interval(t_fault, t_healthy, c["seed"])
@@ -108,6 +109,41 @@ def run_case(tool, c, tmp):
             "outcome": classify(c, got, v["kind"], effect), "reason": v.get("reason")}
 
 
+def rejudge(tool, r, kept, quiet):
+    """r judged again from its kept reports: the model changes, the runs do not."""
+    if "error" in r:
+        return r
+    runs = os.path.join(kept, "%d-fault" % r["seed"])
+    dirs = [os.path.join(root, "reports") for root, subdirs, _ in os.walk(runs)
+            if "reports" in subdirs]
+    if not dirs:
+        return dict(r, outcome="error", error="no reports kept under " + runs)
+    env = dict(os.environ)
+    if r.get("like") and "FABRICLAB_VERDICT_LINE_ODDS" not in os.environ:
+        env["FABRICLAB_VERDICT_LINE_ODDS"] = "0.2"  # as the lab sets it (tools/lab/lab_verdict_prior.c)
+    p = subprocess.run([tool, "report", dirs[0], "--json"], capture_output=True, text=True,
+                       env=env)
+    if p.returncode != 0:
+        return dict(r, outcome="error", error=p.stderr[-300:])
+    v = json.loads(p.stdout)["verdict"]
+    got = sorted("%s %s" % (f["kind"], f["culprit"]) for f in
+                 json.loads(p.stdout).get("findings", []))
+    now = cases.case(r["seed"])
+    if now["args"] == r["args"]:  # the same run: the answers as the generator gives them now
+        r = dict(r, accept=now["accept"])
+    c = dict(r, kind=r["kind"], accept=r["accept"])
+    ci = r.get("measured_ci")
+    effect = (r["measured_speedup"], ci[0], ci[1]) if ci else None
+    out = dict(r, got=got, verdict=v["kind"], confidence=v.get("confidence"),
+               runner_up=v.get("runner_up"), predicted_speedup=v.get("speedup"),
+               reason=v.get("reason"), outcome=classify(c, got, v["kind"], effect))
+    if not quiet:
+        print("%-8d %-9s %-11s %s -> %s (%s, %s)" % (
+            r["seed"], r["kind"], out["outcome"], r["accept"], got, v["kind"],
+            v.get("confidence")), flush=True)
+    return out
+
+
 def speedup_error(r):
     """Predicted over measured speedup, less 1, for a right verdict naming a rate culprit."""
     p, m, ci = r.get("predicted_speedup"), r.get("measured_speedup"), r.get("measured_ci")
@@ -115,8 +151,8 @@ def speedup_error(r):
         return None
     if ci[0] < 1.0 + MIN_EFFECT:
         return None  # the job did not show the fault: nothing to predict
-    if r["got"][0].startswith("node "):
-        return None  # a straggler's speedup is not estimated
+    if r["got"][0].startswith("node ") or r["kind"] == "two":
+        return None  # a straggler's speedup is not estimated, nor two culprits' together
     return p / m - 1.0
 
 
@@ -161,10 +197,15 @@ def main():
     ap.add_argument("--from", dest="source", help="score results saved by --out, run nothing")
     ap.add_argument("--quiet", action="store_true", help="only the table")
     ap.add_argument("--keep", help="keep every run's folder (reports) under this folder")
+    ap.add_argument("--rejudge", metavar="KEPT",
+                    help="with --from: judge again, with --tool's model, the reports kept "
+                         "under KEPT by an earlier --keep (the lab is not run again)")
     a = ap.parse_args()
     if a.source:
         with open(a.source) as f:
             results = [json.loads(line) for line in f if line.strip()]
+        if a.rejudge:
+            results = [rejudge(a.tool, r, a.rejudge, a.quiet) for r in results]
         summary(results, a.source)
         return 0
     results = []

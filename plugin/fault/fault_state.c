@@ -193,6 +193,7 @@ struct fl_pacer *fl_fault_shared_pacer(int rule, int dev, const char *peer, int 
 		s->dir = dir;
 		snprintf(s->peer, sizeof(s->peer), "%s", peer);
 		fl_pace_init(&s->pacer, rate_bytes_per_s, 0, now);
+		s->pacer.is_cable = rule == FL_FAULT_LINK_RATE_RULE;
 		if (stall_for_ns)
 			fl_pace_set_stall(&s->pacer, stall_for_ns, stall_every_ns, now);
 		p = &s->pacer;

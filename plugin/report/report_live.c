@@ -229,11 +229,20 @@ static bool take_window(struct live_hop *s, const struct fl_hop_snapshot *h, con
 	return judge;
 }
 
+static bool rate_kind(enum fl_verdict_kind kind)
+{
+	return kind == FL_VERDICT_LINK || kind == FL_VERDICT_DEVICE || kind == FL_VERDICT_RAIL;
+}
+
 /*
  * Whether the diagnosis finds hop i slow this window. One process sees a
  * hop or two of each device, too few to compare with each other, so each
  * window is judged alone, against its line (the model's prior on where a
- * healthy hop runs): the same model as the run's report, on one hop.
+ * healthy hop runs): the same model as the run's report, on one hop. A
+ * window is slow where a slow wire is its likeliest explanation and likelier
+ * than a healthy one: the windows in a row a warning waits for
+ * (FL_LIVE_LOW_WINDOWS) are what make it sure, as the run's report asks 0.9
+ * of all its traffic at once.
  */
 static bool slow_window(size_t i)
 {
@@ -241,12 +250,10 @@ static bool slow_window(size_t i)
 
 	fl_verdict_compute(&live.figs[i], 1, NULL, v);
 	for (int k = 0; k < v->nfindings; k++) {
-		enum fl_verdict_kind kind = v->findings[k].kind;
-
-		if (kind == FL_VERDICT_LINK || kind == FL_VERDICT_DEVICE || kind == FL_VERDICT_RAIL)
+		if (rate_kind(v->findings[k].kind))
 			return true;
 	}
-	return false;
+	return v->kind == FL_VERDICT_UNSURE && rate_kind(v->likeliest) && v->healthy < 0.5;
 }
 
 static int judge_window(size_t i, const struct fl_live_params *p, double unix_now,

@@ -25,6 +25,7 @@ void fl_pace_init(struct fl_pacer *p, uint64_t rate_bytes_per_s, size_t burst_by
 	p->stall_every_ns = 0;
 	p->stall_origin_ns = 0;
 	p->nshared = 0;
+	p->is_cable = false;
 }
 
 void fl_pace_set_stall(struct fl_pacer *p, uint64_t for_ns, uint64_t every_ns, uint64_t origin_ns)
@@ -72,4 +73,15 @@ uint64_t fl_pace_wait_ns(const struct fl_pacer *p, uint64_t now_ns)
 			wait = w;
 	}
 	return wait;
+}
+
+bool fl_pace_is_cable(const struct fl_pacer *p)
+{
+	for (unsigned i = 0; p && i <= p->nshared; i++) {
+		const struct fl_pacer *q = i ? p->shared[i - 1] : p;
+
+		if (q && q->is_cable)
+			return true;
+	}
+	return false;
 }

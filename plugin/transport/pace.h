@@ -67,7 +67,16 @@ struct fl_pacer {
 	uint64_t stall_origin_ns;
 	unsigned nshared;
 	struct fl_pacer *shared[FL_PACE_MAX_SHARED]; /* consulted too; never themselves sharing */
+	/*
+	 * This bucket is the cable itself (the lab's link rate over a NIC that
+	 * moves bytes at once), not a limit in front of a NIC that keeps its
+	 * own time: a transport may then date its wire on the bucket alone.
+	 */
+	bool is_cable;
 };
+
+/* p, or a bucket it shares, is the cable itself (see is_cable). */
+bool fl_pace_is_cable(const struct fl_pacer *p);
 
 /* rate 0 = unlimited (stall windows only). burst 0 = FL_PACE_DEFAULT_BURST; see above. */
 void fl_pace_init(struct fl_pacer *p, uint64_t rate_bytes_per_s, size_t burst_bytes,

@@ -24,12 +24,29 @@
 #define DEFAULT_MIN_RATIO 0.95
 #define DEFAULT_MIN_BYTES (16ULL << 20)
 #define DEFAULT_MIN_MESSAGES 8
+#define DEFAULT_LINE_ODDS 0.9
+
+/* A ratio in (0, 1) from the environment, or def where unset or not one (the tool says so). */
+static double env_ratio_or(const char *name, double def)
+{
+	const char *v = getenv(name);
+	char *end;
+	double x;
+
+	if (!v || !*v)
+		return def;
+	errno = 0;
+	x = strtod(v, &end);
+	return errno || end == v || *end || !(x > 0.0 && x < 1.0) ? def : x;
+}
 
 void fl_verdict_default_params(struct fl_verdict_params *p)
 {
 	p->min_ratio = DEFAULT_MIN_RATIO;
 	p->min_bytes = DEFAULT_MIN_BYTES;
 	p->min_messages = DEFAULT_MIN_MESSAGES;
+	/* a property of the fabric, the same for every judge in the process (live windows too) */
+	p->line_odds = env_ratio_or("FABRICLAB_VERDICT_LINE_ODDS", DEFAULT_LINE_ODDS);
 }
 
 static int env_ratio(const char *name, double def, double *out)
@@ -59,6 +76,9 @@ int fl_verdict_params_from_env(struct fl_verdict_params *p)
 
 	fl_verdict_default_params(p);
 	err = env_ratio("FABRICLAB_VERDICT_MIN_RATIO", DEFAULT_MIN_RATIO, &p->min_ratio);
+	if (err)
+		return err;
+	err = env_ratio("FABRICLAB_VERDICT_LINE_ODDS", DEFAULT_LINE_ODDS, &p->line_odds);
 	if (err)
 		return err;
 	err = fl_env_bytes("FABRICLAB_VERDICT_MIN_BYTES", DEFAULT_MIN_BYTES, 0, FL_MAX_NET_BYTES,
@@ -366,7 +386,8 @@ static void headline(struct fl_verdict *v)
  * A setup finding (GDR off, TCP beside RDMA) is a fact read from what NCCL
  * registered, not an inference. Where the model blames the device of a node
  * whose GPUDirect is off, that device's slowness is the staging through host
- * memory: the finding is named gdr, with the model's figures.
+ * memory, and where it blames the node as the straggler, its late receives
+ * are that staging too: the finding is named gdr, with the model's figures.
  */
 static void merge_setup(struct fl_verdict *v, const struct fl_verdict *setup)
 {
@@ -375,7 +396,8 @@ static void merge_setup(struct fl_verdict *v, const struct fl_verdict *setup)
 		struct fl_finding *f = NULL;
 
 		for (int k = 0; k < v->nfindings && s->kind == FL_VERDICT_GDR; k++) {
-			if (v->findings[k].kind == FL_VERDICT_DEVICE &&
+			if ((v->findings[k].kind == FL_VERDICT_DEVICE ||
+			     v->findings[k].kind == FL_VERDICT_NODE) &&
 			    !strcmp(v->findings[k].node, s->node))
 				f = &v->findings[k];
 		}
@@ -444,7 +466,7 @@ void fl_verdict_compute(const struct fl_hop_figures *hops, size_t nhops,
 		headline(out);
 		return;
 	}
-	if (!setup || setup_err || vm_diagnose(hops, nhops, in.params->min_ratio, out)) {
+	if (!setup || setup_err || vm_diagnose(hops, nhops, in.params, out)) {
 		free(setup);
 		memset(out, 0, sizeof(*out));
 		out->kind = FL_VERDICT_UNSURE;

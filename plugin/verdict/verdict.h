@@ -67,6 +67,8 @@ struct fl_hop_figures {
 	double send_wait_seconds;
 	double send_outstanding_seconds;
 	int mem_types;            /* FL_PTR_* NCCL registered on this hop */
+	/* the same per end, where both ends reported (a merged report); 0 unknown */
+	int src_mem_types, dst_mem_types;
 	int gdr_capable;          /* the device advertised CUDA or dma-buf pointers */
 	int rdma_port_active;     /* an active verbs port exists on the source node */
 	char rdma_node[FL_NODE_NAME_LEN]; /* the node that has it, "" unknown */
@@ -110,6 +112,13 @@ struct fl_verdict_params {
 	double min_ratio;      /* a hop is slow below min_ratio x median (default 0.95) */
 	uint64_t min_bytes;    /* hops with less traffic are not judged (default 16 MiB) */
 	uint64_t min_messages; /* ... or fewer messages (default 8) */
+	/*
+	 * Of healthy hops whose requests the wire paces, the share that run
+	 * within 70-105% of their line (default 0.9; FABRICLAB_VERDICT_LINE_ODDS).
+	 * The rest may run anywhere below: a NIC's cost per message, LL's flags, a
+	 * busy host. The lab's emulated fabric sets its own (tools/lab).
+	 */
+	double line_odds;
 };
 
 #define FL_VERDICT_MAX_FINDINGS 8
@@ -154,6 +163,9 @@ struct fl_verdict {
 	 */
 	double confidence;
 	struct fl_runner_up runner_up;
+	double healthy;          /* posterior probability of none, whatever is said */
+	/* not-enough-evidence: the kind of the likeliest explanation (none where it is none) */
+	enum fl_verdict_kind likeliest;
 	double noise;            /* healthy hops' spread in the run, as a share of their rate */
 	char reason[256];        /* one sentence a person can read */
 	int nfindings;

@@ -325,8 +325,8 @@ static void rescreen(struct vm_state *s, struct vm_posterior *p)
 		s->cands[p->top[k]].score = scores[k];
 }
 
-int vm_diagnose(const struct fl_hop_figures *figs, size_t n, double min_ratio,
-		struct fl_verdict *v)
+int vm_diagnose(const struct fl_hop_figures *figs, size_t n,
+		const struct fl_verdict_params *params, struct fl_verdict *v)
 {
 	struct vm_state s;
 	struct vm_posterior *p = calloc(1, sizeof(*p));
@@ -337,8 +337,9 @@ int vm_diagnose(const struct fl_hop_figures *figs, size_t n, double min_ratio,
 		free(p);
 		return -1;
 	}
-	s.min_effect = 1.0 - min_ratio;
-	s.dy_max = fl_ln(min_ratio);
+	s.min_effect = 1.0 - params->min_ratio;
+	s.dy_max = fl_ln(params->min_ratio);
+	s.line_odds = params->line_odds;
 	if (vm_candidates(&s))
 		goto out;
 	vm_fit(&s, &p->none);

@@ -329,6 +329,7 @@ static void say_unsure(const struct vm_state *s, const struct vm_posterior *p,
 
 	v->kind = FL_VERDICT_UNSURE;
 	v->confidence = conf;
+	v->likeliest = f && f->ncul ? vm_verdict_kind(s->cands[f->cul[0]].kind) : FL_VERDICT_NONE;
 	if (!f || !f->ncul) {
 		snprintf(v->reason, sizeof(v->reason),
 			 "the hops differ more than healthy ones do, but no culprit stands out "
@@ -395,6 +396,7 @@ int vm_explain(struct vm_state *s, const struct vm_posterior *p, bool full, stru
 
 	v->judged_hops = (int)judged(s);
 	v->noise = p->none.tau_y;
+	v->healthy = p->p_none;
 	v->line_share = 1.0;
 	if (!v->judged_hops) {
 		v->kind = FL_VERDICT_NONE;
@@ -404,7 +406,7 @@ int vm_explain(struct vm_state *s, const struct vm_posterior *p, bool full, stru
 	refit(s, p, &f, full);
 	runner_up(s, p, best.fit, v);
 	if (!f.ncul) {
-		if (p->p_none >= 0.5) {
+		if (p->p_none >= FL_VERDICT_NAME_CONFIDENCE) {
 			say_none(s, p, v);
 		} else {
 			say_unsure(s, p, next.fit, next.p, v);

@@ -35,13 +35,17 @@
 #define KAPPA_MIN (-1.0)
 #define KAPPA_MAX 7.0
 /*
- * Spreads below these are not resolved: 1 % for rates and waits (sums of
- * microsecond stamps over seconds of traffic; rates of paced lab hops agree
- * to about that), and one sub-bucket of the wire-time histogram for median
- * requests (a uniform rounding error of one bucket's width: width / sqrt(12)).
+ * Spreads below these are not resolved: 1 % for rates (sums of microsecond
+ * stamps over seconds of traffic; rates of paced lab hops agree to about
+ * that); for waits, the smallest effect named (waits are the scheduler's as
+ * much as the fabric's: a healthy 13-rank lab run had rank 0's receives wait
+ * 1.5x less than the others', tuning seed 200, and one hop's wait is what
+ * a ring has of a straggler); and one sub-bucket of the wire-time histogram
+ * for median requests (a uniform rounding error of one bucket's width:
+ * width / sqrt(12)).
  */
 #define TAU_Y_FLOOR 0.01
-#define TAU_U_FLOOR 0.01
+#define TAU_U_FLOOR (s->min_effect)
 /* the wire-time histogram's 16 sub-buckets per power of two (plugin/stats/histogram.h) */
 #define TIME_SUBS 16
 #define TAU_M_FLOOR (0.6931471805599453 / TIME_SUBS / 3.4641016151377544)
@@ -57,15 +61,21 @@
  * A healthy hop whose requests the wire paces runs near its nominal rate:
  * at most 5 % above it (rounding of the port's rate) and at least 70 % of it
  * (headers, NCCL's own pacing, a TCP stack's limits: 400 Gb/s InfiniBand moves
- * 370-390 Gb/s of payload, 100 Gb/s TCP 75-95). The healthy level's prior is
- * flat over that range, with Gaussian tails SIGMA_LINE wide beyond it: a
- * healthy level at 63 % of line is e^-2 as likely, at 57 % e^-8. It matters
- * where few hops are compared (one process's live windows, a 2-node job) and
- * is outweighed by a handful of hops that agree elsewhere.
+ * 370-390 Gb/s of payload, 100 Gb/s TCP 75-95), flat over that range with
+ * Gaussian tails SIGMA_LINE wide beyond it. But whether the wire paces them is
+ * judged from the requests' size and depth alone, and a NIC's cost per
+ * message, LL's flags or a slow host can hold a whole job far below line with
+ * nothing broken. So the healthy level's prior is that (with the odds the
+ * fabric gives, fl_verdict_params.line_odds) or anywhere from 1 % of line up
+ * (flat in ln rate): at 0.9, a level far below line costs about 5 nats, what
+ * one hop a few spreads off costs, never more. It matters where
+ * few hops are compared (one process's live windows, a 2-node job), and is
+ * outweighed by a handful of hops that agree elsewhere.
  */
 #define LINE_LOW (-0.35667494393873245) /* ln 0.7 */
 #define LINE_HIGH 0.04879016416943205   /* ln 1.05 */
 #define SIGMA_LINE 0.05
+#define LINE_FLOOR (-4.605170185988091) /* ln 0.01 */
 
 /* ln of the t density (NU = 4) of residual r at scale^2 var, whose ln is ln_var. */
 static double logt_at(double r, double var, double ln_var)
@@ -145,7 +155,7 @@ static double loglik_hop(const struct vm_state *s, const struct vm_fit *f, size_
 	if (o->group >= 0)
 		l += logt(residual_y(s, h), f->tau_y * f->tau_y + o->sy * o->sy);
 	if (o->group >= 0 && o->has_m)
-		l += logt(residual_m(s, h), f->tau_m * f->tau_m);
+		l += logt(residual_m(s, h), f->tau_m * f->tau_m + o->sm * o->sm);
 	if (o->has_u)
 		l += logt(residual_u(s, h), f->tau_u * f->tau_u);
 	return l;
@@ -198,7 +208,7 @@ static double residual(const struct vm_state *s, enum obs which, size_t h)
 static double variance(const struct vm_state *s, const struct vm_fit *f, enum obs which, size_t h)
 {
 	return which == OBS_Y ? f->tau_y * f->tau_y + s->hops[h].sy * s->hops[h].sy
-	       : which == OBS_M ? f->tau_m * f->tau_m
+	       : which == OBS_M ? f->tau_m * f->tau_m + s->hops[h].sm * s->hops[h].sm
 				: f->tau_u * f->tau_u;
 }
 
@@ -207,6 +217,50 @@ static double *level_of(struct vm_state *s, enum obs which, size_t h)
 	return which == OBS_Y ? &s->mu_y[s->hops[h].group]
 	       : which == OBS_M ? &s->mu_m[s->hops[h].group]
 				: &s->mu_u[s->hops[h].ugroup];
+}
+
+/* The two parts of the prior density of a healthy level d = ln(level / line). */
+static double line_prior_near(const struct vm_state *s, double d)
+{
+	double e = d < LINE_LOW ? d - LINE_LOW : d > LINE_HIGH ? d - LINE_HIGH : 0.0;
+
+	return s->line_odds * fl_exp(-0.5 * e * e / (SIGMA_LINE * SIGMA_LINE)) /
+	       (LINE_HIGH - LINE_LOW + 2.5066282746310002 * SIGMA_LINE);
+}
+
+static double line_prior_below(const struct vm_state *s, double d)
+{
+	return d >= LINE_FLOOR && d <= LINE_HIGH ? (1.0 - s->line_odds) / (LINE_HIGH - LINE_FLOOR)
+						 : 0.0;
+}
+
+/* ln of the prior density of a healthy level d = ln(level / line). */
+static double line_prior_at(const struct vm_state *s, double d)
+{
+	double e = d < LINE_LOW ? d - LINE_LOW : d > LINE_HIGH ? d - LINE_HIGH : 0.0;
+	double p = line_prior_near(s, d) + line_prior_below(s, d);
+
+	return p > 0.0 ? fl_ln(p) : -0.5 * e * e / (SIGMA_LINE * SIGMA_LINE);
+}
+
+/* What the line prior says of a level there: its curvature (the Gaussian tail's, or none). */
+static double line_prior_info(const struct vm_state *s, double d)
+{
+	bool tail = d < LINE_LOW || d > LINE_HIGH;
+
+	return tail && line_prior_near(s, d) > line_prior_below(s, d) ? 1.0 / (SIGMA_LINE * SIGMA_LINE)
+								 : 0.0;
+}
+
+/* The log likelihood of k observations x (variances v) at level mu, with the line prior. */
+static double level_objective(const struct vm_state *s, const double *x, const double *v,
+			      size_t k, double mu, double line)
+{
+	double l = line_prior_at(s, mu - line);
+
+	for (size_t i = 0; i < k; i++)
+		l += logt(x[i] - mu, v[i]);
+	return l;
 }
 
 /* Re-fits one group's level of one observation over every hop. */
@@ -284,10 +338,15 @@ static void fit_level(struct vm_state *s, const struct vm_fit *f, enum obs which
 	*mu = t_location(x, v, k, *mu, -INFINITY, INFINITY, 0.0, 0.0, NULL);
 	if (which == OBS_Y && !isnan(s->group_line[g])) {
 		double edge = *mu < line + LINE_LOW ? line + LINE_LOW : line + LINE_HIGH;
+		double free = *mu, near;
 
-		if (*mu < line + LINE_LOW || *mu > line + LINE_HIGH)
-			*mu = t_location(x, v, k, *mu, -INFINITY, INFINITY, edge,
-					 SIGMA_LINE * SIGMA_LINE, NULL);
+		if (*mu >= line + LINE_LOW && *mu <= line + LINE_HIGH)
+			return;
+		/* the prior's two modes: where the hops are, or pulled toward line */
+		near = t_location(x, v, k, *mu, -INFINITY, INFINITY, edge, SIGMA_LINE * SIGMA_LINE,
+				  NULL);
+		*mu = level_objective(s, x, v, k, near, line) >
+			      level_objective(s, x, v, k, free, line) ? near : free;
 	}
 }
 
@@ -385,7 +444,8 @@ static double fit_spread(struct vm_state *s, enum obs which, double floor, doubl
 		if (!has_obs(&s->hops[h], which))
 			continue;
 		r[k] = residual(s, which, h);
-		s2[k++] = which == OBS_Y ? s->hops[h].sy * s->hops[h].sy : 0.0;
+		s2[k++] = which == OBS_Y ? s->hops[h].sy * s->hops[h].sy
+			  : which == OBS_M ? s->hops[h].sm * s->hops[h].sm : 0.0;
 	}
 	if (k < 2)
 		return floor;
@@ -436,6 +496,138 @@ static double spike_or_slab(double info, double range, double value)
 	return top + fl_ln(0.5 * fl_exp(slab - top) + 0.5 * fl_exp(spike - top));
 }
 
+/* Sum of 1 / variance of y over each group's hops at spread tau (cached per tau). */
+static void sum_group_info(struct vm_state *s, double tau)
+{
+	if (s->group_info_tau == tau)
+		return;
+	for (int g = 0; g < s->ngroups; g++)
+		s->group_info[g] = 0.0;
+	for (size_t h = 0; h < s->n; h++) {
+		if (s->hops[h].group >= 0)
+			s->group_info[s->hops[h].group] += 1.0 / (tau * tau + s->hops[h].sy * s->hops[h].sy);
+	}
+	s->group_info_tau = tau;
+}
+
+/* Whether h is a member of one of f's culprits before the c-th. */
+static bool member_before(const struct vm_state *s, const struct vm_fit *f, int c, size_t h)
+{
+	for (int j = 0; j < c; j++) {
+		if (vm_member_part(s, (size_t)f->cul[j], h) >= 0)
+			return true;
+	}
+	return false;
+}
+
+/* The standard normal's distribution function (Abramowitz and Stegun 7.1.26, error < 1.5e-7). */
+static double normal_cdf(double z)
+{
+	double x = (z < 0.0 ? -z : z) / 1.4142135623730951, t = 1.0 / (1.0 + 0.3275911 * x);
+	double erf = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t -
+			      0.284496736) * t + 0.254829592) * t * fl_exp(-x * x);
+
+	return z < 0.0 ? 0.5 * (1.0 - erf) : 0.5 * (1.0 + erf);
+}
+
+/* The near-line part's share of levels below d (flat between the edges, Gaussian tails). */
+static double line_near_cdf(double d)
+{
+	double tail = 2.5066282746310002 * SIGMA_LINE, w = LINE_HIGH - LINE_LOW + tail;
+
+	if (d < LINE_LOW)
+		return tail * normal_cdf((d - LINE_LOW) / SIGMA_LINE) / w;
+	if (d <= LINE_HIGH)
+		return (tail / 2.0 + d - LINE_LOW) / w;
+	return (tail / 2.0 + LINE_HIGH - LINE_LOW + tail * (normal_cdf((d - LINE_HIGH) /
+								       SIGMA_LINE) - 0.5)) / w;
+}
+
+/* The line prior's mass of healthy levels between a and b (ln of a share of line). */
+static double line_prior_mass(const struct vm_state *s, double a, double b)
+{
+	double lo = a > LINE_FLOOR ? a : LINE_FLOOR, hi = b < LINE_HIGH ? b : LINE_HIGH;
+	double below = hi > lo ? (1.0 - s->line_odds) * (hi - lo) / (LINE_HIGH - LINE_FLOOR) : 0.0;
+
+	return b > a ? s->line_odds * (line_near_cdf(b) - line_near_cdf(a)) + below : 0.0;
+}
+
+/*
+ * Where every hop of group g is a culprit's, the levels the culprits' fitted
+ * rates allow: each part's shift from it within [DY_MIN, DY_MAX]. The prior's
+ * mass there is the Occam factor of a level that nothing else measures.
+ */
+static double culprits_level_mass(const struct vm_state *s, const struct vm_fit *f, int g)
+{
+	double top = -INFINITY, bottom = INFINITY;
+
+	for (int j = 0; j < f->ncul; j++) {
+		const struct vm_candidate *kj = &s->cands[f->cul[j]];
+
+		for (size_t i = 0; i < kj->count && kj->kind != VM_NODE; i++) {
+			size_t h = s->members[kj->first + i];
+			double v = s->mu_y[g] + f->dy[j][s->member_part[kj->first + i]];
+
+			if (s->hops[h].group != g)
+				continue;
+			top = v > top ? v : top;
+			bottom = v < bottom ? v : bottom;
+		}
+	}
+	if (top == -INFINITY)
+		return 1.0;
+	return line_prior_mass(s, top - DY_MAX - s->group_line[g],
+			       bottom - DY_MIN - s->group_line[g]);
+}
+
+/*
+ * The Occam factor of the healthy levels of rates that have a line prior
+ * (Laplace: the level's posterior width over the prior's, the prior's density
+ * being in the log likelihood already, line_prior). A level is measured by
+ * the hops of its group that no culprit shifts, and by the prior's curvature
+ * where it sits in its Gaussian tail. Where every hop of a group is a
+ * culprit's (a 2-node ring's device), nothing measures the level: it may be
+ * anywhere the culprits' shifts allow, and the prior's mass there replaces
+ * its density in the likelihood. So "healthy" pays for the level it fits as
+ * every culprit pays for its shift, and explaining every hop by culprits
+ * gains from the prior only what the prior gives.
+ */
+static double level_occam(struct vm_state *s, const struct vm_fit *f)
+{
+	double *free_info = s->scratch, o = 0.0;
+
+	sum_group_info(s, f->tau_y);
+	for (int g = 0; g < s->ngroups; g++)
+		free_info[g] = s->group_info[g];
+	for (int j = 0; j < f->ncul; j++) {
+		const struct vm_candidate *kj = &s->cands[f->cul[j]];
+
+		for (size_t i = 0; i < kj->count && kj->kind != VM_NODE; i++) {
+			size_t h = s->members[kj->first + i];
+
+			if (s->hops[h].group >= 0 && !member_before(s, f, j, h))
+				free_info[s->hops[h].group] -= 1.0 / variance(s, f, OBS_Y, h);
+		}
+	}
+	for (int g = 0; g < s->ngroups; g++) {
+		double d = s->mu_y[g] - s->group_line[g], info;
+
+		if (isnan(s->group_line[g]))
+			continue;
+		/* what rounding of the sums leaves where every hop is a culprit's is not a hop */
+		info = free_info[g] > 1e-9 * s->group_info[g] ? free_info[g] : 0.0;
+		info += line_prior_info(s, d);
+		if (info > 0.0) {
+			o += 0.5 * fl_ln(2.0 * M_PI / info);
+		} else {
+			double mass = culprits_level_mass(s, f, g);
+
+			o += (mass > 1e-300 ? fl_ln(mass) : -690.0) - line_prior_at(s, d);
+		}
+	}
+	return o;
+}
+
 static void fit_part(struct vm_state *s, struct vm_fit *f, int c, int part, bool last)
 {
 	bool rate = s->cands[f->cul[c]].kind != VM_NODE;
@@ -480,7 +672,7 @@ static double kappa_loglik(struct vm_state *s, const struct vm_fit *f, double ka
 			size_t h = s->members[k2->first + i];
 
 			if (has_obs(&s->hops[h], OBS_M))
-				l += logt(residual_m(s, h), f->tau_m * f->tau_m);
+				l += logt(residual_m(s, h), variance(s, f, OBS_M, h));
 		}
 	}
 	return l;
@@ -582,11 +774,8 @@ static double line_prior(const struct vm_state *s)
 	double l = 0.0;
 
 	for (int g = 0; g < s->ngroups; g++) {
-		double d = s->mu_y[g] - s->group_line[g];
-
-		d = d < LINE_LOW ? d - LINE_LOW : d > LINE_HIGH ? d - LINE_HIGH : 0.0;
 		if (!isnan(s->group_line[g]))
-			l -= 0.5 * d * d / (SIGMA_LINE * SIGMA_LINE);
+			l += line_prior_at(s, s->mu_y[g] - s->group_line[g]);
 	}
 	return l;
 }
@@ -632,6 +821,7 @@ void vm_fit(struct vm_state *s, struct vm_fit *f)
 	f->loglik = line_prior(s) - TAU_Y_PER_UNIT * f->tau_y;
 	for (size_t h = 0; h < s->n; h++)
 		f->loglik += loglik_hop(s, f, h);
+	f->occam += level_occam(s, f);
 }
 
 void vm_fit_none_at(struct vm_state *s, const struct vm_fit *like, struct vm_fit *base)
@@ -644,6 +834,7 @@ void vm_fit_none_at(struct vm_state *s, const struct vm_fit *like, struct vm_fit
 	for (size_t h = 0; h < s->n; h++)
 		base->loglik += loglik_hop(s, base, h);
 	base->loglik += line_prior(s) - TAU_Y_PER_UNIT * base->tau_y;
+	base->occam = level_occam(s, base);
 }
 
 /* The hops of f's culprits, each once, into s->list; how many. */
@@ -691,6 +882,7 @@ double vm_fit_local(struct vm_state *s, const struct vm_fit *base, struct vm_fit
 		after += loglik_hop(s, f, s->list[i]);
 	apply_shifts(s, &none, s->list, k);
 	f->loglik = base->loglik + after - before;
+	f->occam += level_occam(s, f);
 	return f->loglik;
 }
 
@@ -720,5 +912,6 @@ double vm_fit_add(struct vm_state *s, const struct vm_fit *base, int cand, struc
 		after += loglik_hop(s, f, mine[i]);
 	apply_shifts(s, base, mine, k2->count);
 	f->loglik = base->loglik + after - before;
+	f->occam += level_occam(s, f) - level_occam(s, base);
 	return f->loglik;
 }

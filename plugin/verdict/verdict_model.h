@@ -8,8 +8,9 @@
  * (same transport, line rate and view):
  *   y  ln of its byte rate over busy wire time, with a sampling error from its
  *      own requests (the spread of their wire times over sqrt(requests));
- *   m  ln of its typical request over its median wire time: a slow wire
- *      stretches every request, a rank starved of CPU stretches a few;
+ *   m  ln of its typical request over its median wire time, with the
+ *      sampling error of a median of its requests: a slow wire stretches
+ *      every request, a rank starved of CPU stretches a few;
  *   u  ln(0.01 + senders' waits) - ln(0.01 + receivers' waits): where receivers are
  *      late to post (a straggler) the senders into them wait more and the
  *      receiver itself finds its data already there.
@@ -29,7 +30,7 @@ struct vm_hop {
 	int group;        /* comparable hops share a group; -1 no rate observed */
 	double y, sy;     /* ln rate (GB/s) and its sampling error */
 	bool has_m;
-	double m;         /* ln(typical request / median wire time) */
+	double m, sm;     /* ln(typical request / median wire time), its sampling error */
 	bool has_u;
 	int ugroup;       /* hops whose waits were timed by the same ends */
 	double u;
@@ -85,6 +86,8 @@ struct vm_state {
 	int ngroups, nugroups;
 	double *mu_y, *mu_m, *mu_u;        /* group levels of the fit last made */
 	double *group_line;                /* ln line rate of an anchored group, else NaN */
+	double *group_info;                /* sum of 1 / variance of y over each group's hops */
+	double group_info_tau;             /* the tau_y group_info was summed at */
 	double *off;                       /* 3 n: each hop's shifts in y, (unused), u */
 	double kappa;                      /* that of the fit whose shifts off holds */
 	bool bytes_only;                   /* a fit's first round: rate shifts from y alone */
@@ -99,6 +102,7 @@ struct vm_state {
 	double *scratch;                   /* 4 n doubles */
 	double min_effect;                 /* the smallest effect named (1 - min_ratio) */
 	double dy_max;                     /* ln(1 - min_effect): a culprit is at least that slow */
+	double line_odds;                  /* fl_verdict_params.line_odds */
 };
 
 /* How sure the model must be to name a culprit, or to call the fabric healthy. */
@@ -138,7 +142,7 @@ const char *vm_kind_label(enum vm_kind k);
 enum fl_verdict_kind vm_verdict_kind(enum vm_kind k);
 
 /* The whole diagnosis on the hops' figures: findings, confidence and runner-up into v. */
-int vm_diagnose(const struct fl_hop_figures *figs, size_t n, double min_ratio,
-		struct fl_verdict *v);
+int vm_diagnose(const struct fl_hop_figures *figs, size_t n,
+		const struct fl_verdict_params *params, struct fl_verdict *v);
 
 #endif

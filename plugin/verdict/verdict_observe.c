@@ -19,6 +19,8 @@
 
 /* z of the 99th percentile of a normal: turns (ln p99 - ln p50) into a spread. */
 #define Z99 2.326
+/* A median's sampling error over a mean's, for normal samples: sqrt(pi / 2). */
+#define MEDIAN_EFFICIENCY 1.2533
 
 /*
  * The spread of one request's wire time (ln), from its quantiles; unknown: 1,
@@ -83,6 +85,7 @@ static void observe(const struct fl_hop_figures *h, struct vm_hop *o)
 	if (request && h->wire_p50_us > 0.0 && rate == h->wire_gbs) {
 		o->has_m = true;
 		o->m = fl_ln((double)request / (h->wire_p50_us * 1e3));
+		o->sm = MEDIAN_EFFICIENCY * request_spread(h) / fl_sqrt((double)h->messages);
 	}
 	if (h->line_rate_gbs > 0.0) {
 		o->ln_line = fl_ln(h->line_rate_gbs);
@@ -148,8 +151,9 @@ int vm_observe(struct vm_state *s, const struct fl_hop_figures *figs, size_t n)
 	s->scratch = calloc(4 * room, sizeof(*s->scratch));
 	s->mu_y = calloc(7 * room, sizeof(*s->mu_y));
 	s->list = calloc(room, sizeof(*s->list));
+	s->group_info = calloc(room, sizeof(*s->group_info));
 	s->mark = calloc(room, 1);
-	if (!s->hops || !s->scratch || !s->mu_y || !s->list || !s->mark) {
+	if (!s->hops || !s->scratch || !s->mu_y || !s->list || !s->mark || !s->group_info) {
 		vm_free(s);
 		return -1;
 	}
@@ -171,6 +175,7 @@ void vm_free(struct vm_state *s)
 	free(s->mu_y);
 	free(s->list);
 	free(s->mark);
+	free(s->group_info);
 	free(s->cands);
 	free(s->members);
 	free(s->member_part);

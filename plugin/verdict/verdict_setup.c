@@ -80,6 +80,12 @@ static bool gdr_known(const struct fl_hop_figures *h)
 	return verdict_has_traffic(h) && h->mem_types != 0;
 }
 
+/* What one end registered: 1 GPU memory, -1 host memory only, 0 unknown. */
+static int end_gdr(int mem_types)
+{
+	return !mem_types ? 0 : mem_types & GDR_MEMORY ? 1 : -1;
+}
+
 static bool uses_gdr(const struct fl_hop_figures *h)
 {
 	return gdr_known(h) && (h->mem_types & GDR_MEMORY);
@@ -88,6 +94,25 @@ static bool uses_gdr(const struct fl_hop_figures *h)
 static bool lacks_gdr(const struct fl_hop_figures *h)
 {
 	return gdr_known(h) && !(h->mem_types & GDR_MEMORY);
+}
+
+/*
+ * GPUDirect is a property of an end, not of a hop: in a 2-node ring every hop
+ * touches the node without it, and only the ends' own registrations (a
+ * merged report has both) say which node that is.
+ */
+static void count_ends(const struct verdict_input *in, size_t *using, size_t *lacking)
+{
+	*using = *lacking = 0;
+	for (size_t i = 0; i < in->nhops; i++) {
+		const struct fl_hop_figures *h = &in->hops[i];
+		int ends[2] = { end_gdr(h->src_mem_types), end_gdr(h->dst_mem_types) };
+
+		for (int e = 0; e < 2 && verdict_has_traffic(h); e++) {
+			*using += ends[e] > 0;
+			*lacking += ends[e] < 0;
+		}
+	}
 }
 
 static bool lacks_capable_gdr(const struct fl_hop_figures *h)
@@ -123,11 +148,21 @@ static int most_involved(const struct verdict_input *in,
 	if (!e)
 		return -1;
 	for (size_t i = 0; i < in->nhops; i++) {
-		if (!offends(&in->hops[i]))
+		const struct fl_hop_figures *h = &in->hops[i];
+		int s = end_gdr(h->src_mem_types), d = end_gdr(h->dst_mem_types);
+		/* where both ends are known, only an end without GPUDirect is involved */
+		bool src = !(s && d) || s < 0, dst = !(s && d) || d < 0;
+
+		if (!offends(h))
 			continue;
-		e[n++] = (struct endpoint){ in->hops[i].src_node, i };
-		if (strcmp(in->hops[i].src_node, in->hops[i].dst_node))
-			e[n++] = (struct endpoint){ in->hops[i].dst_node, i };
+		if (src)
+			e[n++] = (struct endpoint){ h->src_node, i };
+		if (dst && strcmp(h->src_node, h->dst_node))
+			e[n++] = (struct endpoint){ h->dst_node, i };
+	}
+	if (!n) {
+		free(e);
+		return 1;
 	}
 	qsort(e, n, sizeof(*e), cmp_endpoint);
 	for (size_t lo = 0, hi; lo < n; lo = hi) {
@@ -169,17 +204,20 @@ int verdict_try_gdr(const struct verdict_input *in, struct fl_verdict *verdict)
 {
 	struct fl_finding *out;
 	size_t using = count_hops(in, uses_gdr), lacking = count_hops(in, lacks_gdr);
-	size_t capable = count_hops(in, lacks_capable_gdr), hop, through;
+	size_t capable = count_hops(in, lacks_capable_gdr), hop, through, ends_using, ends_lacking;
 	const char *node;
 	bool (*offends)(const struct fl_hop_figures *) = capable ? lacks_capable_gdr : lacks_gdr;
 	double *v;
+	int rc;
 
-	if (!capable && !(using && lacking))
+	count_ends(in, &ends_using, &ends_lacking);
+	if (!capable && !(using && lacking) && !(ends_using && ends_lacking))
 		return 0;
 	v = malloc(in->nhops * sizeof(*v));
-	if (!v || most_involved(in, offends, &node, &hop, &through)) {
+	rc = v ? most_involved(in, offends, &node, &hop, &through) : -1;
+	if (rc) {
 		free(v);
-		return -1;
+		return rc < 0 ? -1 : 0;
 	}
 	out = verdict_add_finding(verdict, FL_VERDICT_GDR);
 	verdict_set_hop(out, in->hops, hop);
@@ -191,6 +229,11 @@ int verdict_try_gdr(const struct verdict_input *in, struct fl_verdict *verdict)
 			    "%zu hops move data through host memory although their device supports "
 			    "GPUDirect RDMA (%zu through %s); %zu of %zu hops use it",
 			    capable, through, out->node, using, using + lacking);
+	else if (ends_using && ends_lacking)
+		verdict_say(out,
+			    "GPUDirect RDMA is used unevenly: %zu ends of hops register GPU memory, "
+			    "%zu only host memory (%zu of them on %s)",
+			    ends_using, ends_lacking, through, out->node);
 	else
 		verdict_say(
 			out,

@@ -213,7 +213,11 @@ static void test_slow_device_both_directions_4_nodes(void **state)
 /*
  * A halved NIC in a ring of 4 as measured on a busy host: the two good hops
  * differ by 10%. The other slow hop must not count in the spread the slow one
- * is judged against, or its shortfall would sit within it (modified z 3.4).
+ * is judged against, or its shortfall would sit within it. With the good hops
+ * that far apart, the slower of them (0.91x) may be a second culprit, and the
+ * pairs that include it are two equivalent explanations of the same three
+ * hops (n2's device and n3 -> n4, or n1 -> n2 and n3's device): n2's device
+ * is named, or is the likeliest where those pairs keep it below 0.9.
  */
 static void test_slow_device_4_nodes_with_uneven_good_hops(void **state)
 {
@@ -228,9 +232,9 @@ static void test_slow_device_4_nodes_with_uneven_good_hops(void **state)
 	hops[2].wire_gbs = 5.0;
 	hops[3].wire_gbs = 5.5;
 	judge(n, &v);
-	assert_int_equal(v.kind, FL_VERDICT_DEVICE);
-	assert_string_equal(v.node, "n2");
-	assert_string_equal(v.dev, "eth0");
+	assert_true(v.kind == FL_VERDICT_DEVICE || v.kind == FL_VERDICT_UNSURE);
+	assert_non_null(strstr(v.reason, v.kind == FL_VERDICT_DEVICE ? "n2/eth0: its hops"
+								      : "likeliest device n2/eth0"));
 }
 
 static void test_slow_device_both_directions_8_nodes(void **state)
@@ -341,8 +345,18 @@ static void test_straggler_by_its_senders(void **state)
 	assert_string_equal(v.node, "n3");
 	assert_int_equal(v.nfindings, 1);
 
-	/* a full ring at 4 ranks: every sender waits on the wire, the straggler's 0.84 vs 0.45 */
+	/*
+	 * A full ring at 4 ranks, every sender waiting on the wire: the one hop into
+	 * n2 waits 1.9x the others (0.84 vs 0.45). Waits closer than the smallest
+	 * effect named are not resolved, and one hop that far off is what a healthy
+	 * rank can show (a healthy 13-rank lab run: 1.5x into rank 0, tuning seed
+	 * 200): the likeliest, not named. Three times as far is named.
+	 */
 	n = verbs_ring(4, "n2", 0.84, 0.45);
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_UNSURE);
+	assert_non_null(strstr(v.reason, "likeliest node n2"));
+	n = verbs_ring(4, "n2", 0.84, 0.07);
 	judge(n, &v);
 	assert_int_equal(v.kind, FL_VERDICT_NODE);
 	assert_string_equal(v.node, "n2");
@@ -366,8 +380,10 @@ static void test_no_straggler_by_senders_behind_a_slow_wire(void **state)
 /*
  * A straggler adding 11% to the step, as measured with 8 requests in flight:
  * it waits about 0.7x what the others do (0.68-0.74x in the lab, while healthy
- * nodes dipped to 0.81x), and the others agree within a few percent, so it
- * stands out. The same 0.7x among others as scattered as it is not a straggler.
+ * nodes dipped to 0.81x), and the others agree within a few percent. One hop
+ * at 0.7x is also what a healthy rank 0 showed (13 lab ranks, tuning seed
+ * 200): it is the likeliest, not named. At 0.35x it is named. The same 0.7x
+ * among others as scattered as it is not a straggler.
  */
 static void test_straggler_within_or_outside_the_spread(void **state)
 {
@@ -377,6 +393,12 @@ static void test_straggler_within_or_outside_the_spread(void **state)
 
 	(void)state;
 	set_wait(n, 6.0, "n3", 4.2);
+	hops[0].peer_wait_seconds = 6.1;
+	hops[4].peer_wait_seconds = 5.9;
+	judge(n, &v);
+	assert_int_equal(v.kind, FL_VERDICT_UNSURE);
+	assert_non_null(strstr(v.reason, "likeliest node n3"));
+	set_wait(n, 6.0, "n3", 2.1);
 	hops[0].peer_wait_seconds = 6.1;
 	hops[4].peer_wait_seconds = 5.9;
 	judge(n, &v);
@@ -409,7 +431,11 @@ static void test_single_hop_against_its_line(void **state)
 	struct fl_verdict v;
 
 	(void)state;
-	/* alone, a hop is judged against its line: at 80% of it healthy, at 8% a slow link */
+	/*
+	 * Alone, a hop is judged against its line: at 80% of it healthy; at 8% the
+	 * likeliest is a slow link, but a hop that far below line may be one the
+	 * wire does not pace (small messages, a NIC's cost per message): not named.
+	 */
 	set_hop(0, "a", "eth0", "b", "eth0", 10.0);
 	judge(1, &v);
 	assert_int_equal(v.kind, FL_VERDICT_NONE);
@@ -417,7 +443,8 @@ static void test_single_hop_against_its_line(void **state)
 	assert_float_equal(v.median_gbs, 10.0, 1e-3);
 	set_hop(0, "a", "eth0", "b", "eth0", 1.0);
 	judge(1, &v);
-	assert_int_equal(v.kind, FL_VERDICT_LINK);
+	assert_int_equal(v.kind, FL_VERDICT_UNSURE);
+	assert_non_null(strstr(v.reason, "likeliest link a/eth0 -> b/eth0"));
 }
 
 static void test_zero_traffic_is_none(void **state)

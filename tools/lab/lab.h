@@ -105,6 +105,8 @@ int lab_proto_parse(const char *name, struct lab_opts *o);
 int lab_hw_parse(const char *spec, const struct lab_opts *o, struct lab_hw *hw);
 double lab_like_scale(const struct lab_preset *p);
 void lab_like_apply(struct lab_opts *o);   /* fabric, link rate, channels from the preset */
+/* How often the emulated fabric's healthy hops run near line, for the diagnosis. */
+void lab_verdict_prior(const struct lab_opts *o);
 void lab_like_env(const struct lab_opts *o);
 const char *lab_like_port(const struct lab_opts *o); /* NULL without a preset */
 void lab_hw_enter(const struct lab_opts *o, int rank);

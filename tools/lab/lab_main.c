@@ -230,6 +230,7 @@ static int check_like(struct lab_opts *o)
 		return EXIT_USAGE;
 	}
 	lab_like_apply(o);
+	lab_verdict_prior(o);
 	if (o->hw_fault && lab_hw_parse(o->hw_fault, o, &o->hw))
 		return EXIT_USAGE;
 	return 0;

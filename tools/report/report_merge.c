@@ -407,6 +407,8 @@ static void join_gdr(const struct report_hop *h, struct fl_hop_figures *f)
 	}
 	f->mem_types = host | (all_gdr ? gdr : 0);
 	f->gdr_capable = all_gdr ? capable : capable_unused;
+	f->src_mem_types = h->send.present ? h->send.mem_types : 0;
+	f->dst_mem_types = h->recv.present ? h->recv.mem_types : 0;
 }
 
 /* A view's size buckets hold [2^b, 2^(b+1)); the plugin's bucket b + 1 holds the same. */

@@ -9,6 +9,7 @@
 #ifndef FL_IB_COMM_H
 #define FL_IB_COMM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,6 +84,7 @@ struct ib_link {
 	struct ib_sq sq[IB_MAX_QPS];
 	struct fl_pacer *pacer;
 	uint32_t pace_rate_kib; /* the pacer's slowest rate, KiB/s (0 = none) */
+	bool pace_is_cable;     /* the pacer is the cable: date the wire on it alone */
 	size_t piece_max;       /* bytes per RDMA write: smaller when paced (ib_pace.c) */
 	struct fl_endpoint peer;
 	int failed; /* fl_result of the first failure; the text stays in failure */

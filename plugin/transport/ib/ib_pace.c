@@ -20,10 +20,14 @@
  * left out, and so is a wait for send-queue room: the fake frees it when the
  * peer process's emulated NIC runs (a 16-rank lab run on 2 cores showed one
  * hop at 0.93x with its median message 3x the others' when this counted).
- * Completions are not waited for: on the fake they come when
- * the peer's emulated NIC gets a CPU and when this thread next polls (tens of
- * ms under load), so a paced message ends when its last piece left the cable.
- * Unpaced hops keep post -> completion, the real NIC's clock.
+ Where the bucket is the cable (the lab's link rate over a fake NIC that
+ * moves a write at once), completions are not waited for: they come when the
+ * peer's emulated NIC gets a CPU and when this thread next polls (tens of ms
+ * under load), so a paced message ends when its last piece left the cable.
+ * Where the bucket is a throttle in front of a NIC that keeps its own time
+ * (a real port, or the fake's physics), the message is timed as on a slower
+ * NIC (ib_send.c, wire_interval). Unpaced hops keep post -> completion, the
+ * NIC's clock.
  */
 #include <stdlib.h>
 
@@ -70,6 +74,7 @@ void ib_pace_attach(struct ib_link *l, struct fl_pacer *pacer)
 	uint64_t kib;
 
 	l->pacer = pacer;
+	l->pace_is_cable = fl_pace_is_cable(pacer);
 	kib = slowest_rate(pacer) >> 10;
 	l->pace_rate_kib = kib > UINT32_MAX ? UINT32_MAX : (uint32_t)kib;
 	if (slowest_rate(pacer) && !l->pace_rate_kib)

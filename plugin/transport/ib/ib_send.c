@@ -316,6 +316,35 @@ int ib_isend(struct ib_send_comm *c, void *data, size_t size, int tag, struct ib
 	return progress(c);
 }
 
+/*
+ * r's wire interval. Unpaced: first post -> completion, the NIC's clock.
+ * Paced by the cable itself (the lab's link rate over a fake NIC that moves a
+ * write at once): the emulated cable's interval, without the host's absences
+ * (ib_pace.c). Paced by a throttle in front of a NIC that keeps its own time
+ * (a real port, or the fake's physics): a slower NIC, whose queue holds the
+ * message from when it was ready to go until the later of its last piece
+ * leaving the bucket and the NIC completing it. A throttle above what the
+ * port achieves (small messages, a slower port) then limits nothing and reads
+ * as the unthrottled hops beside it, never faster.
+ */
+static void wire_interval(const struct ib_send_comm *c, const struct ib_send_req *r,
+			  struct fl_xfer_times *times)
+{
+	times->wire_start_ns = r->wire_start_ns;
+	times->wire_end_ns = r->wire_end_ns;
+	if (!r->cable_free_ns)
+		return;
+	if (c->link.pace_is_cable) {
+		times->wire_start_ns = r->cable_start_ns + r->host_idle_ns;
+		times->wire_end_ns = r->cable_free_ns;
+		return;
+	}
+	if (r->ready_ns && r->ready_ns < times->wire_start_ns)
+		times->wire_start_ns = r->ready_ns;
+	if (r->cable_free_ns > times->wire_end_ns)
+		times->wire_end_ns = r->cable_free_ns;
+}
+
 int ib_test_send(struct ib_send_req *r, int *done, int *sizes, struct fl_xfer_times *times)
 {
 	struct ib_send_comm *c = r->comm;
@@ -330,10 +359,7 @@ int ib_test_send(struct ib_send_req *r, int *done, int *sizes, struct fl_xfer_ti
 		sizes[0] = (int)r->sent;
 	if (times) {
 		times->ready_ns = r->ready_ns;
-		/* paced: the emulated cable's interval, without the host's absences (ib_pace.c) */
-		times->wire_start_ns = r->cable_free_ns ? r->cable_start_ns + r->host_idle_ns
-							: r->wire_start_ns;
-		times->wire_end_ns = r->cable_free_ns ? r->cable_free_ns : r->wire_end_ns;
+		wire_interval(c, r, times);
 		times->wire_bytes = 0;
 	}
 	give_back(c, r);
