@@ -71,7 +71,7 @@ UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 ITEST_BIN   := $(ITEST_SRC:tests/integration/%.c=$(BUILD)/tests/%)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps demo test unit integration bench validate sanitize clean install uninstall deb FORCE fuzz fuzz-build
+.PHONY: all deps demo test unit integration bench validate sanitize clean install uninstall deb image FORCE fuzz fuzz-build
 all: $(PLUGIN_SO) $(PROFILER_SO) $(TOOL) $(UNIT_BIN) $(ITEST_BIN) $(BENCH_BIN) $(INNER_SO) \
 	$(if $(FAKEVERBS_SRC),$(FAKEVERBS_SO) $(FAKEVERBS_LIB1)) $(if $(FAKECUDA_SRC),$(FAKECUDA_SO)) \
 	$(if $(LTTNG_SRC),$(LTTNG_SO))
@@ -303,6 +303,14 @@ deb: $(PLUGIN_SO) $(LTTNG_SO) $(TOOL)
 	@rm -rf $(BUILD)/deb
 	@$(MAKE) --no-print-directory -s install PREFIX=/usr DESTDIR=$(BUILD)/deb/debian/fabriclab
 	@scripts/deb.sh $(BUILD)/deb '$(VERSION_STRING)' $(BUILD)
+
+# The container image of deploy/Dockerfile (scripts/image.sh): a debootstrap Debian 12 base
+# cached in $(BUILD)/image, the image built on it with buildah (no daemon, no registry) and
+# written to $(BUILD)/fabriclab-image.oci.tar for docker/podman load. Needs root and Debian's
+# archive; tests/integration/test_image.sh runs what it wrote.
+image:
+	@scripts/deps.sh image
+	@scripts/image.sh $(BUILD) '$(VERSION_STRING)'
 
 # Fuzz targets (tests/fuzz/fuzz_*.c): libFuzzer with clang, under ASan and UBSan, linked with
 # the plugin and tool sources they exercise, compiled again with coverage into $(BUILD)/fuzz.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build, the tests and the demo need, when missing;
-# `deps.sh bench` also what `make bench` compares with (iperf3).
+# `deps.sh bench` also what `make bench` compares with (iperf3), `deps.sh image` the image's tools.
 set -euo pipefail
 need=(gcc make clang libclang-rt-14-dev libc6-dev libcmocka-dev libjansson-dev pkg-config iproute2
 	procps librsvg2-bin python3
@@ -8,6 +8,8 @@ need=(gcc make clang libclang-rt-14-dev libc6-dev libcmocka-dev libjansson-dev p
 	libmicrohttpd-dev curl chromium chromium-driver locales
 	dpkg-dev lintian groff-base python3-yaml python3-jsonschema golang-k8s-kube-openapi-dev)
 [ "${1:-}" = bench ] && need+=(iperf3)
+# `deps.sh image`: what `make image` builds with and test_image unpacks with.
+[ "${1:-}" = image ] && need+=(buildah debootstrap umoci skopeo)
 missing=()
 for p in "${need[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

@@ -514,6 +514,17 @@ static bool is_loopback(const struct sockaddr_in *sa)
 	return (ntohl(sa->sin_addr.s_addr) >> 24) == 127;
 }
 
+static int serve_usage(FILE *to, int rc)
+{
+	fputs("usage: fabriclab lab --serve [--listen ADDR:PORT] [--allow-remote] [--dir DIR]\n\n"
+	      "The lab in the browser: a page to pick the fabric, the scenario and the faults,\n"
+	      "run it and read the verdict and the hop table as the ranks report.\n\n"
+	      "  --listen A:P     where (default 127.0.0.1:8080; port 0 picks a free one)\n"
+	      "  --allow-remote   allow a --listen address that is not loopback\n"
+	      "  --dir DIR        where the runs' folders go (default fabriclab-lab)\n", to);
+	return rc;
+}
+
 int lab_serve_main(int argc, char **argv)
 {
 	static const struct option longs[] = {
@@ -521,6 +532,7 @@ int lab_serve_main(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "allow-remote", no_argument, NULL, 'A' },
 		{ "dir", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sockaddr_in sa;
@@ -539,6 +551,8 @@ int lab_serve_main(int argc, char **argv)
 			dir = optarg;
 		else if (c == 'A')
 			remote = true;
+		else if (c == 'h')
+			return serve_usage(stdout, 0);
 		else if (c != 'S') {
 			fprintf(stderr, "fabriclab lab --serve: takes only --listen ADDR:PORT, "
 				"--allow-remote and --dir DIR (\"%s\")\n", argv[optind - 1]);
