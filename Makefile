@@ -21,7 +21,8 @@ TOOL        := $(BUILD)/fabriclab
 LTTNG_DIR   := plugin/trace/lttng
 PLUGIN_SRC  := $(sort $(filter-out $(LTTNG_DIR)/%,$(shell find plugin -name '*.c')))
 SHIM_SRC    := $(sort $(wildcard shim/*.c))
-TOOL_SRC    := $(filter-out tools/fabriclab.c,$(sort $(shell find tools -name '*.c')))
+TOOL_SRC    := $(filter-out tools/fabriclab.c,$(sort $(shell find tools -name '*.c'))) \
+	$(sort $(wildcard fabric/topo/*.c))
 UNIT_SRC    := $(sort $(wildcard tests/unit/*.c))
 ITEST_SRC   := $(sort $(wildcard tests/integration/*.c))
 BENCH_SRC   := $(sort $(wildcard bench/*.c))
@@ -29,12 +30,13 @@ BENCH_SRC   := $(sort $(wildcard bench/*.c))
 PLAYER_SRC  := $(sort $(wildcard tests/player/*.c))
 PLAYER_LIB  := $(BUILD)/libfabriclab-player.a
 # Test infrastructure and the run-time-loaded tracepoint provider: shared objects of their own.
-FAKEVERBS_SRC := $(sort $(wildcard tests/fakeverbs/*.c))
+# The emulated fabric (fabric/README.md): the NIC, with the description it reads.
+FAKEVERBS_SRC := $(sort $(wildcard fabric/nic/*.c fabric/topo/*.c))
 FAKEVERBS_SO  := $(BUILD)/libfabriclab-fakeverbs.so
-FAKECUDA_SRC  := $(sort $(wildcard tests/fakecuda/*.c))
+FAKECUDA_SRC  := $(sort $(wildcard fabric/gpu/*.c))
 FAKECUDA_SO   := $(BUILD)/libfabriclab-fakecuda.so
 FAKEVERBS_LIB1 := $(BUILD)/fakeverbs-lib/libibverbs.so.1
-FAKEVERBS_MAP := tests/fakeverbs/libibverbs.map
+FAKEVERBS_MAP := fabric/nic/libibverbs.map
 LTTNG_SRC     := $(sort $(wildcard $(LTTNG_DIR)/*.c))
 LTTNG_SO      := $(BUILD)/libfabriclab-lttng.so
 
@@ -56,8 +58,10 @@ INNER_SO    := $(INNER_VERS:%=$(INNER_DIR)/libnccl-net-flsock-v%.so) \
 	$(foreach o,$(INNER_ODD),$(INNER_DIR)/libnccl-net-flsock-$(word 1,$(subst :, ,$(o))).so) \
 	$(INNER_DIR)/libnccl-net-nonet.so $(INNER_DIR)/libnccl-net-null.so \
 	$(INNER_DIR)/libnccl-net-devoff-v9.so $(INNER_DIR)/libnccl-net-devoff-v12.so \
+	$(INNER_DIR)/libnccl-net-mimic-v11.so $(INNER_DIR)/libnccl-net-mimic-v12.so \
 	$(foreach f,$(FORWARDS),$(foreach v,11 12,$(INNER_DIR)/libnccl-net-forward-$(word 1,$(subst :, ,$(f)))-v$(v).so)) \
-	$(INNER_DIR)/libnccl-net-hostile.so
+	$(INNER_DIR)/libnccl-net-hostile.so $(INNER_DIR)/libnccl-net-tap-v8.so \
+	$(INNER_DIR)/libnccl-net-tap-v12.so
 INNER_OBJ   := $(filter $(BUILD)/obj/plugin/base/% $(BUILD)/obj/plugin/transport/socket/% \
 	$(BUILD)/obj/plugin/transport/pace.o,$(PLUGIN_OBJ))
 # Plugins with one hook compiled out (-DFABRICLAB_NO_<X>): only `make bench` uses them, to measure
@@ -70,9 +74,13 @@ TOOL_OBJ    := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 ITEST_BIN   := $(ITEST_SRC:tests/integration/%.c=$(BUILD)/tests/%)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+# Third-party stand-in profilers that fabriclab's profiler role chains to (tests/profnext), each
+# exporting the tables MIN..MAX: NAME:MIN:MAX. Tests and `make bench` only, never installed.
+PROFNEXT    := count:1:7 count-v7:7:7 count-v6:6:6 count-v5:5:5 count-v4:4:4 count-v3:3:3 count-v1:1:1
+PROFNEXT_SO := $(foreach p,$(PROFNEXT),$(BUILD)/profnext/libnccl-profiler-$(word 1,$(subst :, ,$(p))).so)
 
 .PHONY: all deps demo test unit integration bench validate sanitize clean install uninstall deb image FORCE fuzz fuzz-build
-all: $(PLUGIN_SO) $(PROFILER_SO) $(TOOL) $(UNIT_BIN) $(ITEST_BIN) $(BENCH_BIN) $(INNER_SO) \
+all: $(PLUGIN_SO) $(PROFILER_SO) $(TOOL) $(UNIT_BIN) $(ITEST_BIN) $(BENCH_BIN) $(INNER_SO) $(PROFNEXT_SO) \
 	$(if $(FAKEVERBS_SRC),$(FAKEVERBS_SO) $(FAKEVERBS_LIB1)) $(if $(FAKECUDA_SRC),$(FAKECUDA_SO)) \
 	$(if $(LTTNG_SRC),$(LTTNG_SO))
 
@@ -82,7 +90,7 @@ deps:
 # The plugin: hidden by default, only the ncclNetPlugin_vN tables are exported;
 # at load time it needs nothing but libc, libpthread and libdl.
 PLUGIN_HDR := $(shell find plugin -name '*.h')
-ALL_HDR    := $(PLUGIN_HDR) $(shell find shim tools tests bench -name '*.h')
+ALL_HDR    := $(PLUGIN_HDR) $(shell find shim tools tests bench fabric -name '*.h')
 
 $(BUILD)/obj/plugin/%.o: plugin/%.c $(PLUGIN_HDR)
 	@mkdir -p $(dir $@)
@@ -156,22 +164,42 @@ $(INNER_DIR)/libnccl-net-forward-$(1)-v%.so: tests/inner/forward_net.c $(PLUGIN_
 		-fvisibility=hidden -shared -o $$@ $$< -ldl
 endef
 $(foreach f,$(FORWARDS),$(eval $(call forward_rule,$(word 1,$(subst :, ,$(f))),$(word 2,$(subst :, ,$(f))),$(word 3,$(subst :, ,$(f))))))
+define profnext_rule
+$(BUILD)/profnext/libnccl-profiler-$(1).so: tests/profnext/count_profiler.c $(PLUGIN_HDR)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) -DCOUNT_MIN=$(2) -DCOUNT_MAX=$(3) -fPIC -fvisibility=hidden -shared -o $$@ $$<
+endef
+$(foreach p,$(PROFNEXT),$(eval $(call profnext_rule,$(word 1,$(subst :, ,$(p))),$(word 2,$(subst :, ,$(p))),$(word 3,$(subst :, ,$(p))))))
 # An inner that lies (sizes, names, maxRecvs, never done): tests/inner/hostile_net.c
 $(INNER_DIR)/libnccl-net-hostile.so: tests/inner/hostile_net.c $(PLUGIN_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -shared -o $@ $< -ldl
 
+# Forwards to FABRICLAB_TAP_INNER and writes down what the caller did (tests/inner/tap_net.c)
+$(INNER_DIR)/libnccl-net-tap-v%.so: tests/inner/tap_net.c $(PLUGIN_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DTAP_VERSION=$* -fPIC -fvisibility=hidden -shared -o $@ $< \
+		$(LDFLAGS) -Wl,-z,defs -ldl
+
+# Behaves like real plugins as FABRICLAB_MIMIC says (early completion, profiler events, no sizes)
+$(INNER_DIR)/libnccl-net-mimic-v%.so: tests/inner/mimic_net.c tests/inner/mimic_record.h \
+		$(PLUGIN_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DMIMIC_VERSION=$* -fPIC -fvisibility=hidden -shared -o $@ $< \
+		$(LDFLAGS) -Wl,-z,defs
+
 # The fake libibverbs (tests only, never part of the plugin): selected with FABRICLAB_IBVERBS_LIB,
 # or found as libibverbs.so.1 by programs linked against rdma-core's when LD_LIBRARY_PATH names
 # $(BUILD)/fakeverbs-lib. Both carry rdma-core's symbol versions (the version script).
 FAKEVERBS_OBJ := $(FAKEVERBS_SRC:%.c=$(BUILD)/obj-pic/%.o)
-$(BUILD)/obj-pic/tests/fakeverbs/%.o: tests/fakeverbs/%.c $(wildcard tests/fakeverbs/*.h)
+$(BUILD)/obj-pic/fabric/%.o: fabric/%.c $(wildcard fabric/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -c $< -o $@
 
 # nodelete: the NIC thread (fv_nic.c) and the atexit report (fv_physics.c) outlive a dlclose,
 # as a plugin that opens libibverbs itself (IBext, our verbs_load.c on failure) may close it.
-FAKEVERBS_LDFLAGS := $(LDFLAGS) -Wl,-z,defs -Wl,-z,nodelete -Wl,--version-script=$(FAKEVERBS_MAP) -lrt
+FAKEVERBS_LDFLAGS := $(LDFLAGS) -Wl,-z,defs -Wl,-z,nodelete -Wl,--version-script=$(FAKEVERBS_MAP) -lrt \
+	-ljansson
 $(FAKEVERBS_SO): $(FAKEVERBS_OBJ) $(FAKEVERBS_MAP)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $(FAKEVERBS_OBJ) $(FAKEVERBS_LDFLAGS)
@@ -181,7 +209,7 @@ $(FAKEVERBS_LIB1): $(FAKEVERBS_OBJ) $(FAKEVERBS_MAP)
 	$(CC) -shared -Wl,-soname,libibverbs.so.1 -o $@ $(FAKEVERBS_OBJ) $(FAKEVERBS_LDFLAGS)
 
 # The fake CUDA runtime and driver (tests only): selected with FABRICLAB_CUDART_LIB.
-$(FAKECUDA_SO): $(FAKECUDA_SRC) $(wildcard tests/fakecuda/*.h)
+$(FAKECUDA_SO): $(FAKECUDA_SRC) $(wildcard fabric/gpu/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -o $@ $(FAKECUDA_SRC) $(LDFLAGS) -Wl,-z,defs
 
@@ -325,7 +353,8 @@ FUZZ_LIB_SRC := $(sort $(shell find plugin/base plugin/fault plugin/stats plugin
 	-name '*.c') plugin/transport/socket/sock_handle.c plugin/transport/socket/sock_sys.c \
 	$(filter-out tools/report/report_main.c,$(wildcard tools/report/*.c)) tools/trace/trace_check.c \
 	tools/common/tool_text.c tools/common/tool_json_arena.c $(filter-out tools/nccllog/nccllog_main.c,$(wildcard tools/nccllog/*.c)) \
-	tools/sweep/sweep_baseline.c tools/sweep/sweep_judge.c shim/shim_error.c)
+	tools/sweep/sweep_baseline.c tools/sweep/sweep_judge.c shim/shim_error.c \
+	$(wildcard fabric/topo/*.c) $(filter-out tools/topology/topo_report.c,$(wildcard tools/topology/*.c)))
 FUZZ_OBJ   := $(FUZZ_LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
 FUZZ_LIB   := $(BUILD)/fuzz/libfabriclab-fuzz.a
 

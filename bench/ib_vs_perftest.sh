@@ -2,8 +2,10 @@
 # What the ib transport costs above raw verbs on the same emulated NIC: perftest's ib_write_bw
 # over the fake (loaded as libibverbs.so.1) against `fabriclab bench -o sendrecv` with
 # FABRICLAB_TRANSPORT=ib over the fake. Both run 2 processes sending both ways at once
-# (ib_write_bw -b; sendrecv between 2 ranks), one message per step of the same size
-# (FABRICLAB_SHIM_STEP = the size). perftest -b prints both directions together, so its figure
+# (ib_write_bw -b; sendrecv between 2 ranks), messages of the same size: the shim cuts a
+# sendrecv as NCCL does, so NCCL's own NCCL_P2P_NET_CHUNKSIZE and NCCL_CHUNK_SIZE (with
+# FABRICLAB_SHIM_STEP, which bounds the chunk) make its chunk the size. perftest -b prints both
+# directions together, so its figure
 # is halved; fabriclab's algbw is one direction. Rounds alternate; medians of 3 are compared.
 # Usage: bench/ib_vs_perftest.sh [BUILD_DIR]
 set -euo pipefail
@@ -13,7 +15,9 @@ fake=$(cd "$build" && pwd)/libfabriclab-fakeverbs.so
 command -v ib_write_bw >/dev/null || { echo "ib_write_bw missing (scripts/deps.sh)"; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fabriclab-ib-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-export FABRICLAB_FAKEVERBS_DIR=$tmp/fabric FABRICLAB_REPORT=off FABRICLAB_SOCKET_IFNAME=lo
+. "$(dirname "$0")/../tests/integration/fabric_lib.sh"
+describe_fabric "$tmp/fabric.json" "$tmp/fabric"
+export FABRICLAB_FABRIC=$tmp/fabric.json FABRICLAB_REPORT=off FABRICLAB_SOCKET_IFNAME=lo
 port=$((21000 + $$ % 10000))
 
 # GB/s one way, from ib_write_bw -b's Gb/s for both ways.
@@ -33,6 +37,7 @@ perftest_gbs() { # size iters
 
 fabriclab_gbs() { # size iters
 	FABRICLAB_TRANSPORT=ib FABRICLAB_IBVERBS_LIB=$fake FABRICLAB_SHIM_STEP=$1 \
+		NCCL_P2P_NET_CHUNKSIZE=$1 NCCL_CHUNK_SIZE=$1 \
 		"$build/fabriclab" bench --ranks 2 -o sendrecv -b "$1" -e "$1" -n "$2" -w 2 |
 		awk -v s="$1" '$1 == s { print $6 }'
 }

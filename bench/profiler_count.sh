@@ -24,7 +24,7 @@ def per(names):
     ir = sum(play.get(n, 0) for n in names)
     n = sum(calls[x] for x in names if x in play)
     return ir, n
-kinds = {"start": ("start_v5", "null_start"), "record": ("record_v4", "null_record"),
+kinds = {"start": ("start_v5", "null_start"), "record": ("record_v5", "null_record"),
          "stop": ("stop_any", "null_stop")}
 total_ours = total_none = events = 0
 print("instructions per callback through ncclProfiler_v5 (callgrind; clock reads are clock_gettime here):")

@@ -5,6 +5,12 @@
  *                               and < 1 GiB; one slow rail of one node must be named. With DIR
  *                               the reports are kept there (written when it has none yet): a
  *                               profiler then sees the reading alone.
+ *   report_scale ports [NODES [DIR]]
+ *                               the fleet again, each report with its node's 8 RoCE ports: a
+ *                               congestion counter rising on every one (each port a suspect,
+ *                               listed once per node however many reports carry it) and one
+ *                               node's PFC off on one of them, which must be named: < 10 s,
+ *                               < 1 GiB (every port looked up by name, not by a scan).
  *   report_scale hops [N]       one report of N (10^6) distinct hops, < 30 s.
  *   report_scale repeat [N]     one report of N (500 000) identical hops: refused as repeated
  *                               views, not summed into one (< 30 s).
@@ -88,7 +94,23 @@ static double rate(int src, int dev, int nodes, int slow)
 	return bad ? 18.0 : 44.0 + (double)((src * 7 + dev * 3) % 9) * 0.5;
 }
 
-static int write_fleet(const char *dir, int nodes, int slow)
+/* The node's 8 RoCE ports as each of its reports lists them; node odd has PFC off on eth3. */
+static void ports(FILE *f, int node, int odd)
+{
+	fputs(",\"ports\":[", f);
+	for (int d = 0; d < DEVS; d++)
+		fprintf(f,
+			"%s{\"name\":\"mlx5_%d/1\",\"device\":\"mlx5_%d\",\"netdev\":\"eth%d\","
+			"\"active\":true,\"active_gbps\":400.0,\"max_gbps\":400.0,"
+			"\"delta_seconds\":600.0,\"qos\":{\"trust\":\"dscp\",\"pfc\":\"%s\","
+			"\"ecn_np\":\"00010000\",\"ecn_rp\":\"00010000\"},\"rising\":[{\"counter\":"
+			"\"hw_counters/np_cnp_sent\",\"delta\":%d,\"severity\":\"congestion\"}]}",
+			d ? "," : "", d, d, d, node == odd && d == 3 ? "00000000" : "00010000",
+			100 + node % 7);
+	fputc(']', f);
+}
+
+static int write_fleet(const char *dir, int nodes, int slow, int odd)
 {
 	for (int n = 0; n < nodes; n++) {
 		for (int d = 0; d < DEVS; d++) {
@@ -108,7 +130,10 @@ static int write_fleet(const char *dir, int nodes, int slow)
 			hop(f, "send", n, next, d, rate(n, d, nodes, slow) * 1.02);
 			fputc(',', f);
 			hop(f, "recv", prev, n, d, rate(prev, d, nodes, slow));
-			fputs("]}\n", f);
+			fputc(']', f);
+			if (odd >= 0)
+				ports(f, n, odd);
+			fputs("}\n", f);
 			if (fclose(f))
 				return -1;
 		}
@@ -140,8 +165,23 @@ static int write_hops(const char *path, long n, bool same)
 	return fclose(f);
 }
 
+/* The ports mode's outcome: every port a suspect once, the odd node's PFC named. */
+static int check_ports(const struct report_set *set, int odd)
+{
+	char node[32];
+	bool bad;
+
+	snprintf(node, sizeof(node), "node%05d", odd);
+	bad = set->nsuspects != set->nfiles || set->nlossless != 1 ||
+	      strcmp(set->lossless[0].node, node) || strcmp(set->lossless[0].netdev, "eth3");
+	printf("  %zu suspect ports, %zu RoCE interfaces, %zu lossless difference(s): %s%s\n",
+	       set->nsuspects, set->nroce, set->nlossless,
+	       set->nlossless ? set->lossless[0].text : "none", bad ? " WRONG" : "");
+	return bad;
+}
+
 static int run(const char *what, const char *path, double goal_s, double goal_mib,
-	       const char *expect_error, int slow)
+	       const char *expect_error, int slow, int odd)
 {
 	struct fl_verdict_params params;
 	struct report_set set;
@@ -177,6 +217,7 @@ static int run(const char *what, const char *path, double goal_s, double goal_mi
 		      strcmp(set.verdict.dev, "mlx5_5");
 		printf("  verdict %s %s/%s%s\n", fl_verdict_kind_name(set.verdict.kind),
 		       set.verdict.node, set.verdict.dev, bad ? " WRONG" : "");
+		bad |= odd >= 0 && check_ports(&set, odd);
 	}
 	bad |= c1 >= goal_s || (goal_mib > 0 && peak_mib() >= goal_mib);
 	report_free(&set);
@@ -304,7 +345,8 @@ int main(int argc, char **argv)
 	bool tool_mode = !strcmp(mode, "formats") || !strcmp(mode, "hop-formats");
 	const char *tool = tool_mode && argc > 2 ? argv[2] : NULL;
 	int arg = tool_mode ? 3 : 2; /* where NODES or N is */
-	bool fleet = !strcmp(mode, "fleet") || !strcmp(mode, "formats");
+	bool with_ports = !strcmp(mode, "ports");
+	bool fleet = !strcmp(mode, "fleet") || !strcmp(mode, "formats") || with_ports;
 	const char *kept = argc > arg + 1 && fleet ? argv[arg + 1] : NULL;
 	const char *dir = kept ? kept : tmp;
 	long n = argc > arg ? atol(argv[arg]) : 0;
@@ -322,14 +364,16 @@ int main(int argc, char **argv)
 	}
 	if (fleet) {
 		int nodes = n > 1 ? (int)n : 16384, slow = nodes / 2 + 1;
+		int odd = with_ports ? nodes / 3 : -1;
 		char what[96];
 
 		snprintf(path, sizeof(path), "%s/node00000-10000.json", dir);
 		snprintf(what, sizeof(what), "fleet merge, %d reports (%d nodes x %d NICs)",
 			 nodes * DEVS, nodes, DEVS);
-		if ((kept && !access(path, R_OK)) || !write_fleet(dir, nodes, slow))
+		if ((kept && !access(path, R_OK)) || !write_fleet(dir, nodes, slow, odd))
 			rc = tool ? fleet_formats(what, tool, dir)
-				  : run("fleet", dir, FLEET_GOAL_S, FLEET_GOAL_MIB, NULL, slow);
+				  : run(with_ports ? "fleet with ports" : "fleet", dir, FLEET_GOAL_S,
+					FLEET_GOAL_MIB, NULL, slow, odd);
 	} else if (!strcmp(mode, "hop-formats")) {
 		char what[96];
 
@@ -345,10 +389,10 @@ int main(int argc, char **argv)
 		snprintf(path, sizeof(path), "%s/one.json", dir);
 		if (!write_hops(path, n, same))
 			rc = run(same ? "identical hops" : "distinct hops", path, HOPS_GOAL_S, 0,
-				 same ? "repeats hops[0]" : NULL, -1);
+				 same ? "repeats hops[0]" : NULL, -1, -1);
 	} else {
-		fprintf(stderr, "usage: report_scale fleet|hops|repeat [N] | formats TOOL [NODES [DIR]] "
-			"| hop-formats TOOL [N]\n");
+		fprintf(stderr, "usage: report_scale fleet|ports|hops|repeat [N] | formats TOOL "
+			"[NODES [DIR]] | hop-formats TOOL [N]\n");
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (!kept && system(cmd))

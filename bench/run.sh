@@ -18,6 +18,11 @@ echo "== profiler role: ns per callback through ncclProfiler_v5 vs a no-op table
 echo "   the same with 1 MiB written between an op's phases (the callbacks' lines out of L1 and L2)"
 "$build/bench/profiler_cost" 5000 1024
 bench/profiler_count.sh "$build"
+echo "== profiler role four ways: no profiler, fabriclab alone, fabriclab chaining a minimal profiler"
+echo "   (FABRICLAB_PROFILER_NEXT), that profiler alone; the player's events through ncclProfiler_v6"
+"$build/bench/profiler_chain_cost" "$(pwd)/$build/libnccl-profiler-fabriclab.so" \
+	"$(pwd)/$build/profnext/libnccl-profiler-count.so" 15
+bench/profiler_chain_count.sh "$build"
 echo
 echo "== the report thread's reading of a hop's interval rings, its requests over 1, 2 and 4 channels"
 bench/drain_count.sh "$build"
@@ -95,6 +100,9 @@ fleet=$(mktemp -d)
 "$build/bench/report_scale" formats "$build/fabriclab" 16384 "$fleet" ||
 	echo "   a format is over its goal (above)"
 rm -rf "$fleet"
+# the fleet again, each report with its node's 8 RoCE ports (a congestion counter rising on
+# every one, one node's PFC off): ports looked up by name, < 10 s and < 1 GiB
+"$build/bench/report_scale" ports 16384
 "$build/bench/report_scale" hops     # one report of 10^6 distinct hops: < 30 s
 "$build/bench/report_scale" hop-formats "$build/fabriclab" 1000000 || # the same in each format
 	echo "   a format is over its goal (above)"

@@ -40,14 +40,16 @@ PLUGIN_BELOW_WRAP = ["plugin/base", "plugin/stats", "plugin/verdict", "plugin/po
 TOOL_COMMON = ["tools/common", "shim", "plugin/abi"] + PLUGIN_BELOW_WRAP
 ALLOWED.update({
     "tools/common": ["shim", "plugin/base"],
-    "tools/report": TOOL_COMMON,
+    # a fabric's wiring for the report: the emulated fabric's description model (fabric/topo)
+    "tools/topology": ["fabric/topo"] + TOOL_COMMON,
+    "tools/report": ["tools/topology"] + TOOL_COMMON,
     "tools/trace": ["tools/report"] + TOOL_COMMON,
     "tools/bench": TOOL_COMMON,
     "tools/sweep": TOOL_COMMON,
     "tools/nccllog": TOOL_COMMON,
     # the doctor loads a wrapped plugin as the ext transport does, to say what it advertises
     "tools/doctor": ["plugin/transport/ext"] + TOOL_COMMON,
-    "tools/lab": ["tools/report", "tools/bench"] + TOOL_COMMON,
+    "tools/lab": ["tools/report", "tools/bench", "fabric/topo"] + TOOL_COMMON,
     "tools": ["tools/report", "tools/trace", "tools/bench", "tools/doctor", "tools/lab",
               "tools/sweep", "tools/nccllog"]
              + TOOL_COMMON,

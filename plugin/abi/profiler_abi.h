@@ -2,11 +2,14 @@
  * NCCL's profiler-plugin ABI, versions v1..v7, in our own names: the event
  * descriptors, state arguments, event type bits and states NCCL passes through
  * ncclProfiler_vN. Written from the facts in reference/nccl-abi.md (sections
- * 2.2-2.6 and the corrections in 2.10). We read only the ProxyOp, ProxyStep and
- * (v1-v3) Coll/P2p members, but declare each union in full so that the
- * descriptor sizes, and every offset we read, are asserted below: a wrong
- * field fails the build instead of reading garbage on NCCL's proxy thread.
- * Members we never read are opaque words of the right width.
+ * 2.2-2.6 and the corrections in 2.10), v5 and v6 from 2.28.9 and 2.30.7's
+ * headers, v7 from NCCL 2.31.2's (NVIDIA/nccl 889806836097). We measure with
+ * only the ProxyOp, ProxyStep and (v1-v3) Coll/P2p members; a chained next
+ * profiler of an older version gets the others copied (profiler_convert.c).
+ * Each union is declared in full so that the descriptor sizes, and every offset
+ * read or copied, are asserted below: a wrong field fails the build instead of
+ * reading garbage on NCCL's proxy thread. v1..v4 members we never read by name
+ * are opaque words of the right width.
  */
 #ifndef FL_PROFILER_ABI_H
 #define FL_PROFILER_ABI_H
@@ -33,6 +36,11 @@
 #define FL_PROF_EV_CE_COLL (1u << 12)    /* v6+ */
 #define FL_PROF_EV_CE_SYNC (1u << 13)
 #define FL_PROF_EV_CE_BATCH (1u << 14)
+/* v7 (2.31.2, NVIDIA/nccl 889806836097 src/include/plugin/nccl_profiler.h: "ncclProfileKernelPhase"). */
+#define FL_PROF_EV_KERNEL_PHASE (1u << 15)
+/* The bits each version defines: NCCL's adapters strip the newer ones from an older plugin's mask. */
+#define FL_PROF_EV_BITS(ver) ((ver) <= 2 ? 0x3fu : (ver) <= 4 ? 0xffu : (ver) == 5 ? 0xfffu \
+			      : (ver) == 6 ? 0x7fffu : 0xffffu)
 
 /* ncclProfilerEventState_t: one numeric space for all versions (an int-sized enum). */
 enum fl_prof_abi_state {
@@ -50,10 +58,17 @@ enum fl_prof_abi_state {
 	FL_PROF_ST_STEP_RECV_WAIT = 10,
 	FL_PROF_ST_STEP_RECV_FLUSH_WAIT = 11, /* transSize fresh: bytes received */
 	FL_PROF_ST_STEP_RECV_GPU_WAIT = 12,
+	FL_PROF_ST_CTRL_IDLE = 13, /* ProxyCtrl states 13..18: args carry appendedProxyOps */
+	FL_PROF_ST_CTRL_APPEND_END = 18,
 	FL_PROF_ST_OP_IN_PROGRESS_V4 = 19, /* v4's adapter passes uninitialised args */
 	FL_PROF_ST_STEP_SEND_PEER_WAIT_V4 = 20, /* recorded again on every isend retry */
 	FL_PROF_ST_NET_PLUGIN_UPDATE = 21,
 	FL_PROF_ST_KERNEL_CH_STOP = 22,
+	FL_PROF_ST_GROUP_START_API_STOP = 23, /* v5+: GroupApi states, NULL args */
+	FL_PROF_ST_GROUP_END_API_START = 24,
+	FL_PROF_ST_CE_FIRST = 25, /* v6+: CE states 25..30 */
+	FL_PROF_ST_CE_LAST = 30,
+	FL_PROF_ST_KERNEL_PHASE_STOP = 31, /* v7 */
 };
 
 /* Opaque words: members of the unions we never read. */
@@ -234,77 +249,146 @@ union fl_prof_abi_state_args_v4 {
 };
 
 /* ---- v5 (2.28) and v6 (2.29): uint64 type, API events, parentGroup ---- */
+/* The members v5, v6 and v7 share: each later version only appends (checked below). */
+#define FL_PROF_V5_MEMBERS                                                                 \
+	struct {                                                                           \
+		_Bool graph_captured;                                                      \
+		int group_depth;                                                           \
+	} group_api;                                                                       \
+	struct {                                                                           \
+		const char *func;                                                          \
+		size_t count;                                                              \
+		const char *datatype;                                                      \
+		int root;                                                                  \
+		fl_prof_ptr stream;                                                        \
+		_Bool graph_captured;                                                      \
+	} coll_api;                                                                        \
+	struct {                                                                           \
+		const char *func;                                                          \
+		size_t count;                                                              \
+		const char *datatype;                                                      \
+		fl_prof_ptr stream;                                                        \
+		_Bool graph_captured;                                                      \
+	} p2p_api;                                                                         \
+	struct {                                                                           \
+		fl_prof_ptr stream;                                                        \
+	} kernel_launch;                                                                   \
+	struct {                                                                           \
+		uint64_t seq_number;                                                       \
+		const char *func;                                                          \
+		fl_prof_ptr send_buff, recv_buff;                                          \
+		size_t count;                                                              \
+		int root;                                                                  \
+		const char *datatype;                                                      \
+		uint8_t n_channels, n_warps;                                               \
+		const char *algo, *proto;                                                  \
+		void *parent_group;                                                        \
+	} coll;                                                                            \
+	struct {                                                                           \
+		const char *func;                                                          \
+		fl_prof_ptr buff;                                                          \
+		const char *datatype;                                                      \
+		size_t count;                                                              \
+		int peer;                                                                  \
+		uint8_t n_channels;                                                        \
+		void *parent_group;                                                        \
+	} p2p;                                                                             \
+	struct fl_prof_abi_proxy_op proxy_op;                                              \
+	struct fl_prof_abi_proxy_step proxy_step;                                          \
+	struct {                                                                           \
+		uint8_t channel_id;                                                        \
+		uint64_t p_timer;                                                          \
+	} kernel_ch;                                                                       \
+	struct fl_prof_abi_net_plugin net_plugin
+
+/* 2.28.9 src/include/plugin/profiler/profiler_v5.h:10-89 (unchanged at 2.30.7). */
 struct fl_prof_abi_descr_v5 {
 	uint64_t type;
 	void *parent_obj; /* a Coll's parent is its CollApi event (NULL when not enabled) */
 	int rank;
 	union {
-		struct {
-			int graph_captured, group_depth;
-		} group_api;
-		struct {
-			fl_prof_ptr func;
-			size_t count;
-			fl_prof_ptr datatype;
-			int root;
-			fl_prof_ptr stream;
-			_Bool graph_captured;
-		} coll_api;
-		struct {
-			uint64_t seq_number;
-			fl_prof_ptr func, send_buff, recv_buff;
-			size_t count;
-			int root;
-			fl_prof_ptr datatype;
-			uint8_t n_channels, n_warps;
-			fl_prof_ptr algo, proto, parent_group;
-		} coll;
-		struct {
-			fl_prof_ptr func, buff, datatype;
-			size_t count;
-			int peer;
-			uint8_t n_channels;
-			fl_prof_ptr parent_group;
-		} p2p;
-		struct fl_prof_abi_proxy_op proxy_op;
-		struct fl_prof_abi_proxy_step proxy_step;
-		struct {
-			uint8_t channel_id;
-			uint64_t p_timer;
-		} kernel_ch;
-		struct fl_prof_abi_net_plugin net_plugin;
+		FL_PROF_V5_MEMBERS;
 	};
 };
 
-/* v6 keeps v5's prefix; its copy-engine descriptors fit in the same 88-byte union. */
+/* v6 adds the copy-engine events (2.30.7 src/include/plugin/profiler/profiler_v6.h:14-122). */
+#define FL_PROF_V6_CE_MEMBERS                                                              \
+	struct {                                                                           \
+		uint64_t seq_number;                                                       \
+		const char *func;                                                          \
+		fl_prof_ptr send_buff, recv_buff;                                          \
+		size_t count;                                                              \
+		int root;                                                                  \
+		const char *datatype, *sync_strategy;                                      \
+		_Bool intra_batch_sync;                                                    \
+		uint32_t batch_size, num_batches, ce_seq_num;                              \
+		fl_prof_ptr stream;                                                        \
+	} ce_coll;                                                                         \
+	struct {                                                                           \
+		_Bool is_complete;                                                         \
+		int nranks;                                                                \
+	} ce_sync;                                                                         \
+	struct {                                                                           \
+		int num_ops;                                                               \
+		size_t total_bytes;                                                        \
+		_Bool use_intra_sync;                                                      \
+	} ce_batch
+
 struct fl_prof_abi_descr_v6 {
 	uint64_t type;
 	void *parent_obj;
 	int rank;
 	union {
-		struct fl_prof_abi_proxy_op proxy_op;
-		struct fl_prof_abi_proxy_step proxy_step;
-		struct fl_prof_abi_net_plugin net_plugin;
-		uint64_t opaque[11]; /* the largest member (coll) is 88 bytes */
+		FL_PROF_V5_MEMBERS;
+		FL_PROF_V6_CE_MEMBERS;
 	};
 };
 
 typedef union fl_prof_abi_state_args_v4 fl_prof_abi_state_args_v5;
 
 /*
- * v7 (2.31, 2.32): v6's header and proxy members (reference
- * nccl-conformance.md: the coll member gains kernelVariant, isSymColl and
- * userTag). Its full size is not ours to assume: the union is declared only
- * as far as we read, and NCCL always passes its own descriptor by pointer.
+ * v7 as NCCL 2.31.2 defines it (NVIDIA/nccl 889806836097, makefiles/version.mk 2.31.2;
+ * src/include/plugin/profiler/profiler_v7.h:13-136; "Use v7 as default" in nccl_profiler.h):
+ * v6's members, each with a userTag appended to collApi (:31), p2pApi (:40), coll (after
+ * kernelVariant and isSymColl, :60-62), p2p (:73) and ceColl (:114), and a new kernelPhase
+ * event (:128-134). Every v6 member is thus a prefix of its v7 member: the first 112 bytes of
+ * a v7 descriptor are a v6 descriptor of the same event (NCCL's own v6 adapter copies those
+ * fields one by one, 889806836097 src/plugin/profiler/profiler_v6.cc, ncclProfiler_startEvent).
  */
 struct fl_prof_abi_descr_v7 {
 	uint64_t type;
 	void *parent_obj;
 	int rank;
 	union {
-		struct fl_prof_abi_proxy_op proxy_op;
-		struct fl_prof_abi_proxy_step proxy_step;
-		struct fl_prof_abi_net_plugin net_plugin;
+		FL_PROF_V5_MEMBERS;
+		FL_PROF_V6_CE_MEMBERS;
+		struct {
+			fl_prof_ptr f[6];
+			uint64_t user_tag;
+		} coll_api_v7;
+		struct {
+			fl_prof_ptr f[5];
+			uint64_t user_tag;
+		} p2p_api_v7;
+		struct {
+			fl_prof_ptr f[11];
+			const char *kernel_variant;
+			_Bool is_sym_coll;
+			uint64_t user_tag;
+		} coll_v7;
+		struct {
+			fl_prof_ptr f[6];
+			uint64_t user_tag;
+		} p2p_v7;
+		struct {
+			fl_prof_ptr f[11];
+			uint64_t user_tag;
+		} ce_coll_v7;
+		struct {
+			uint8_t channel_id, phase_id;
+			const char *phase_name;
+			uint64_t p_timer;
+		} kernel_phase;
 	};
 };
 
@@ -395,6 +479,43 @@ _Static_assert(offsetof(struct fl_prof_abi_descr_v3, p2p.comm_hash) == 32, "v3 p
 _Static_assert(offsetof(struct fl_prof_abi_descr_v4, net_plugin.data) == 32, "v4 netPlugin");
 _Static_assert(offsetof(struct fl_prof_abi_descr_v5, net_plugin.data) == 32, "v5 netPlugin");
 _Static_assert(offsetof(struct fl_prof_abi_descr_v5, coll.parent_group) == 104, "v5 parentGroup");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v5, p2p.parent_group) == 64, "v5 p2p.parentGroup");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v5, p2p.n_channels) == 60, "v5 p2p.nChannels");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v5, coll.algo) == 88, "v5 coll.algo");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v5, coll_api.graph_captured) == 64, "v5 collApi");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v5, group_api.group_depth) == 28, "v5 groupApi");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v5, kernel_ch.p_timer) == 32, "v5 kernelCh.pTimer");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v4, kernel_ch.p_timer) == 32, "v4 kernelCh.pTimer");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v4, p2p.n_channels) == 60, "v4 p2p.nChannels");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v4, coll.proto) == 96, "v4 coll.proto");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v3, coll.proto) == 112, "v3 coll.proto");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v3, kernel_ch.channel_id) == 24, "v3 kernelCh");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v2, coll.traffic_bytes) == 96, "v2 trafficBytes");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v1, coll.proto) == 107, "v1 coll.proto");
+/* v6: v5's members in place, the CE ones within the same 88-byte union (profiler_v6.h:95-120). */
+_Static_assert(offsetof(struct fl_prof_abi_descr_v6, coll.parent_group) == 104, "v6 parentGroup");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v6, ce_coll.stream) == 104, "v6 ceColl.stream");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v6, ce_batch.use_intra_sync) == 40, "v6 ceBatch");
+/*
+ * v7, every offset read or copied, against 889806836097 src/include/plugin/profiler/profiler_v7.h
+ * (line of the member): collApi.userTag :31 @72, p2pApi.userTag :40 @64, coll.kernelVariant :60
+ * @112, coll.isSymColl :61 @120, coll.userTag :62 @128, p2p.userTag :73 @72, ceColl.userTag :114
+ * @112, kernelPhase :128-134 (channelId @24, phaseId @25, phaseName @32, pTimer @40); the
+ * descriptor (:13-136) 136 bytes, its state args (:138-157) v6's 8.
+ */
+_Static_assert(offsetof(struct fl_prof_abi_descr_v7, coll_api_v7.user_tag) == 72, "v7 collApi.userTag");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v7, coll_api.graph_captured) == 64, "v7 collApi");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v7, p2p_api_v7.user_tag) == 64, "v7 p2pApi.userTag");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v7, coll.parent_group) == 104, "v7 parentGroup");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v7, coll_v7.kernel_variant) == 112, "v7 kernelVariant");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v7, coll_v7.is_sym_coll) == 120, "v7 isSymColl");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v7, coll_v7.user_tag) == 128, "v7 coll.userTag");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v7, p2p_v7.user_tag) == 72, "v7 p2p.userTag");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v7, ce_coll_v7.user_tag) == 112, "v7 ceColl.userTag");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v7, kernel_phase.phase_id) == 25, "v7 phaseId");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v7, kernel_phase.phase_name) == 32, "v7 phaseName");
+_Static_assert(offsetof(struct fl_prof_abi_descr_v7, kernel_phase.p_timer) == 40, "v7 kernelPhase.pTimer");
+_Static_assert(sizeof(struct fl_prof_abi_descr_v7) == 136, "v7 descriptor size");
 /* State args: transSize first in every version; 16 bytes in v1..v3, 8 from v4. */
 _Static_assert(offsetof(union fl_prof_abi_state_args_v1, proxy_op.trans_size) == 0, "v1 args");
 _Static_assert(sizeof(union fl_prof_abi_state_args_v1) == 16, "v1 state args size");

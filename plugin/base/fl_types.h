@@ -102,6 +102,11 @@ struct fl_xfer_times {
 	 * its own post and done times, so the transport reads no clock of its own.
 	 */
 	int whole_request;
+	/*
+	 * The transport's done does not date the data (a receive the plugin behind completed
+	 * early, under NCCL's optional-completion hint): the request is counted, not timed.
+	 */
+	int untimed;
 };
 
 #endif

@@ -22,6 +22,8 @@ struct fl_fault_conn {
 	uint64_t slow_delay_ns;
 	uint64_t line_rate;    /* bytes/s, for a factor */
 	uint64_t hold_until;   /* 0: the next send starts a hold */
+	bool recv_side;
+	uint64_t last_bytes;   /* of the last request that moved any */
 	/* fail */
 	int fail_rule;         /* -1: none */
 	uint64_t fail_at_ns;
@@ -223,6 +225,7 @@ int fl_fault_attach(const struct fl_transport *tp, void *tcomm, bool send, uint3
 		return fl_fail(FL_ERR_SYSTEM, "out of memory for a connection's faults");
 	fl_pace_init(&a.f->pacer, 0, 0, 0);
 	a.f->conn_id = conn_id;
+	a.f->recv_side = !send;
 	a.f->slow_rule = -1;
 	a.f->fail_rule = -1;
 	a.line_rate = fl_fault_line_rate(tp, self->dev);
@@ -264,6 +267,13 @@ bool fl_fault_hold_post(struct fl_fault_conn *f, size_t size, uint64_t now_ns)
 		return false;
 	if (f->hold_until)
 		return now_ns < f->hold_until;
+	/*
+	 * A receive posts a whole slot, more than most messages bring (NCCL 2.30.7
+	 * src/transport/net.cc:1566-1572): it is held as long as its message would be, taken to be
+	 * as large as the last one this connection moved (none yet: no hold).
+	 */
+	if (f->recv_side && size > f->last_bytes)
+		size = f->last_bytes;
 	delay = f->slow_delay_ns;
 	if (!delay)
 		delay = (uint64_t)((f->slow_factor - 1.0) * (double)size * 1e9 /
@@ -282,6 +292,8 @@ void fl_fault_post_taken(struct fl_fault_conn *f)
 void fl_fault_moved(struct fl_fault_conn *f, uint64_t bytes)
 {
 	f->moved += bytes;
+	if (bytes)
+		f->last_bytes = bytes;
 }
 
 int fl_fault_check_fail(struct fl_fault_conn *f, uint64_t now_ns)

@@ -83,30 +83,56 @@ static void op_free(struct fl_prof_op *op)
  * A handle we could have given: in a chunk we hold, exactly where an op or
  * one of its steps begins (a chunk is a header slot, then its ops, each with
  * its steps inline). Anything else, a small integer, a pointer into the
- * middle of an object or a handle of a finalized context, is NULL and
- * nothing is read through it; one outside every chunk of ours is counted.
+ * middle of an object or a handle of a finalized context, is not an object
+ * and nothing is read through it.
  */
-static void *object_of(void *handle)
+static inline __attribute__((always_inline)) enum fl_prof_whose classify(void *handle,
+									  void **obj)
 {
 	uintptr_t base = (uintptr_t)handle & ~((uintptr_t)FL_PROF_CHUNK_ALIGN - 1);
 	uintptr_t off = (uintptr_t)handle - base, in_op;
 
-	if (!handle)
-		return NULL;
-	if (!fl_prof_chunk_of(handle) || off < sizeof(struct fl_prof_op)) {
-		fl_prof_note_stale();
-		return NULL;
-	}
+	*obj = NULL;
+	if (!fl_prof_chunk_of(handle) || off < sizeof(struct fl_prof_op))
+		/* a chunk's header or tail, a finalized context's: ours; else never ours */
+		return fl_prof_chunk_known(handle) ? FL_PROF_OURS_STALE : FL_PROF_FOREIGN;
 	in_op = off % sizeof(struct fl_prof_op);
-	if (in_op == 0)
-		return handle;
+	if (in_op == 0) {
+		*obj = handle;
+		return FL_PROF_OURS;
+	}
 	if (in_op < offsetof(struct fl_prof_op, steps))
-		return NULL;
+		return FL_PROF_OURS_BAD;
 	in_op -= offsetof(struct fl_prof_op, steps);
 	if (in_op % sizeof(struct fl_prof_step) ||
 	    in_op / sizeof(struct fl_prof_step) >= FL_PROF_STEP_SLOTS)
+		return FL_PROF_OURS_BAD;
+	*obj = handle;
+	return FL_PROF_OURS;
+}
+
+enum fl_prof_whose fl_prof_whose(void *handle, void **obj)
+{
+	return classify(handle, obj);
+}
+
+/*
+ * An object of ours, or NULL. Events on what is not one are counted stale: a
+ * finalized context's, a chunk's header, a pointer we never gave (unless a
+ * next profiler is chained: its handles come this way, and are its own).
+ */
+static void *object_of(void *handle)
+{
+	enum fl_prof_whose w;
+	void *obj;
+
+	if (!handle)
 		return NULL;
-	return handle;
+	w = classify(handle, &obj);
+	if (__builtin_expect(w != FL_PROF_OURS, 0) &&
+	    (w == FL_PROF_OURS_STALE || (w == FL_PROF_FOREIGN && !fl_prof_next_on())))
+		fl_prof_note_stale();
+	return obj;
 }
 
 /* The object behind a handle we gave out, if its kind is `kind`; else NULL. */
@@ -205,6 +231,7 @@ int fl_prof_op_start(void *ctx, void **handle, const struct fl_prof_op_descr *d)
 	op->trans_last = op->pending = 0;
 	op->ctx = c;
 	op->link = l;
+	op->next = NULL;
 	*handle = op;
 	return 0;
 }
@@ -238,22 +265,16 @@ static int restarted(const struct fl_prof_step *s, int step)
 	return 1;
 }
 
-/* ctx is not read: for PXN it is another process's; the op (ours) knows its context. */
-int fl_prof_step_start(void *ctx, void **handle, void *parent, int step)
+/* A step of an op of ours (a restart of the same one keeps its slot and first start). */
+static inline __attribute__((always_inline)) int step_under(struct fl_prof_op *op, void **handle, int step)
 {
-	struct fl_prof_op *op;
 	struct fl_prof_step *s;
 	int slot;
 
-	(void)ctx;
-	*handle = NULL;
-	/* NCCL starts steps under a NULL op too (it only skips their states). */
-	op = resolve(parent, FL_PROF_KIND_OP);
-	if (!op)
-		return 0;
 	s = &op->steps[(unsigned)step % FL_PROF_STEP_SLOTS];
 	if (s->kind == FL_PROF_KIND_STEP && restarted(s, step)) {
 		op->ctx->counts.restarted_steps++;
+		s->next = NULL; /* the next profiler gets this start again too, as NCCL gives it */
 		*handle = s;
 		return 0;
 	}
@@ -277,13 +298,25 @@ int fl_prof_step_start(void *ctx, void **handle, void *parent, int step)
 	return 0;
 }
 
-int fl_prof_record(void *handle, enum fl_prof_state state, const size_t *trans_size, int fresh)
-{
-	struct fl_prof_step *s = resolve(handle, FL_PROF_KIND_STEP);
 
+/* ctx is not read: for PXN it is another process's; the op (ours) knows its context. */
+int fl_prof_step_start(void *ctx, void **handle, void *parent, int step)
+{
+	struct fl_prof_op *op;
+
+	(void)ctx;
+	*handle = NULL;
+	/* NCCL starts steps under a NULL op too (it only skips their states). */
+	op = resolve(parent, FL_PROF_KIND_OP);
+	return op ? step_under(op, handle, step) : 0;
+}
+
+static inline __attribute__((always_inline)) void record_step(struct fl_prof_step *s, enum fl_prof_state state,
+			const size_t *trans_size, int fresh)
+{
 	/* Op states (deprecated, or v4's with uninitialised args) carry nothing we use here. */
 	if (!s || (unsigned)state >= FL_PROF_STATES)
-		return 0;
+		return;
 	/* SendPeerWait comes again on every isend retry: the first one counts. */
 	if (!s->at[state])
 		s->at[state] = fl_prof_now();
@@ -294,6 +327,11 @@ int fl_prof_record(void *handle, enum fl_prof_state state, const size_t *trans_s
 		s->bytes += s->op->pending;
 		s->op->pending = 0;
 	}
+}
+
+int fl_prof_record(void *handle, enum fl_prof_state state, const size_t *trans_size, int fresh)
+{
+	record_step(resolve(handle, FL_PROF_KIND_STEP), state, trans_size, fresh);
 	return 0;
 }
 
@@ -305,16 +343,19 @@ int fl_prof_record(void *handle, enum fl_prof_state state, const size_t *trans_s
  * transport/net.cc:1136-1138): the growth then goes to the next step, and the
  * last step's to the op's stop.
  */
-int fl_prof_record_op(void *handle, size_t trans_size)
+static inline __attribute__((always_inline)) void record_op_size(struct fl_prof_op *op, size_t trans_size)
 {
-	struct fl_prof_op *op = resolve(handle, FL_PROF_KIND_OP);
-
 	if (!op)
-		return 0;
+		return;
 	if (op->sized_by_op && trans_size >= op->trans_last)
 		op->pending += trans_size - op->trans_last;
 	op->sized_by_op = 1;
 	op->trans_last = trans_size;
+}
+
+int fl_prof_record_op(void *handle, size_t trans_size)
+{
+	record_op_size(resolve(handle, FL_PROF_KIND_OP), trans_size);
 	return 0;
 }
 
@@ -342,18 +383,88 @@ static void op_stop(struct fl_prof_op *op)
 		op_free(op);
 }
 
-int fl_prof_stop(void *handle)
+static inline __attribute__((always_inline)) void stop_object(void *obj)
 {
 	uint32_t kind;
 
-	handle = object_of(handle);
-	if (!handle)
-		return 0;
-	kind = *(const uint32_t *)handle;
+	if (!obj)
+		return;
+	kind = *(const uint32_t *)obj;
 	if (kind == FL_PROF_KIND_STEP)
-		step_stop(handle);
+		step_stop(obj);
 	else if (kind == FL_PROF_KIND_OP)
-		op_stop(handle);
+		op_stop(obj);
+}
+
+int fl_prof_stop(void *handle)
+{
+	stop_object(object_of(handle));
+	return 0;
+}
+
+/*
+ * Chained: the same calls, each finding in its one lookup also what the next
+ * profiler knows the handle as (profiler.h): ours -> the next's kept beside
+ * it (a step's states: only when the next has its op), never ours -> itself,
+ * a stale one of ours -> NULL.
+ */
+static void *object_and_next(void *handle, void **next, int for_record)
+{
+	enum fl_prof_whose w;
+	void *obj;
+
+	*next = NULL;
+	if (!handle)
+		return NULL;
+	w = classify(handle, &obj);
+	if (w == FL_PROF_OURS)
+		*next = for_record && *(const uint32_t *)obj == FL_PROF_KIND_STEP
+				? fl_prof_step_next(obj) : fl_prof_kept_next(obj);
+	else if (w == FL_PROF_FOREIGN)
+		*next = handle;
+	else if (w == FL_PROF_OURS_STALE)
+		fl_prof_note_stale();
+	return obj;
+}
+
+static void *of_kind(void *obj, uint32_t kind)
+{
+	return obj && *(const uint32_t *)obj == kind ? obj : NULL;
+}
+
+int fl_prof_step_start_chained(void *ctx, void **handle, void *parent, int step,
+			       void **next_parent)
+{
+	struct fl_prof_op *op = of_kind(object_and_next(parent, next_parent, 0), FL_PROF_KIND_OP);
+
+	(void)ctx;
+	*handle = NULL;
+	return op ? step_under(op, handle, step) : 0;
+}
+
+int fl_prof_record_chained(void *handle, int state, const size_t *trans_size, int fresh,
+			   void **next)
+{
+	void *obj = object_and_next(handle, next, 1);
+
+	if (state >= 0)
+		record_step(of_kind(obj, FL_PROF_KIND_STEP), (enum fl_prof_state)state, trans_size,
+			    fresh);
+	return 0;
+}
+
+int fl_prof_record_op_chained(void *handle, const size_t *trans_size, void **next)
+{
+	void *obj = object_and_next(handle, next, 1);
+
+	if (trans_size)
+		record_op_size(of_kind(obj, FL_PROF_KIND_OP), *trans_size);
+	return 0;
+}
+
+int fl_prof_stop_chained(void *handle, void **next)
+{
+	stop_object(object_and_next(handle, next, 0));
 	return 0;
 }
 

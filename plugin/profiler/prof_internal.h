@@ -56,6 +56,7 @@ struct fl_prof_step {
 	uint64_t start_ns;
 	uint64_t at[FL_PROF_STATES]; /* first time each state was recorded, 0 = never */
 	uint64_t bytes;              /* from the state where transSize is fresh */
+	void *next;                  /* the next profiler's handle of this step (chaining), or NULL */
 };
 
 struct fl_prof_ctx;
@@ -73,6 +74,7 @@ struct fl_prof_op {
 	uint64_t trans_last, pending;
 	struct fl_prof_ctx *ctx;
 	struct fl_prof_link *link;
+	void *next;                  /* the next profiler's handle of this op (chaining), or NULL */
 	struct fl_prof_op *next_free;
 	struct fl_prof_step steps[FL_PROF_STEP_SLOTS];
 };
@@ -109,6 +111,7 @@ struct fl_prof_ctx {
 	char node[FL_NODE_NAME_LEN];
 	char comm_name[64];
 	int abi_version;            /* the ncclProfiler_vN NCCL took */
+	void *next_ctx;             /* the next profiler's context made beside this one, or NULL */
 	_Atomic uintptr_t owner;    /* the proxy thread writing it; 0 until one claims it */
 	int nlinks, max_links, warned_links;
 	struct fl_prof_link **links;  /* max_links */
@@ -132,6 +135,13 @@ extern uint64_t (*fl_prof_now)(void);
 int fl_prof_reg_ctx_add(const struct fl_prof_ctx *c);
 int fl_prof_reg_ctx_has(const void *p);
 void fl_prof_reg_ctx_del(const struct fl_prof_ctx *c);
+/* A context, or a handle's chunk, that was ours and is removed (its tombstone is still there). */
+int fl_prof_reg_ctx_dead(const void *p);
+/*
+ * Whether a handle lies in a chunk that is or was ours (a live one, or one of a finalized
+ * context whose tombstone is still there): asked only of a handle fl_prof_chunk_of refused.
+ */
+int fl_prof_chunk_known(const void *handle);
 int fl_prof_reg_chunk_add(const struct fl_prof_chunk *k);
 void fl_prof_reg_chunk_del(const struct fl_prof_chunk *k);
 /* The chunk holding a handle we gave out, or NULL (never ours, or its context is gone). */
@@ -142,6 +152,25 @@ uint64_t fl_prof_stale_events(void);
 /* Relayed ops that came before this thread had a context of its own: not measured. */
 void fl_prof_note_unhomed(void);
 uint64_t fl_prof_unhomed_ops(void);
+
+/*
+ * prof_event.c: whose a pointer NCCL passes as a handle is. OURS: an op or a
+ * step we gave (*obj set); OURS_BAD: inside an op of ours but at no object's
+ * start; OURS_STALE: in a chunk of a finalized context, or a live chunk's
+ * header or tail; FOREIGN: never ours (with a next profiler chained, one of its
+ * handles, which NCCL got from us as they were). Nothing is read through any
+ * but OURS, and only FOREIGN goes to the next profiler.
+ */
+enum fl_prof_whose { FL_PROF_FOREIGN, FL_PROF_OURS, FL_PROF_OURS_BAD, FL_PROF_OURS_STALE };
+enum fl_prof_whose fl_prof_whose(void *handle, void **obj);
+
+/* prof_next_forward.c: the next profiler's handle kept beside an object of ours. */
+void *fl_prof_kept_next(void *obj);
+/* A step's, for its states: NULL when the next got no handle for its op (NCCL records none then). */
+static inline void *fl_prof_step_next(const struct fl_prof_step *s)
+{
+	return s->op->next ? s->next : NULL;
+}
 
 /* prof_link.c */
 int fl_prof_links_alloc(struct fl_prof_ctx *c, int max_links);

@@ -10,7 +10,11 @@
  * Open addressing over atomic words, lock-free on both sides: an insert
  * claims an empty or freed slot with a CAS, a removal leaves a tombstone, a
  * lookup reads at most FL_REG_PROBES slots, so its cost stays bounded however
- * many contexts came and went.
+ * many contexts came and went. The tombstone is the key with its low bit set
+ * (every key is even: contexts are malloc'd, chunks 128 KiB-aligned), so until
+ * an insert reuses the slot a lookup also tells "was ours" from "never ours":
+ * with a next profiler chained, a handle never ours is the next's and goes to
+ * it, one of a finalized context of ours never does (prof_next_forward.c).
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -19,11 +23,11 @@
 
 #define FL_REG_PROBES 32
 #define FL_REG_EMPTY ((uintptr_t)0)
-#define FL_REG_GONE ((uintptr_t)1)
+#define FL_REG_DEAD(key) ((key) | 1u) /* a removed key's tombstone; any odd word is free */
+#define FL_REG_WAS_OURS (-2)
 /*
  * No key below this is ours: nothing is mapped in the first 64 KiB on Linux
- * (vm.mmap_min_addr's default), and the markers above live there. So 0, 1 (a
- * tombstone's value) or any small integer NCCL or a buggy caller passes, and
+ * (vm.mmap_min_addr's default). So 0 or any small integer NCCL or a buggy caller passes, and
  * the chunk base 0 of a handle below 128 KiB, are never found.
  */
 #define FL_REG_LOWEST_KEY ((uintptr_t)64 * 1024)
@@ -46,12 +50,12 @@ static int reg_add(_Atomic uintptr_t *slots, unsigned nslots, uintptr_t key)
 {
 	unsigned i = home_slot(key, nslots);
 
-	if (key < FL_REG_LOWEST_KEY)
+	if (key < FL_REG_LOWEST_KEY || (key & 1))
 		return -1;
 	for (int n = 0; n < FL_REG_PROBES; n++, i = (i + 1) & (nslots - 1)) {
 		uintptr_t cur = atomic_load_explicit(&slots[i], memory_order_relaxed);
 
-		while (cur == FL_REG_EMPTY || cur == FL_REG_GONE) {
+		while (cur == FL_REG_EMPTY || (cur & 1)) {
 			if (atomic_compare_exchange_weak_explicit(&slots[i], &cur, key,
 								  memory_order_release,
 								  memory_order_relaxed))
@@ -61,12 +65,20 @@ static int reg_add(_Atomic uintptr_t *slots, unsigned nslots, uintptr_t key)
 	return -1;
 }
 
-static int reg_find(_Atomic uintptr_t *slots, unsigned nslots, uintptr_t key)
+/*
+ * The slot holding key, -1 when it is not there, FL_REG_WAS_OURS when its
+ * tombstone is: an insert takes the first free slot from the home one, so the
+ * first of key and its tombstone met is the current truth.
+ */
+/* even_key: the caller's keys are aligned (chunk bases), so none can equal a tombstone. */
+static inline __attribute__((always_inline)) int reg_find_in(_Atomic uintptr_t *slots,
+							     unsigned nslots, uintptr_t key,
+							     int even_key)
 {
 	unsigned i = home_slot(key, nslots);
 
-	if (key < FL_REG_LOWEST_KEY)
-		return -1; /* a marker or a small integer: never an address we hold */
+	if (key < FL_REG_LOWEST_KEY || (!even_key && (key & 1)))
+		return -1; /* a small or odd integer: never an address we hold */
 	for (int n = 0; n < FL_REG_PROBES; n++, i = (i + 1) & (nslots - 1)) {
 		uintptr_t cur = atomic_load_explicit(&slots[i], memory_order_acquire);
 
@@ -74,8 +86,21 @@ static int reg_find(_Atomic uintptr_t *slots, unsigned nslots, uintptr_t key)
 			return (int)i;
 		if (cur == FL_REG_EMPTY)
 			return -1;
+		if (cur == FL_REG_DEAD(key))
+			return FL_REG_WAS_OURS;
 	}
 	return -1;
+}
+
+static int reg_find(_Atomic uintptr_t *slots, unsigned nslots, uintptr_t key)
+{
+	return reg_find_in(slots, nslots, key, 0);
+}
+
+/* A chunk's base is 128 KiB-aligned: the lookup every handle of every event makes. */
+static int chunk_find(uintptr_t base)
+{
+	return reg_find_in(chunk_slots, FL_REG_CHUNK_SLOTS, base, 1);
 }
 
 static void reg_del(_Atomic uintptr_t *slots, unsigned nslots, uintptr_t key)
@@ -83,7 +108,7 @@ static void reg_del(_Atomic uintptr_t *slots, unsigned nslots, uintptr_t key)
 	int i = reg_find(slots, nslots, key);
 
 	if (i >= 0)
-		atomic_store_explicit(&slots[i], FL_REG_GONE, memory_order_release);
+		atomic_store_explicit(&slots[i], FL_REG_DEAD(key), memory_order_release);
 }
 
 int fl_prof_reg_ctx_add(const struct fl_prof_ctx *c)
@@ -94,6 +119,11 @@ int fl_prof_reg_ctx_add(const struct fl_prof_ctx *c)
 int fl_prof_reg_ctx_has(const void *p)
 {
 	return p && reg_find(ctx_slots, FL_REG_CTX_SLOTS, (uintptr_t)p) >= 0;
+}
+
+int fl_prof_reg_ctx_dead(const void *p)
+{
+	return p && reg_find(ctx_slots, FL_REG_CTX_SLOTS, (uintptr_t)p) == FL_REG_WAS_OURS;
 }
 
 void fl_prof_reg_ctx_del(const struct fl_prof_ctx *c)
@@ -116,12 +146,20 @@ struct fl_prof_chunk *fl_prof_chunk_of(const void *handle)
 	uintptr_t base = (uintptr_t)handle & ~((uintptr_t)FL_PROF_CHUNK_ALIGN - 1);
 	struct fl_prof_chunk *k = (struct fl_prof_chunk *)base;
 
-	if (!handle || reg_find(chunk_slots, FL_REG_CHUNK_SLOTS, base) < 0)
+	if (!handle || chunk_find(base) < 0)
 		return NULL;
 	/* Found by address: ours to read. A handle past its ops is not one we gave. */
 	if ((uintptr_t)handle - base >= k->bytes)
 		return NULL;
 	return k;
+}
+
+int fl_prof_chunk_known(const void *handle)
+{
+	uintptr_t base = (uintptr_t)handle & ~((uintptr_t)FL_PROF_CHUNK_ALIGN - 1);
+	int i = handle ? chunk_find(base) : -1;
+
+	return i >= 0 || i == FL_REG_WAS_OURS;
 }
 
 void fl_prof_note_stale(void)

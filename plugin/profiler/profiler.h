@@ -13,6 +13,7 @@
 #ifndef FL_PROFILER_H
 #define FL_PROFILER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -97,6 +98,68 @@ int fl_prof_finalize(void *ctx);
 /* Tests and logs: events on stale handles, relayed ops with no context here. */
 uint64_t fl_prof_stale_events(void);
 uint64_t fl_prof_unhomed_ops(void);
+
+/*
+ * ---- Chaining: the profiler the job already ran, behind this one ----
+ * prof_next_load.c finds and opens it (FABRICLAB_PROFILER_NEXT, else the
+ * wrapped net plugin's library); the ABI layer calls it in its own version
+ * (abi/profiler_next.c); prof_next_forward.c keeps its handles and contexts
+ * beside ours and tells, for whatever NCCL passes, what the next knows it as.
+ * NCCL holds our handle where we measure the event, the next's own where we
+ * do not (it is then no address of ours: FOREIGN in our registries).
+ */
+/* Opened at the first init (NCCL took ncclProfiler_v<nccl_version>): its table, or NULL. */
+const void *fl_prof_next_open(int nccl_version, int *version);
+/* Whether one is chained and live: one relaxed load, on every callback. */
+extern _Atomic int fl_prof_next_is_on __attribute__((visibility("hidden")));
+extern const void *fl_prof_next_table __attribute__((visibility("hidden")));
+extern int fl_prof_next_version __attribute__((visibility("hidden")));
+static inline int fl_prof_next_on(void)
+{
+	return atomic_load_explicit(&fl_prof_next_is_on, memory_order_relaxed);
+}
+
+/* The table while it is live (not dropped), else NULL; both set before it turns live. */
+static inline const void *fl_prof_next_live(int *version)
+{
+	if (!atomic_load_explicit(&fl_prof_next_is_on, memory_order_acquire))
+		return NULL;
+	*version = fl_prof_next_version;
+	return fl_prof_next_table;
+}
+/* One WARN naming it and why; it gets no event after. */
+void fl_prof_next_drop(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *fl_prof_next_label(void);
+/*
+ * The calls above when a next is chained: the same work, and in the same lookup
+ * what the next knows the handle (a step's parent) as, as fl_prof_next_of says.
+ * record: state < 0 is a state we do not use (only *next is found); record_op:
+ * trans_size NULL when NCCL passed no args.
+ */
+int fl_prof_step_start_chained(void *ctx, void **handle, void *parent, int step,
+			       void **next_parent);
+int fl_prof_record_chained(void *handle, int state, const size_t *trans_size, int fresh,
+			   void **next);
+int fl_prof_record_op_chained(void *handle, const size_t *trans_size, void **next);
+int fl_prof_stop_chained(void *handle, void **next);
+/* The next's handle for an op or step this layer just returned (never another pointer). */
+void fl_prof_keep_next(void *ours, void *next);
+/*
+ * What the next knows a handle NCCL passes as: ours -> the next's kept beside it;
+ * never ours -> the handle itself; a stale or mangled one of ours -> NULL. for_record:
+ * a step's states go to the next only when it got a handle for the step's op
+ * (NCCL records step states only under a non-NULL op handle, 2.30.7
+ * src/plugin/profiler.cc:718-727).
+ */
+void *fl_prof_next_of(void *handle, int for_record);
+/* A parent: as next_of, without the rule for states. */
+void *fl_prof_next_parent(void *handle);
+/* The next's context made beside ours at init (ctx: the one returned to NCCL). */
+void fl_prof_keep_next_ctx(void *ctx, void *next_ctx);
+/* ours (live) -> the next's kept beside it; once ours but finalized -> NULL; else ctx. */
+void *fl_prof_next_ctx(void *ctx);
+/* Whether ctx is a live context of ours. */
+int fl_prof_ctx_ours(const void *ctx);
 
 /* Tests: a clock of their own (NULL restores the real one). */
 void fl_prof_set_clock(uint64_t (*now)(void));

@@ -154,6 +154,7 @@ static void hop(struct fl_json *j, const struct fl_report *r, int i)
 	fl_json_uint(j, "bytes", h->t.bytes);
 	fl_json_uint(j, "wire_bytes", h->t.wire_bytes);
 	fl_json_uint(j, "messages", h->t.messages);
+	fl_json_uint(j, "unsized_messages", h->t.unsized);
 	fl_json_double(j, "wire_seconds", (double)h->wire_ns / 1e9);
 	fl_json_uint(j, "wire_runs", h->wire_runs);
 	fl_json_double(j, "wire_error_seconds", (double)h->t.wire_bridged_ns / 1e9);

@@ -99,6 +99,7 @@ void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
 		acc->sizes[i] += sizes[i];
 	fl_time_hist_sum(&s->wire_times, acc->wire_times);
 	sum_impossible(s, acc);
+	acc->unsized += fl_stats_load(&s->unsized);
 }
 
 uint64_t fl_stats_messages(const struct fl_conn_stats *s)

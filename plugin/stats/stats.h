@@ -37,6 +37,12 @@ struct fl_conn_stats {
 	_Atomic uint64_t impossible;
 	_Atomic int64_t impossible_claimed;
 	_Atomic uint64_t impossible_posted;
+	/*
+	 * Completions whose size the plugin behind did not tell (fastsocket's receives; a
+	 * receive aws-ofi-nccl completed early under NCCL's optional-completion hint): in the
+	 * messages and the times as 0 bytes, counted here so that a reader takes the sender's.
+	 */
+	_Atomic uint64_t unsized;
 	struct fl_runs wire;           /* union of wire intervals */
 	struct fl_runs active;         /* union of posted -> done */
 	/*
@@ -71,6 +77,7 @@ struct fl_conn_totals {
 	/* Completions left out for sizes that cannot be true, and the first one's claim. */
 	uint64_t impossible, impossible_posted;
 	int64_t impossible_claimed;
+	uint64_t unsized; /* completions of unknown size, in messages as 0 bytes */
 	/*
 	 * Requests posted and not done: of the connections still open at the snapshot
 	 * (outstanding, the oldest posted at oldest_post_ns, 0 when none) and of those closed

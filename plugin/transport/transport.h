@@ -47,7 +47,10 @@ struct fl_transport {
 		      void **request);
 	/*
 	 * On *done, sizes[] hold the bytes moved and times the phases; the request is then
-	 * gone. sizes and times may be NULL (a flush; a caller that does not time).
+	 * gone. sizes and times may be NULL (a flush; a caller that does not time). A receive's
+	 * size the plugin behind did not tell is FL_SIZE_UNWRITTEN (never the posted size: NCCL
+	 * posts whole slots, larger than what arrives), and times->untimed says done does not
+	 * date the data (a receive completed early under NCCL's optional-completion hint).
 	 */
 	int (*test)(void *request, int *done, int *sizes, struct fl_xfer_times *times);
 	/* Optional (NULL: cannot be paced). Attaches a pacer to an established send or recv comm
@@ -118,10 +121,13 @@ struct fl_transport {
  * as NCCL would call that plugin (v10+ shapes), one buffer per receive (a multi-receive
  * still goes through the transport, as do receives from an NCCL that passes no profiler
  * handles), and does what the transport would: a size the plugin's test leaves at
- * FL_SIZE_UNWRITTEN becomes the posted size (NCCL zero-fills, 2.28.9 src/transport/net.cc:1506;
- * fastsocket's test never writes sizes, net_fastsocket.cc:1432-1475 at b3ff1c6), every
- * request is timed posted -> done (whole_requests), and an error's message
- * comes from fail(), which names the plugin as the transport's own calls would.
+ * FL_SIZE_UNWRITTEN is a send's posted size and a receive's unknown (NCCL zero-fills,
+ * 2.30.7 src/transport/net.cc:1617-1619; fastsocket's test never writes sizes,
+ * net_fastsocket.cc:1432-1475 at b3ff1c6), a receive posted with NCCL's optional-completion
+ * hint that comes back with 0 bytes is not timed (it may be done before its data), every
+ * other request is timed posted -> done (whole_requests), an isend NCCL gave no profiler
+ * handle passes no_phandle, and an error's message comes from fail(), which names the
+ * plugin as the transport's own calls would.
  */
 struct fl_direct {
 	void *comm; /* the plugin's own send or recv comm */
@@ -131,6 +137,7 @@ struct fl_direct {
 		     void **mhandles, void **phandles, void **request);
 	int (*test)(void *request, int *done, int *sizes);
 	int (*fail)(void *transport_comm, const char *op, int rc);
+	void *no_phandle; /* a profiler handle the plugin may emit events on, for NCCL's none */
 };
 
 enum { FL_DIRECT_NEVER = -1, FL_DIRECT_NOT_YET = 0, FL_DIRECT_ON = 1 };

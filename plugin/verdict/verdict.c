@@ -47,6 +47,7 @@ void fl_verdict_default_params(struct fl_verdict_params *p)
 	p->min_messages = DEFAULT_MIN_MESSAGES;
 	/* a property of the fabric, the same for every judge in the process (live windows too) */
 	p->line_odds = env_ratio_or("FABRICLAB_VERDICT_LINE_ODDS", DEFAULT_LINE_ODDS);
+	p->elements = NULL;
 }
 
 static int env_ratio(const char *name, double def, double *out)
@@ -111,11 +112,11 @@ void fl_verdict_note_sender_view(struct fl_verdict *v)
 		struct fl_finding *f = &v->findings[i];
 
 		if (f->kind == FL_VERDICT_LINK || f->kind == FL_VERDICT_DEVICE ||
-		    f->kind == FL_VERDICT_RAIL)
+		    f->kind == FL_VERDICT_RAIL || f->kind == FL_VERDICT_SWITCH)
 			append(f->reason, sizeof(f->reason), caveat);
 	}
 	if (v->kind == FL_VERDICT_LINK || v->kind == FL_VERDICT_DEVICE ||
-	    v->kind == FL_VERDICT_RAIL)
+	    v->kind == FL_VERDICT_RAIL || v->kind == FL_VERDICT_SWITCH)
 		append(v->reason, sizeof(v->reason), caveat);
 }
 
@@ -176,6 +177,7 @@ const char *fl_verdict_kind_name(enum fl_verdict_kind kind)
 	case FL_VERDICT_GDR: return "gdr";
 	case FL_VERDICT_TRANSPORT: return "transport";
 	case FL_VERDICT_RAIL: return "rail";
+	case FL_VERDICT_SWITCH: return "switch";
 	case FL_VERDICT_UNSURE: return "not-enough-evidence";
 	}
 	return "unknown";

@@ -20,6 +20,7 @@ enum fl_verdict_kind {
 	FL_VERDICT_GDR,       /* GPUDirect unused where the device supports it, or uneven */
 	FL_VERDICT_TRANSPORT, /* TCP carries traffic while an RDMA port is active */
 	FL_VERDICT_RAIL,      /* one device name slow on most nodes: its leaf switch (dev) */
+	FL_VERDICT_SWITCH,    /* the hops through one shared element of a topology (node: its name) */
 	/*
 	 * Some hops look off but no explanation is likely enough to name (the
 	 * model's confidence below FL_VERDICT_NAME_CONFIDENCE): never read as
@@ -108,6 +109,8 @@ double fl_requests_in_flight(double outstanding_s, double wait_s, double busy_s)
 /* The same for a hop's figures: the sender's view where it reported, else the receiver's. */
 double fl_hop_in_flight(const struct fl_hop_figures *h);
 
+struct fl_hop_elements;
+
 struct fl_verdict_params {
 	double min_ratio;      /* a hop is slow below min_ratio x median (default 0.95) */
 	uint64_t min_bytes;    /* hops with less traffic are not judged (default 16 MiB) */
@@ -119,6 +122,12 @@ struct fl_verdict_params {
 	 * busy host. The lab's emulated fabric sets its own (tools/lab).
 	 */
 	double line_odds;
+	/*
+	 * The shared elements of the fabric's topology and the hops that cross
+	 * each (verdict_topology.h), indices into the hop array judged; NULL
+	 * without a topology (the default: one process has none).
+	 */
+	const struct fl_hop_elements *elements;
 };
 
 #define FL_VERDICT_MAX_FINDINGS 8

@@ -15,6 +15,7 @@
 
 #include "base/fl_math.h"
 #include "verdict_model.h"
+#include "verdict_topology.h"
 
 /* Prior of the explanations: healthy, one culprit, two culprits. */
 #define PRIOR_NONE 0.5
@@ -236,7 +237,7 @@ static int drop_same_hops(struct vm_state *s)
 		struct vm_candidate *k = &s->cands[c];
 		uint64_t sum = k->count;
 
-		if (k->kind != VM_DEVICE && k->kind != VM_RAIL)
+		if (k->kind != VM_DEVICE && k->kind != VM_RAIL && k->kind != VM_SWITCH)
 			continue;
 		sort_members(s, k, tmp);
 		for (size_t i = 0; i < k->count; i++)
@@ -287,14 +288,47 @@ double vm_prior_pair(const struct vm_state *s)
 	return pairs >= 1.0 ? fl_ln((1.0 - PRIOR_NONE - PRIOR_ONE) / pairs) : -INFINITY;
 }
 
+/*
+ * The topology's shared elements (verdict_topology.h): the hops through one
+ * leaf, its uplinks, a spine or the spine layer, one candidate each. A leaf
+ * port's hops are its NIC's, the device candidate already. After the devices
+ * and rails, so that an element with the same hops as one of them is named as
+ * that (drop_same_hops keeps the first).
+ */
+static void switches(struct vm_state *s)
+{
+	const struct fl_hop_elements *e = s->elements;
+
+	for (size_t i = 0; e && i < e->nel; i++) {
+		const struct fl_shared_element *el = &e->el[i];
+		struct vm_candidate *c;
+
+		if (el->kind == FL_ELEMENT_LEAF_PORT)
+			continue;
+		c = add(s, VM_SWITCH);
+		c->node = el->name;
+		for (size_t k = 0; k < el->count; k++) {
+			size_t h = e->hops[el->first + k];
+
+			if (h < s->n && s->hops[h].group >= 0)
+				add_member(s, c, h, 0);
+		}
+		if (c->count < 2) { /* fewer than two judged hops: a link, or nothing */
+			s->nmembers -= c->count;
+			s->ncands--;
+		}
+	}
+}
+
 int vm_candidates(struct vm_state *s)
 {
 	size_t room = s->n ? s->n : 1, ne, rated = 0;
+	size_t extra = s->elements ? s->elements->nhops + s->elements->nel : 0;
 	struct endpoint *e = malloc(2 * room * sizeof(*e));
 
-	s->cands = calloc(6 * room, sizeof(*s->cands));
-	s->members = calloc(6 * room, sizeof(*s->members));
-	s->member_part = calloc(6 * room, 1);
+	s->cands = calloc(6 * room + extra, sizeof(*s->cands));
+	s->members = calloc(6 * room + extra, sizeof(*s->members));
+	s->member_part = calloc(6 * room + extra, 1);
 	if (!e || !s->cands || !s->members || !s->member_part) {
 		free(e);
 		return -1;
@@ -306,6 +340,7 @@ int vm_candidates(struct vm_state *s)
 	devices(s, e, ne);
 	ne = rated_endpoints(s, e);
 	rails(s, e, ne, rated);
+	switches(s);
 	nodes(s, e);
 	free(e);
 	if (drop_same_hops(s))
@@ -328,7 +363,7 @@ int vm_member_part(const struct vm_state *s, size_t c, size_t h)
 
 const char *vm_kind_label(enum vm_kind k)
 {
-	static const char *const names[] = { "link", "device", "node", "rail" };
+	static const char *const names[] = { "link", "device", "node", "rail", "switch" };
 
 	return (unsigned)k < VM_KINDS ? names[k] : "?";
 }
@@ -336,7 +371,8 @@ const char *vm_kind_label(enum vm_kind k)
 enum fl_verdict_kind vm_verdict_kind(enum vm_kind k)
 {
 	static const enum fl_verdict_kind kinds[] = { FL_VERDICT_LINK, FL_VERDICT_DEVICE,
-						      FL_VERDICT_NODE, FL_VERDICT_RAIL };
+						      FL_VERDICT_NODE, FL_VERDICT_RAIL,
+						      FL_VERDICT_SWITCH };
 
 	return kinds[k];
 }

@@ -216,6 +216,19 @@ static void transport_commands(struct lines *l, const struct fl_verdict *v)
 	    v->node);
 }
 
+/*
+ * A shared element of the topology: the switch's own commands (perfquery on
+ * its port, ibtracert between the slow hop's ends) come with the topology,
+ * in `fabriclab report --topology`'s list of shared elements.
+ */
+static void switch_commands(struct lines *l, const struct fl_verdict *v)
+{
+	add(l, "ibdiagnet   # from any node: width, speed and errors of every link, %s's included",
+	    v->node);
+	add(l, "fabriclab report <reports> --topology <file>   # the switch's port and the commands "
+	       "that name it (perfquery, ibtracert)");
+}
+
 int fl_verdict_commands(const struct fl_verdict *v, const struct fl_hop_figures *hops, size_t nhops,
 			char *buf, size_t len)
 {
@@ -234,6 +247,7 @@ int fl_verdict_commands(const struct fl_verdict *v, const struct fl_hop_figures 
 		if (has_hop)
 			rail_commands(&l, v, &hops[v->hop]);
 		break;
+	case FL_VERDICT_SWITCH: switch_commands(&l, v); break;
 	case FL_VERDICT_NODE: node_commands(&l, v); break;
 	case FL_VERDICT_GDR: gdr_commands(&l, v); break;
 	case FL_VERDICT_TRANSPORT: transport_commands(&l, v); break;

@@ -340,6 +340,7 @@ int vm_diagnose(const struct fl_hop_figures *figs, size_t n,
 	s.min_effect = 1.0 - params->min_ratio;
 	s.dy_max = fl_ln(params->min_ratio);
 	s.line_odds = params->line_odds;
+	s.elements = params->elements;
 	if (vm_candidates(&s))
 		goto out;
 	vm_fit(&s, &p->none);

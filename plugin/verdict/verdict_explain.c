@@ -168,6 +168,7 @@ static void rate_reason(const struct vm_state *s, const struct vm_fit *f, int c,
 	const struct vm_candidate *k = &s->cands[f->cul[c]];
 	const char *what = k->kind == VM_LINK	   ? "this hop runs"
 			   : k->kind == VM_DEVICE ? "its hops run"
+			   : k->kind == VM_SWITCH ? "the hops through it run"
 						  : "the hops on this device name run, on every node,";
 	int part = worst_part(s, f, c);
 	char name[FL_CULPRIT_LEN];
@@ -189,6 +190,8 @@ static void rate_reason(const struct vm_state *s, const struct vm_fit *f, int c,
 		verdict_say_more(out, ": suspect its NIC, port or cable");
 	else if (k->kind == VM_RAIL)
 		verdict_say_more(out, ": suspect the leaf switch of that rail");
+	else if (k->kind == VM_SWITCH)
+		verdict_say_more(out, ": suspect that switch (the topology's element)");
 }
 
 static void node_reason(const struct vm_state *s, const struct vm_fit *f, int c,

@@ -38,6 +38,14 @@ static size_t pick(const struct fl_hop_figures *hops, const int *group, size_t n
 static void judge_group(const struct fl_hop_figures *sub, const size_t *map, size_t n,
 			const struct fl_verdict_params *params, struct fl_verdict *out)
 {
+	struct fl_verdict_params own;
+
+	/* a topology's elements name hops of the whole array: a group apart goes without them */
+	if (map && params && params->elements) {
+		own = *params;
+		own.elements = NULL;
+		params = &own;
+	}
 	fl_verdict_compute(sub, n, params, out);
 	if (!map)
 		return;

@@ -38,13 +38,13 @@ struct vm_hop {
 	bool anchored;    /* its requests were wire-bound: healthy runs near line */
 };
 
-enum vm_kind { VM_LINK, VM_DEVICE, VM_NODE, VM_RAIL, VM_KINDS };
+enum vm_kind { VM_LINK, VM_DEVICE, VM_NODE, VM_RAIL, VM_SWITCH, VM_KINDS };
 
 /* One culprit the model may name: the hops it slows (or makes wait). */
 struct vm_candidate {
 	enum vm_kind kind;
 	int hop;          /* link: the hop; device: one of its hops; else -1 */
-	const char *node; /* device, node: names inside the hop array */
+	const char *node; /* device, node: names inside the hop array; switch: the element's */
 	const char *dev;  /* device, rail */
 	size_t first, count; /* its hops: members[first .. first+count) */
 	int parts;        /* 2 for a device (hops out of it, hops into it), else 1 */
@@ -103,6 +103,7 @@ struct vm_state {
 	double min_effect;                 /* the smallest effect named (1 - min_ratio) */
 	double dy_max;                     /* ln(1 - min_effect): a culprit is at least that slow */
 	double line_odds;                  /* fl_verdict_params.line_odds */
+	const struct fl_hop_elements *elements; /* fl_verdict_params.elements */
 };
 
 /* How sure the model must be to name a culprit, or to call the fabric healthy. */

@@ -182,7 +182,9 @@ int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhand
 	r->posted_bytes = size;
 	if (c->direct.comm) {
 		r->direct_size = direct_size(size);
-		rc = c->direct.isend(c->direct.comm, data, size, tag, mhandle, phandle, &treq);
+		/* an NCCL before v10 passes no profiler handle: the plugin gets one it may use */
+		rc = c->direct.isend(c->direct.comm, data, size, tag, mhandle,
+				     phandle ? phandle : c->direct.no_phandle, &treq);
 	} else if (c->tp->isend_ph)
 		rc = c->tp->isend_ph(c->tcomm, data, size, tag, mhandle, phandle, &treq);
 	else
@@ -229,9 +231,11 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 	if (!r)
 		return FL_OK;
 	r->posted_bytes = total_size(n, sizes);
+	r->direct_hint = 0;
 	/* NCCL v10+ always passes an array of handles (2.28.9 src/transport/net.cc:1426, 1482) */
 	if (c->direct.comm && n == 1 && phandles) {
 		r->direct_size = direct_size(sizes[0]);
+		r->direct_hint = treq == FL_OPTIONAL_RECV_COMPLETION;
 		rc = c->direct.irecv(c->direct.comm, n, data, sizes, tags, mhandles, phandles,
 				     &treq);
 	} else if (c->tp->irecv_ph)
@@ -303,7 +307,15 @@ static __attribute__((noinline)) int impossible(struct fl_wcomm *c, struct fl_wr
 	return FL_OK;
 }
 
-/* A request test found done, with n buffers: its sizes, counts, trace event and pool slot. */
+/*
+ * A request test found done, with n buffers: its sizes, counts, trace event and pool slot.
+ * A size the transport gives as FL_SIZE_UNWRITTEN (the plugin behind told none, for a receive)
+ * reaches NCCL as 0, what NCCL reads unwrapped (it zero-fills: 2.30.7 src/transport/net.cc:
+ * 1617-1619), never the posted slot, which NCCL sizes whole (:1566-1572) and would then take
+ * as its transSize (:1632); fabriclab counts the request unsized: 0 bytes, its time kept (the
+ * sender's count is the hop's, docs/report-format.md). An untimed one (times->untimed) is
+ * counted and traced with no interval: done_ns 0 adds no wire, active or outstanding time.
+ */
 static inline __attribute__((always_inline)) int finish_with(struct fl_wcomm *c,
 							     struct fl_wreq *r, int n,
 							     int *sizes, const int *got,
@@ -312,18 +324,24 @@ static inline __attribute__((always_inline)) int finish_with(struct fl_wcomm *c,
 	unsigned slot = r->slot;
 	uint64_t bytes, done_ns = 0;
 	int64_t claimed = 0;
-	int negative = 0;
+	int negative = 0, unsized = 0;
 
 	for (int i = 0; i < n; i++) {
-		claimed += got[i];
-		negative |= got[i] < 0;
+		int size = got[i];
+
+		if (__builtin_expect(size == FL_SIZE_UNWRITTEN, 0)) {
+			unsized = 1;
+			size = 0;
+		}
+		claimed += size;
+		negative |= size < 0;
 		if (sizes)
-			sizes[i] = got[i];
+			sizes[i] = size;
 	}
 	bytes = (uint64_t)claimed;
 	if (__builtin_expect(negative || bytes > r->posted_bytes, 0) && n)
 		return impossible(c, r, n, claimed);
-	if (COUNTING && n) {
+	if (COUNTING && n && !times->untimed) {
 		done_ns = fl_clock_ns();
 		if (times->whole_request) {
 			times->wire_start_ns = fl_stats_posted_at(&c->stats, slot);
@@ -332,6 +350,8 @@ static inline __attribute__((always_inline)) int finish_with(struct fl_wcomm *c,
 	}
 	if (n) /* before the stats free the slot: the event reads its post time */
 		fl_trace_done(&c->trace, slot, bytes, times);
+	if (COUNTING && n && __builtin_expect(unsized, 0))
+		fl_stats_add(&c->stats.unsized, 1);
 	if (COUNTING && n)
 		fl_stats_complete(&c->stats, slot, bytes, done_ns, times);
 	if (FL_FAULTS && c->fault)
@@ -359,6 +379,23 @@ static __attribute__((noinline)) int finish_whole(struct fl_wcomm *c, struct fl_
 	return finish_with(c, r, 1, sizes, got, &times);
 }
 
+/*
+ * A direct receive posted with NCCL's optional-completion hint that came back with 0 bytes
+ * may have been done before its data landed: aws-ofi-nccl then completes it on its own
+ * control message and writes the 0 that message added (v1.21.1 src/nccl_ofi_rdma.cpp:
+ * 3562-3564, 3427, 494, 2234-2299); NCCL hints only LL and LL128 steps, never of 0 bytes.
+ * Neither its time nor its size is the data's: counted unsized, not timed (ext_data.c does
+ * the same on ext's own path).
+ */
+static __attribute__((noinline)) int finish_early(struct fl_wcomm *c, struct fl_wreq *r,
+						  int *sizes)
+{
+	struct fl_xfer_times times = { .untimed = 1 };
+	int got = FL_SIZE_UNWRITTEN;
+
+	return finish_with(c, r, 1, sizes, &got, &times);
+}
+
 static inline int test_via_transport(struct fl_wcomm *c, struct fl_wreq *r, int *done,
 				     int *sizes)
 {
@@ -374,7 +411,8 @@ static inline int test_via_transport(struct fl_wcomm *c, struct fl_wreq *r, int 
 }
 
 /*
- * What the transport would do for the request: the posted size if unwritten, timed whole.
+ * What the transport would do for the request, timed whole: an unwritten size is a send's
+ * posted size (a send moves all it was given) and a receive's unknown (finish_with).
  * Room for as many sizes as NCCL gives a receive's test (2.28.9 src/transport/net.cc:1508),
  * though a direct request has one buffer.
  */
@@ -389,8 +427,10 @@ static inline int test_direct(struct fl_wcomm *c, struct fl_wreq *r, int *done, 
 		return transport_error(c, r, "test", rc);
 	if (!*done)
 		return FL_OK;
-	if (got[0] == FL_SIZE_UNWRITTEN)
+	if (c->kind == FL_COMM_SEND && got[0] == FL_SIZE_UNWRITTEN)
 		got[0] = r->direct_size;
+	else if (r->direct_hint && got[0] == 0)
+		return finish_early(c, r, sizes);
 	return finish_whole(c, r, sizes, got);
 }
 

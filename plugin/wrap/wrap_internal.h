@@ -50,7 +50,8 @@ enum { FL_LATE_PEER = 1, FL_LATE_TAG = 2, FL_LATE_DIRECT = 4 };
 struct fl_wreq {
 	struct fl_wcomm *comm;
 	void *treq;
-	int n;
+	short n;
+	short direct_hint; /* a direct receive posted with NCCL's optional-completion hint */
 	int next_free;
 	unsigned slot;
 	int direct_size; /* posted bytes of a request on the comm's direct path, else: */

@@ -81,7 +81,10 @@ PY
 }
 
 # GPUDirect: the fake verbs device on a node whose sysfs has nvidia_peermem (NCCL_PTR_CUDA).
-ib=(FABRICLAB_TRANSPORT=ib FABRICLAB_IBVERBS_LIB="$fakeverbs" FABRICLAB_FAKEVERBS_DIR="$tmp/fabric"
+. "$(dirname "$0")/fabric_lib.sh"
+describe_fabric "$tmp/fabric.json" "$tmp/fabric"
+describe_fabric "$tmp/fabric-dmabuf.json" "$tmp/fabric-dmabuf" ', "dmabuf": true'
+ib=(FABRICLAB_TRANSPORT=ib FABRICLAB_IBVERBS_LIB="$fakeverbs" FABRICLAB_FABRIC="$tmp/fabric.json"
 	FABRICLAB_SYSFS_ROOT="$fixture")
 rm -rf "$tmp/reports"
 check_bench "ib-gdr" 2 all_reduce "the plugin registers it (GPUDirect RDMA), receives" "${ib[@]}"
@@ -90,7 +93,7 @@ got=$(hop_memory)
 # dma-buf: the NIC maps the GPU buffer's fd itself, so the host's view may stay unreadable.
 rm -rf "$tmp/reports"
 check_bench "ib-dmabuf" 2 all_reduce "GPUDirect RDMA) through dma-buf" "${ib[@]}" \
-	FABRICLAB_FAKEVERBS_DMABUF=1 FABRICLAB_FAKECUDA_PROTECT=1
+	FABRICLAB_FABRIC="$tmp/fabric-dmabuf.json" FABRICLAB_FAKECUDA_PROTECT=1
 got=$(hop_memory)
 [ "$got" = "4 cuda+dmabuf True" ] ||
 	not_ok "ib-dmabuf: hops, memory, all GDR: $got, expected 4 cuda+dmabuf True"

@@ -102,9 +102,9 @@ fake_verbs() {
 		skip "fake verbs: $lib not built (make all builds it)"
 		return
 	fi
-	FABRICLAB_IBVERBS_LIB=$lib FABRICLAB_FAKEVERBS_DIR=$tmp/fv \
-		FABRICLAB_FAKEVERBS_DEVICES=mlx5_0=ib:4x:hdr,mlx5_1=eth:4x:25g,mlx5_2=ib:4x:hdr \
-		doctor $fixtures/healthy
+	. "$(dirname "$0")/fabric_lib.sh"
+	describe_fabric "$tmp/fv.json" "$tmp/fv" "" '[{"name": "node0", "nics": [{"name": "mlx5_0", "port": "ib:4x:hdr"}, {"name": "mlx5_1", "port": "eth:4x:25g"}, {"name": "mlx5_2", "port": "ib:4x:hdr"}]}]'
+	FABRICLAB_IBVERBS_LIB=$lib FABRICLAB_FABRIC=$tmp/fv.json doctor $fixtures/healthy
 	expect_rc "fake verbs" 0 &&
 		expect "fake verbs" PASS verbs ".*libfabriclab-fakeverbs.so opened, 3 devices: mlx5_0, mlx5_1, mlx5_2" &&
 		echo "ok - fake verbs: the doctor lists the devices libibverbs opens"

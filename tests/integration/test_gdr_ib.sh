@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # nogdr where GPUDirect RDMA is advertised: the ib transport over the fake verbs, with a peer
 # memory client in the fixture sysfs (tests/fixtures/sysfs/healthy: nvidia_peermem) and dma-buf
-# registration (FABRICLAB_FAKEVERBS_DMABUF=1), so every device offers host, cuda and dmabuf.
+# registration (the description's "dmabuf": true), so every device offers host, cuda and dmabuf.
 # `fabriclab bench --ranks 4` (ring node0 -> node1 -> node2 -> node3 -> node0):
 #  - nogdr on node2: node2's devices advertise host memory only, its report lists the rule on
 #    each device with the pointer support before (host, cuda, dmabuf) and after (host); the
@@ -28,8 +28,10 @@ unset RANK WORLD_SIZE MASTER_ADDR MASTER_PORT NCCL_NET_PLUGIN FABRICLAB_SHIM_STE
 failures=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fabriclab-gdr-ib.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+. "$here/fabric_lib.sh"
+describe_fabric "$tmp/fabric.json" "$tmp/fabric" ', "dmabuf": true'
 export FABRICLAB_SOCKET_IFNAME=lo FABRICLAB_TRANSPORT=ib FABRICLAB_IBVERBS_LIB=$fake \
-	FABRICLAB_FAKEVERBS_DIR=$tmp/fabric FABRICLAB_FAKEVERBS_DMABUF=1 FABRICLAB_SYSFS_ROOT=$sysfs
+	FABRICLAB_FABRIC=$tmp/fabric.json FABRICLAB_SYSFS_ROOT=$sysfs
 
 [ -x "$tool" ] || { echo "not ok - $tool missing (run make)"; exit 1; }
 [ -f "$fake" ] || { echo "not ok - $fake missing (run make)"; exit 1; }

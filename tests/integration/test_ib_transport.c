@@ -25,6 +25,7 @@
 #include <cmocka.h>
 #include <infiniband/verbs.h>
 
+#include "fabric/topo/topo_test.h"
 #include "plugin/base/clock.h"
 #include "plugin/base/error.h"
 #include "plugin/base/identity.h"
@@ -121,10 +122,9 @@ static void setup_env(const char *argv0)
 		exit(1);
 	setenv("FABRICLAB_IBVERBS_LIB", fake_path, 1);
 	setenv("FABRICLAB_SYSFS_ROOT", sysfs_root, 1);
-	setenv("FABRICLAB_FAKEVERBS_DIR", fabric_dir, 1);
-	setenv("FABRICLAB_FAKEVERBS_RETRY_MS", "300", 1);
+	if (ft_test_describe(fabric_dir, ", \"retry_ms\": 300, \"max_send_wr\": 1024", NULL))
+		exit(1);
 	setenv("FABRICLAB_IB_QPS", "3", 1);
-	setenv("FABRICLAB_FAKEVERBS_MAX_SEND_WR", "1024", 1);
 	unsetenv("NCCL_IB_PCI_RELAXED_ORDERING");
 	setenv("FABRICLAB_SOCKET_IFNAME", "lo", 1);
 	unsetenv("NCCL_IB_HCA");

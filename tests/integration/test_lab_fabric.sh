@@ -14,6 +14,7 @@ build=$(cd "${1:-build}" && pwd)
 tool=$build/fabriclab
 unset FABRICLAB_FAULT FABRICLAB_TRANSPORT FABRICLAB_SHIM_MEM FABRICLAB_SYSFS_ROOT NCCL_DEBUG
 failures=0
+skipped= # checks that could not be judged here
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fabriclab-lab-fabric.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 not_ok() { echo "not ok - $*"; failures=$((failures + 1)); }
@@ -85,7 +86,10 @@ PY
 
 # A verdict needs bytes: 4 steps of 2 MiB move ~12 MiB a hop, so the bar is lowered to 4 MiB.
 # The culprit can read as a device or a link on 2 loaded cores: either names node2 and checks
-# its port; a run that names nothing (issue 12's noise) gets up to 3 tries.
+# its port; a run that names nothing (issue 12's noise) gets up to 3 tries, and 1 of 3 must
+# name node1 or node2's device or link. This test's subject is the commands for each link layer,
+# judged on that run; a fabric whose halved cable no report sees, or a verdict that names
+# another node, misses all 3 (the verdict's own rate of success is `make validate`'s).
 check_fabric_commands() { # fabric link-layer want-re... -- forbidden-re...
 	local fabric=$1 layer=$2 name=halve-$1 got try before=$failures
 	shift 2
@@ -101,8 +105,9 @@ check_fabric_commands() { # fabric link-layer want-re... -- forbidden-re...
 	if [ -n "${FABRICLAB_SANITIZER:-}" ] && ! grep -Eq '^(device|link) node[12] ' <<<"$got"; then
 		grep -Eq " $layer $layer\$" <<<"${got%%$'\n'*}" ||
 			not_ok "$fabric halve-cable: link layers: ${got%%$'\n'*}; expected $layer"
-		echo "# $fabric halve-cable: no verdict on node2 in 3 runs under $FABRICLAB_SANITIZER" \
-			"(${got%%$'\n'*}): commands not judged"
+		skipped+="${skipped:+; }$fabric halve-cable: no verdict on node2 in 3 runs under"
+		skipped+=" $FABRICLAB_SANITIZER (${got%%$'\n'*}): commands not judged"
+		echo "# skip - $fabric halve-cable: commands not judged under $FABRICLAB_SANITIZER"
 		return
 	fi
 	if ! grep -Eq "^(device|link) node[12] $layer $layer\$" <<<"${got%%$'\n'*}"; then
@@ -140,4 +145,6 @@ grep -q -- '--fabric "fddi": expected tcp, roce or ib' "$tmp/fddi.err" ||
 	not_ok "--fabric fddi: $(cat "$tmp/fddi.err")"
 
 echo "lab_fabric: $failures failure(s)"
-[ "$failures" -eq 0 ]
+[ "$failures" -eq 0 ] || exit 1
+# A check that could not be judged here: exit 77 with the reason last (tests/run.sh: a skip).
+[ -z "${skipped:-}" ] || { echo "skipped: $skipped"; exit 77; }

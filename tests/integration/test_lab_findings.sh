@@ -49,11 +49,14 @@ PY
 # The run's median step time in ms (what a straggler's effect is measured by).
 step_of() { sed -n 's/^median step: \([0-9.]*\) ms.*/\1/p' "$tmp/$1.out" | head -n 1; }
 
-# check NAME WHAT EXPECTED LAB-ARGS...: the findings, exactly. One of two runs must be right:
+# check NAME WHAT EXPECTED LAB-ARGS...: the findings, exactly. 1 of 2 runs must give them:
 # this is a smoke test of the whole path (plugin, merge, model) on 2 shared, loaded cores, where
-# a rank starved for a moment can blur one run; a second miss fails. It cannot hide a broken
-# feature: a kind the model no longer finds, or finds wrongly, misses both runs. How often the
-# diagnosis is right is measured where it belongs, on cases drawn at random: `make validate`.
+# a rank starved for a moment can blur one run; a second miss fails. What the retry cannot hide:
+# a kind the model no longer finds, or names wrongly, or a false alarm on the healthy ring, is
+# wrong in every run and so in both. What it can hide: a case right in only a fraction p of
+# runs passes with probability 1 - (1 - p)^2 (p = 0.5: 3 times in 4). How often the diagnosis
+# is right is measured where it belongs, on cases drawn at random: `make validate`
+# (docs/benchmarks.md), not here.
 check() {
 	local name=$1 what=$2 want got try
 	want=$(printf '%s' "$3" | sort)
@@ -96,7 +99,8 @@ device node5/lo" -n 8 --grad 2M --fault "throttle:node=node1,rate=60%;throttle:n
 # A straggler beside a halved cable: the cable paces the ring, and a straggler holding each
 # message for its time at the line rate (factor 2) adds little to a step the cable already
 # stretches, so the data may not settle it: the cable is named alone, and the straggler is named
-# too or ranked next (the runner-up). Never anything else.
+# too or ranked next (the runner-up). Never anything else. 1 of 2 runs must, as in check():
+# a model that no longer names two faults, or names another node, does so in both runs.
 cable_straggler() { # ranks
 	local name=cable-straggler$1 try got
 	for try in 1 2; do

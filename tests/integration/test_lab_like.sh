@@ -50,7 +50,8 @@ refused 'add: expected a one-way latency with its unit' --like ndr \
 	--hw-fault 'latency:node=node1,add=20'
 refused 'nic: expected a NIC index from 0 to --rails - 1' --like ndr \
 	--hw-fault 'latency:node=node1,nic=1,add=20us'
-refused 'kind: expected downgrade, pause or latency' --like ndr --hw-fault 'jitter:node=node1'
+refused 'kind: expected downgrade, pause, latency, spine, uplink or leafport' --like ndr \
+	--hw-fault 'jitter:node=node1'
 refused 'drop --link-rate' --like ndr --link-rate 1gbit
 refused 'drop --fabric ib' --like roce400 --fabric ib
 refused 'expected simple, ll128 or ll' --like ndr --proto ll64
@@ -60,13 +61,24 @@ if lab ndr --like ndr -n 4 -s 6 -c 5 -g 4M healthy; then
 		ok "ndr: the scale factor printed" || not_ok "ndr: no scale line: $(head -5 "$tmp/ndr.out")"
 	grep -q '^emulated NIC schedule: [0-9]* messages on 4 ranks, .* loopback reads (flushes), [0-9]* on the fabric after' "$tmp/ndr.out" &&
 		ok "ndr: the emulated NICs' schedule summed" ||
-		not_ok "ndr: no schedule line: $(grep -c 'fakeverbs: schedule' "$run/ranks.log")"
+		not_ok "ndr: no schedule line: $(ls "$run/fabric" | grep -c 'schedule-.*\.json') schedule files"
 	speeds=$("$py" -c 'import json,sys
 r=json.load(open(sys.argv[1]))
 print(" ".join(sorted({str(h.get("line_rate_gbs")) for h in r.get("hops",[])})))' "$tmp/ndr.json" 2>&1)
 	[ "$speeds" = "0.015625" ] && ok "ndr: every hop's line rate is the port's 125 Mb/s" ||
 		not_ok "ndr: line rates \"$speeds\", wanted 0.015625 GB/s"
 	expect_verdict ndr "ndr healthy: no finding" '^kind=none '
+	# the fabric is its description: the lab wrote it and set no emulation variable
+	"$py" - "$run" <<'PY' && ok "ndr: topology.json describes the run's fabric" ||
+import json, sys
+t = json.load(open(sys.argv[1] + "/topology.json"))
+assert t["fabriclab_fabric"] == 1 and t["layout"] == "flat"
+assert [n["name"] for n in t["nodes"]] == ["node0", "node1", "node2", "node3"]
+assert all(c["port"] == "ib:1x:sdr" for n in t["nodes"] for c in n["nics"])
+assert t["physics"] == {"on": True, "latency_ns": 3840000, "msg_cost_ns": 960000, "rate_div": 20}
+assert t["emulation"]["state_dir"] == sys.argv[1] + "/fabric"
+PY
+		not_ok "ndr: topology.json is not the run's description"
 fi
 
 if lab down --like xdr -n 4 -s 6 -c 5 -g 4M --hw-fault 'downgrade:node=node2,rate=50%'; then

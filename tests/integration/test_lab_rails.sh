@@ -13,6 +13,7 @@ build=$(cd "${1:-build}" && pwd)
 tool=$build/fabriclab
 unset FABRICLAB_FAULT FABRICLAB_TRANSPORT FABRICLAB_SHIM_MEM FABRICLAB_SYSFS_ROOT NCCL_DEBUG
 failures=0
+skipped= # checks that could not be judged here
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fabriclab-lab-rails.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 not_ok() { echo "not ok - $*"; failures=$((failures + 1)); }
@@ -35,7 +36,10 @@ print(v["reason"])
 PY
 }
 
-# case NAME WANT_FIRST_LINE REASON_PART lab-args...: passes when one of 3 runs gives WANT.
+# case NAME WANT_FIRST_LINE REASON_PART lab-args...: passes when 1 of 3 runs gives WANT (a
+# loaded 2-core machine starves a rank now and then). A rail the lab does not slow, a model
+# that no longer finds rails or confuses a rail with one device gives another first line in
+# every run, so in all 3; a case right in only a fraction p of runs passes with 1 - (1 - p)^3.
 case_of() {
 	local name=$1 want=$2 part=$3 got="" try
 	shift 3
@@ -70,7 +74,8 @@ if [ "$(id -u)" -eq 0 ] && command -v ip >/dev/null && ip netns list >/dev/null 
 	grep -q 'eth0..eth1, NIC k of every node on leaf switch k: bridge br<k>' \
 		"$tmp/netns-rail.out" || not_ok "netns-rail: the rails line is missing"
 else
-	echo "# skip netns-rail: needs root and ip netns"
+	skipped="netns-rail: needs root and ip netns"
+	echo "# skip - $skipped"
 fi
 
 refused() { # name expected-message args...
@@ -90,4 +95,6 @@ refused rails-too-many "--rails 4 x 8 nodes is 32 ranks: at most 16" --fabric ib
 refused slow-rail-one "slow-rail needs --rails 2 or more" --fabric roce -n 2 slow-rail
 refused rail-range "--rail 2: there are 2 rails (0..1)" --fabric roce -n 2 --rails 2 --rail 2 \
 	slow-rail
-[ "$failures" -eq 0 ]
+[ "$failures" -eq 0 ] || exit 1
+# A check that could not run here: exit 77 with the reason last (tests/run.sh counts a skip).
+[ -z "${skipped:-}" ] || { echo "skipped: $skipped"; exit 77; }

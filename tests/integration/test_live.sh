@@ -258,6 +258,10 @@ print("%.3f" % ((int(w) + 1) * float(win) + 0.25 + int(late) / 1e3))' "$windows"
 	return 1
 }
 
+# 1 of 3 runs judged: a run is tried again only when it cannot be judged (the machine stalled
+# the probe, the job paused its traffic: a skip after 3) or a healthy hop was found slow in the
+# start-up and cleared (a fail after 3); any other miss fails at once, so a live judge that
+# never names the cable, or names it late on a machine that keeps its sleeps, fails.
 halved() {
 	local try
 	for try in 1 2 3; do
@@ -291,6 +295,9 @@ healthy_once() {
 	ok "healthy 8 ranks: no live finding; 8 textfiles live while it ran, up 0 and 0 findings after"
 }
 
+# 1 of 2 healthy runs must raise no live finding: a judge that raises false alarms on healthy
+# hops does so in both (a live finding in each run fails); what the second run can hide is a
+# false alarm in a fraction p of runs (passes with 1 - p^2).
 healthy() {
 	healthy_once 1
 	[ $? -eq 3 ] || return

@@ -6,13 +6,19 @@
  * ncclProfiler_v1..v7 as NCCL's proxy thread does (tests/player drivers).
  *  - After warm-up (a send and a receive op of 8 steps, twice), 1000 more
  *    such rounds take no allocation, no free and no mutex.
+ *  - The same with a next profiler chained (FABRICLAB_PROFILER_NEXT, the test
+ *    profiler of tests/profnext, which allocates nothing per event): passing
+ *    every event on and keeping its handles beside ours takes none either.
  *  - Memory per communicator is bounded: ops that never stop on ever more
  *    (peer, channel) pairs grow a context to its caps (FL_PROF_MAX_LINKS links,
  *    FL_PROF_MAX_OPS ops) and no further; beyond them nothing is allocated.
  * Under ASan or TSan (their own allocator and lock interceptors) it skips.
  */
 #include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
 #include <pthread.h>
+#include <sys/wait.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -182,6 +188,60 @@ static void test_steady_state_takes_no_allocation_or_lock(void **state)
 	assert_int_equal(d->finalize(ctx), 0);
 }
 
+/*
+ * Chained: in a fresh process (this program again), as the next is chosen once
+ * per process at its first init. Its exit status says what it counted (0:
+ * nothing, 2: not chained).
+ */
+static int chained_child(int version, const char *next)
+{
+	const struct player_driver *d = player_driver(version);
+	void *ctx;
+
+	setenv("FABRICLAB_PROFILER_NEXT", next, 1);
+	ctx = init_ctx(d, version);
+	if (!fl_prof_next_on())
+		return 2;
+	one_round(d, ctx);
+	one_round(d, ctx);
+	count_from_zero();
+	for (int i = 0; i < 1000; i++)
+		one_round(d, ctx);
+	count_stop();
+#if !SANITIZED
+	if (allocs || frees || locks)
+		return 1;
+#endif
+	return d->finalize(ctx) ? 3 : 0;
+}
+
+static void test_chained_steady_state(void **state)
+{
+	char exe[PATH_MAX], dir[PATH_MAX], next[PATH_MAX + 64], arg[8];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int version = *(int *)*state, status;
+	pid_t pid;
+
+	assert_true(n > 0);
+	exe[n] = '\0';
+	memcpy(dir, exe, (size_t)n + 1);
+	/* the tests folder; the test profilers are in the build folder above it */
+	snprintf(next, sizeof(next), "%s/../profnext/libnccl-profiler-count.so", dirname(dir));
+	snprintf(arg, sizeof(arg), "%d", version);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(exe, exe, "--chained", arg, next, (char *)NULL);
+		_exit(4);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("v%d chained: %s", version,
+			 !WIFEXITED(status) ? "the child died" : WEXITSTATUS(status) == 1
+			 ? "allocations, frees or mutex locks after warm-up" : WEXITSTATUS(status) == 2
+			 ? "no next profiler chained" : "finalize failed, or no exec");
+}
+
 /* Ops that never stop, each on a new (peer, channel) until the links run out. */
 static void start_held_ops(const struct player_driver *d, void *ctx, int from, int to)
 {
@@ -301,9 +361,10 @@ static int versions[] = { 1, 2, 3, 4, 5, 6, 7 };
 
 #define CASES(i)                                                                           \
 	cmocka_unit_test_prestate(test_steady_state_takes_no_allocation_or_lock, &versions[i]), \
-	cmocka_unit_test_prestate(test_memory_per_communicator_is_bounded, &versions[i])
+	cmocka_unit_test_prestate(test_memory_per_communicator_is_bounded, &versions[i]), \
+	cmocka_unit_test_prestate(test_chained_steady_state, &versions[i])
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = { CASES(0), CASES(1), CASES(2), CASES(6),
 					    cmocka_unit_test(test_all_to_all_1024_peers),
@@ -311,6 +372,8 @@ int main(void)
 	int failed;
 
 	setenv("FABRICLAB_REPORT", "off", 1);
+	if (argc == 4 && !strcmp(argv[1], "--chained"))
+		return chained_child(atoi(argv[2]), argv[3]);
 	failed = cmocka_run_group_tests(tests, NULL, NULL);
 	return fl_test_status(failed, SANITIZED ? "allocations and locks not counted under "
 						  "ASan/TSan (their own interceptors); the caps were checked"

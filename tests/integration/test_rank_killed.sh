@@ -127,7 +127,9 @@ check_survivor() { # rank start_ms
 # Case 1: four independent processes; each survivor must notice on its own.
 torchrun_style() {
 	local attempt start r
-	# The port is picked before rank 0 binds it; should another process take it, pick again.
+	# The port is picked before rank 0 binds it; should another process take it, pick again (up
+	# to 3 starts). Only a start that could not listen is retried: what is judged, the
+	# survivors failing fast and naming the killed rank, is judged once, on the run that started.
 	for attempt in 1 2 3; do
 		start_ranks "$(free_port)"
 		wait_for 30 all_timing "${errs[@]}" && break

@@ -18,14 +18,17 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/fabriclab-rdma-clients.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 unset FABRICLAB_FAKEVERBS_INJECT FABRICLAB_FAKEVERBS_DEVICES FABRICLAB_FAKEVERBS_NODE \
 	FABRICLAB_FAKEVERBS_VERBOSE LD_PRELOAD
-export LD_LIBRARY_PATH=$lib FABRICLAB_FAKEVERBS_DIR=$tmp/fabric FABRICLAB_FAKEVERBS_RETRY_MS=3000
+unset FABRICLAB_FAKEVERBS_DIR FABRICLAB_FAKEVERBS_RETRY_MS FABRICLAB_FABRIC_NODE
+. "$(dirname "$0")/fabric_lib.sh"
+describe_fabric "$tmp/fabric.json" "$tmp/fabric" ', "retry_ms": 3000'
+export LD_LIBRARY_PATH=$lib FABRICLAB_FABRIC=$tmp/fabric.json
 not_ok() { echo "not ok - $*"; failures=$((failures + 1)); }
 
 # Debian's programs are not instrumented: they cannot load a sanitizer build of the library
 # (the sanitizer runtime must come first), so under `make sanitize` there is nothing to run.
 if [ -n "${FABRICLAB_SANITIZER:-}" ]; then
-	echo "ok - skipped under $FABRICLAB_SANITIZER: uninstrumented clients cannot load $lib"
-	exit 0
+	echo "skipped: under $FABRICLAB_SANITIZER, uninstrumented clients cannot load $lib"
+	exit 77
 fi
 [ -f "$lib/libibverbs.so.1" ] || { echo "not ok - $lib/libibverbs.so.1 missing (make)"; exit 1; }
 for p in ibv_devinfo ibv_rc_pingpong ib_write_bw ib_send_bw ib_read_bw ib_write_lat; do

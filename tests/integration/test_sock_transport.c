@@ -467,6 +467,46 @@ static void test_multi_recv_tags(void **state)
 	close_pair(&p);
 }
 
+/*
+ * Sub-operations sharing a comm send on their own schedules (NCCL 2.30.7
+ * src/transport/net.cc:862, 1048, 1323-1426): tag 1's second message comes before tag 2's
+ * first. It lands in the next receive with a free slot of its tag, posted then or later, and
+ * each receive still gets one message of each tag, in each tag's order.
+ */
+static void test_tag_runs_a_receive_ahead(void **state)
+{
+	static const int order[] = { 1, 1, 2, 2 }; /* tags, as sent */
+	uint8_t src[4][2048], dst[2][2][2048];
+	void *sreq[4], *rreq[2];
+	void *bufs[2][2] = { { dst[0][0], dst[0][1] }, { dst[1][0], dst[1][1] } };
+	size_t caps[2] = { sizeof(dst[0][0]), sizeof(dst[0][1]) };
+	int tags[2] = { 1, 2 }, got[2][2];
+	struct pair p;
+
+	(void)state;
+	open_pair(&p);
+	memset(dst, 0, sizeof(dst));
+	post_recv(p.recv, 2, bufs[0], caps, tags, &rreq[0]);
+	for (int m = 0; m < 4; m++) {
+		fill(src[m], 1000 + (size_t)m, (unsigned)m + 90);
+		post_send(p.send, src[m], 1000 + (size_t)m, order[m], &sreq[m]);
+	}
+	/* the second message of tag 1 waits, whole, for the receive posted now */
+	post_recv(p.recv, 2, bufs[1], caps, tags, &rreq[1]);
+	for (int r = 0; r < 2; r++)
+		assert_int_equal(wait_done(rreq[r], got[r], NULL, DEADLINE_S), FL_OK);
+	/* receive r: tag 1's message r (sent r-th) and tag 2's message r (sent 2 + r-th) */
+	for (int r = 0; r < 2; r++) {
+		assert_int_equal(got[r][0], 1000 + r);
+		assert_memory_equal(dst[r][0], src[r], 1000 + (size_t)r);
+		assert_int_equal(got[r][1], 1002 + r);
+		assert_memory_equal(dst[r][1], src[2 + r], 1002 + (size_t)r);
+	}
+	for (int m = 0; m < 4; m++)
+		assert_int_equal(wait_done(sreq[m], NULL, NULL, DEADLINE_S), FL_OK);
+	close_pair(&p);
+}
+
 /* Until `bytes` wait unread in fd's receive queue. */
 static void wait_readable(int fd, size_t bytes)
 {
@@ -925,6 +965,7 @@ int main(void)
 		cmocka_unit_test(test_zero_bytes_and_larger_buffer),
 		cmocka_unit_test(test_connector_rules_win),
 		cmocka_unit_test(test_32_outstanding),
+		cmocka_unit_test(test_tag_runs_a_receive_ahead),
 		cmocka_unit_test(test_send_pool_exhaustion),
 		cmocka_unit_test(test_multi_recv_tags),
 		cmocka_unit_test(test_message_larger_than_slot),

@@ -193,8 +193,10 @@ EOF
 }
 
 # The verdict itself is the report's to get right (test_report_plugin, the lab): a run it
-# misjudges on a machine too loaded to pace evenly is run again, up to 3 times; trace and
-# report disagreeing is never retried.
+# misjudges on a machine too loaded to pace evenly is run again, up to 3 times (1 of 3 must give
+# the expected kind). This test's subject is never retried: the trace and the report disagreeing
+# (beyond not-enough-evidence on one side), a hop's bytes or the injected faults differing, or
+# no windows, fail the run they appear in.
 judged() { # name, expected kind, env...
 	local name=$1 want=$2 try rc
 	shift 2

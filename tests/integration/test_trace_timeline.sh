@@ -196,7 +196,10 @@ keep_artifacts() { # name files...: each kept as NAME-FILE
 }
 
 # One halved-cable lab run: the live finding needs enough traffic in its windows, which a
-# loaded machine sometimes does not give; such a run goes again (3 at most).
+# loaded machine sometimes does not give; such a run goes again (3 at most: 1 of 3 must have a
+# live finding on node3). Only that is retried: this test's subject (the timeline, its processes,
+# no event discarded) fails the run it is wrong in, and a live judge that never names node3
+# fails all 3.
 timeline() {
 	local try why
 	for try in 1 2 3; do

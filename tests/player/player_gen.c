@@ -207,12 +207,24 @@ static int link_ops(const struct timing *tm, struct player_thread *th, int li)
 		uint64_t first = round_start(tm, op * s->nsteps);
 		uint64_t last = round_start(tm, op * s->nsteps + s->nsteps - 1);
 
+		uint64_t stop = last + 2 * p + drain_max(s) + 1;
+		/*
+		 * The kernel on this channel, once per task (2.27 on: a start pTimer, a
+		 * KernelChStop state, 2.30.7 src/plugin/profiler.cc:679-705): with the
+		 * channel's own send op, not for ops another proxy moves (PXN).
+		 */
+		int kernel = s->version >= 4 && th->links[li].is_send && !th->links[li].relayed;
+
 		rc |= push(th, EV(EV_START_OP, first - IN_FLIGHT * p, li, op, 0, 0, 0));
+		if (kernel)
+			rc |= push(th, EV(EV_KCH_START, first - IN_FLIGHT * p, li, op, 0, 0, 0));
 		for (int k = 0; k < s->nsteps; k++)
 			rc |= th->links[li].is_send ? send_step(tm, th, li, op, k)
 						    : recv_step(tm, th, li, op, k);
+		if (kernel)
+			rc |= push(th, EV(EV_KCH_STOP, stop, li, op, 0, 0, 0));
 		/* After its last step, however long the slowest GPU takes to drain it. */
-		rc |= push(th, EV(EV_STOP_OP, last + 2 * p + drain_max(s) + 1, li, op, 0, 0, 0));
+		rc |= push(th, EV(EV_STOP_OP, stop, li, op, 0, 0, 0));
 	}
 	return rc;
 }

@@ -1,8 +1,12 @@
 /*
  * Running a scenario: one forked process per node, one thread per rank, each
  * thread with its own communicator context(s) and its own virtual clock.
+ * Every event is emitted only when NCCL would emit it for the mask the
+ * profiler's init wrote (player_mask.c), and every stop and state only on a
+ * handle that is not NULL, as NCCL guards them.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +15,7 @@
 #include <unistd.h>
 
 #include "player_internal.h"
+#include "plugin/abi/profiler_abi.h"
 #include "plugin/base/clock.h"
 #include "plugin/profiler/profiler.h"
 
@@ -18,6 +23,13 @@
 #define MAX_OPS 64
 
 static _Thread_local uint64_t virtual_now;
+/* NCCL's one activation mask per process: every init writes it (2.30.7 src/plugin/profiler.cc:219, 250). */
+static _Atomic int nccl_mask;
+
+static int emits(uint64_t type)
+{
+	return player_emits(atomic_load(&nccl_mask), type);
+}
 
 static uint64_t player_clock(void)
 {
@@ -69,11 +81,20 @@ struct rank_job {
 	int comm; /* the one being played */
 };
 
-/* Handles of one communicator: per link and op, the op and its steps; transSize per op. */
+/*
+ * Handles of one communicator: per link and op, the op, its steps and the
+ * kernel's channel event; transSize per op; per task (op number), the Coll, or
+ * the P2p send and receive, that its ProxyOps hang under. KernelCh events 2.31
+ * emits from a thread of their own wait in `later`.
+ */
 struct handles {
 	void *op[PLAYER_MAX_LINKS][MAX_OPS];
 	void *step[PLAYER_MAX_LINKS][MAX_OPS][16];
+	void *kch[PLAYER_MAX_LINKS][MAX_OPS];
 	uint64_t trans[PLAYER_MAX_LINKS][MAX_OPS];
+	void *task[MAX_OPS][2];
+	const struct player_event *later[PLAYER_MAX_LINKS * MAX_OPS * 2];
+	int nlater;
 };
 
 /*
@@ -92,10 +113,15 @@ static void *ctx_of(const struct rank_job *job, const struct player_link *l, voi
 	return job->node->alien;
 }
 
-static void *parent_of(const struct rank_job *job, const struct player_link *l, void *coll)
+/* A ProxyOp's parent: its task (the Coll, or the P2p of its direction); PXN: the originator's. */
+static void *parent_of(const struct rank_job *job, const struct player_link *l, int op,
+		       struct handles *h)
 {
-	/* A PXN op's parent is the originator's task event: never ours to read. */
-	return l->relayed ? job->node->alien : coll;
+	int p2p = job->s->p2p && (op & 1);
+
+	if (l->relayed)
+		return job->node->alien; /* never ours to read */
+	return h->task[op][p2p && !l->is_send];
 }
 
 /* A ProxyOp state of v1..v3: the sub's transSize grows around it (player_gen.c). */
@@ -113,22 +139,78 @@ static int play_op_state(const struct player_driver *d, const struct player_even
 	return rc;
 }
 
-static int play_event(const struct rank_job *job, void *ctx, const struct player_thread *th,
-		      const struct player_event *e, struct handles *h, void *coll)
+/* Stops only what NCCL holds a handle of, and forgets it (2.30.7 profiler.cc:589-650). */
+static int stop_held(const struct player_driver *d, void **held)
+{
+	void *h = *held;
+
+	*held = NULL;
+	return h ? d->stop(h) : 0;
+}
+
+/* The kernel of a channel: started with its task as parent, stopped with a KernelChStop. */
+static int play_kernel(const struct rank_job *job, void *ctx, const struct player_thread *th,
+		       const struct player_event *e, struct handles *h)
+{
+	const struct player_driver *d = player_driver(job->s->version);
+	struct player_descr pd = { .type = FL_PROF_EV_KERNEL_CH, .rank = th->rank };
+	void **kch = &h->kch[e->link][e->op];
+	int rc = 0;
+
+	virtual_now = e->t;
+	if (e->kind == EV_KCH_START) {
+		if (!emits(FL_PROF_EV_KERNEL_CH))
+			return 0;
+		pd.parent = parent_of(job, &th->links[e->link], e->op, h);
+		pd.channel = (uint8_t)th->links[e->link].channel;
+		pd.p_timer = e->t;
+		return d->start(ctx, kch, &pd);
+	}
+	if (*kch)
+		rc = d->record_arg(*kch, FL_PROF_ST_KERNEL_CH_STOP, e->t);
+	return rc | stop_held(d, kch);
+}
+
+static int play_proxy_start(const struct rank_job *job, void *ctx,
+			    const struct player_thread *th, const struct player_event *e,
+			    struct handles *h)
 {
 	const struct player_scenario *s = job->s;
 	const struct player_driver *d = player_driver(s->version);
 	const struct player_link *l = &th->links[e->link];
+	struct player_descr pd = { .rank = l->rank, .link = l };
+
+	if (e->kind == EV_START_OP) {
+		if (!emits(FL_PROF_EV_PROXY_OP))
+			return 0;
+		pd.type = FL_PROF_EV_PROXY_OP;
+		pd.parent = parent_of(job, l, e->op, h);
+		pd.nsteps = s->nsteps;
+		pd.chunk = (int)s->chunk;
+		return d->start(ctx_of(job, l, ctx), &h->op[e->link][e->op], &pd);
+	}
+	/* Started under a NULL op too (2.30.7 profiler.cc:600-611). */
+	if (!emits(FL_PROF_EV_PROXY_STEP))
+		return 0;
+	pd.type = FL_PROF_EV_PROXY_STEP;
+	pd.parent = h->op[e->link][e->op];
+	pd.step = e->step;
+	return d->start(ctx_of(job, l, ctx), &h->step[e->link][e->op][e->step], &pd);
+}
+
+static int play_event(const struct rank_job *job, void *ctx, const struct player_thread *th,
+		      const struct player_event *e, struct handles *h)
+{
+	const struct player_scenario *s = job->s;
+	const struct player_driver *d = player_driver(s->version);
+	void *step = h->step[e->link][e->op][e->step];
 	int fresh;
 
 	virtual_now = e->t;
 	switch (e->kind) {
 	case EV_START_OP:
-		return d->start_op(ctx_of(job, l, ctx), &h->op[e->link][e->op],
-				   parent_of(job, l, coll), l, s->nsteps, (int)s->chunk);
 	case EV_START_STEP:
-		return d->start_step(ctx_of(job, l, ctx), &h->step[e->link][e->op][e->step],
-				     h->op[e->link][e->op], l->rank, e->step);
+		return play_proxy_start(job, ctx, th, e, h);
 	case EV_STATE:
 		/* NCCL records step and op states only under a non-NULL op handle. */
 		if (!h->op[e->link][e->op])
@@ -136,25 +218,63 @@ static int play_event(const struct rank_job *job, void *ctx, const struct player
 		if (e->on_op)
 			return play_op_state(d, e, h);
 		fresh = e->state == 9 || e->state == 11;
-		return d->record(h->step[e->link][e->op][e->step], e->state, e->size, fresh);
+		return step ? d->record(step, e->state, e->size, fresh) : 0;
 	case EV_STOP_STEP:
-		return d->stop(h->step[e->link][e->op][e->step]);
+		return stop_held(d, &h->step[e->link][e->op][e->step]);
 	case EV_STOP_OP:
-		return d->stop(h->op[e->link][e->op]);
+		return stop_held(d, &h->op[e->link][e->op]);
+	case EV_KCH_START:
+	case EV_KCH_STOP:
+		/* 2.31 decoupled them from the proxy: its own thread emits them (below). */
+		if (s->version >= 7) {
+			h->later[h->nlater++] = e;
+			return 0;
+		}
+		return play_kernel(job, ctx, th, e, h);
 	}
 	return -1;
 }
 
-/* The odd calls NCCL makes too: a step under a NULL op, a stop of NULL. */
+/*
+ * The odd calls NCCL makes too: a step under a NULL op, and the unguarded stop
+ * of a NetPlugin event (2.30.7 profiler.cc:799), NULL when none was started.
+ */
 static int odd_calls(const struct player_driver *d, void *ctx, int rank)
 {
-	void *step = (void *)1;
-	int rc = d->start_step(ctx, &step, NULL, rank, 0);
+	struct player_descr pd = { .type = FL_PROF_EV_PROXY_STEP, .rank = rank };
+	void *step = NULL;
+	int rc = 0;
 
-	rc |= step != NULL;
-	rc |= d->stop(step);
-	rc |= d->stop(NULL);
+	if (emits(FL_PROF_EV_PROXY_STEP)) {
+		step = (void *)1;
+		rc = d->start(ctx, &step, &pd);
+		rc |= stop_held(d, &step);
+	}
+	if (emits(FL_PROF_EV_NET_PLUGIN))
+		rc |= d->stop(NULL);
 	return rc;
+}
+
+/*
+ * A ProxyCtrl event on the proxy's own context with two states: Sleep and
+ * Wakeup when the idle proxy wakes (2.30.7 src/proxy.cc:852-856), Append and
+ * AppendEnd with the ops appended (:864-865, 912-913).
+ */
+static int proxy_ctrl(const struct player_driver *d, void *ctx, int first, int second,
+		      int appended)
+{
+	struct player_descr pd = { .type = FL_PROF_EV_PROXY_CTRL };
+	void *h = NULL;
+	int rc;
+
+	if (!emits(FL_PROF_EV_PROXY_CTRL))
+		return 0;
+	rc = d->start(ctx, &h, &pd);
+	if (h) {
+		rc |= d->record_arg(h, first, 0);
+		rc |= d->record_arg(h, second, (uint64_t)appended);
+	}
+	return rc | stop_held(d, &h);
 }
 
 /* transSize of a sub is a running total never reset (2.26.2 src/proxy.cc:364): ops start mid-way. */
@@ -165,24 +285,72 @@ static void stale_totals(struct handles *h)
 			h->trans[l][o] = (uint64_t)(l + 1) * 1000003u + (uint64_t)o * 524288u;
 }
 
+/* 2.31's profiler thread: the KernelCh events of a communicator, in their order. */
+struct later_job {
+	const struct rank_job *job;
+	void *ctx;
+	const struct player_thread *th;
+	struct handles *h;
+	int rc;
+};
+
+static void *play_later(void *arg)
+{
+	struct later_job *lj = arg;
+
+	for (int i = 0; i < lj->h->nlater; i++)
+		lj->rc |= play_kernel(lj->job, lj->ctx, lj->th, lj->h->later[i], lj->h);
+	return NULL;
+}
+
+/*
+ * 2.31 emits KernelCh from a profiler thread of its own, no longer the proxy's
+ * (NVIDIA/nccl 889806836097 src/plugin/profiler.cc, ncclProfilerThreadFunc and
+ * profilerProgressOps): played there, after the proxy's events.
+ */
+static int kernel_thread(const struct rank_job *job, void *ctx, const struct player_thread *th,
+			 struct handles *h)
+{
+	struct later_job lj = { job, ctx, th, h, 0 };
+	pthread_t t;
+
+	if (!h->nlater)
+		return 0;
+	if (pthread_create(&t, NULL, play_later, &lj))
+		return -1;
+	pthread_join(t, NULL);
+	return lj.rc;
+}
+
 static int play_comm(const struct rank_job *job, const struct player_thread *th, void *ctx,
 		     struct handles *h)
 {
 	const struct player_scenario *s = job->s;
 	const struct player_driver *d = player_driver(s->version);
-	void *coll = NULL;
 	int rc;
 
 	memset(h, 0, sizeof(*h));
 	stale_totals(h);
-	rc = d->start_coll(ctx, &coll, s->comm_hash, th->rank);
-	rc |= d->stop(coll); /* NCCL stops the Coll before its ProxyOps start */
-	/* This communicator's proxy appends its ops (ProxyCtrl, 2.30.7 src/proxy.cc:864). */
-	rc |= d->proxy_ctrl(ctx);
+	/* The application thread enqueues its tasks; NCCL stops each before its ProxyOps start. */
+	rc = player_tasks(s, ctx, th->rank, atomic_load(&nccl_mask), h->task);
+	/* This communicator's proxy appends its ops (ProxyCtrl, 2.30.7 src/proxy.cc:864, 912). */
+	rc |= proxy_ctrl(d, ctx, 17, 18, th->nlinks * s->ops);
 	rc |= odd_calls(d, ctx, th->rank);
 	for (size_t i = 0; !rc && i < th->nev; i++)
-		rc = play_event(job, ctx, th, &th->ev[i], h, coll);
-	return rc;
+		rc = play_event(job, ctx, th, &th->ev[i], h);
+	return rc ? rc : kernel_thread(job, ctx, th, h);
+}
+
+/* The profiler's init; what it wrote is NCCL's mask for the whole process. */
+static int init_one(const struct player_scenario *s, const struct player_driver *d, void **ctx,
+		    uint64_t hash, int rank)
+{
+	int mask = atomic_load(&nccl_mask);
+	int rc = d->init_mask(ctx, s, hash, rank, &mask);
+
+	atomic_store(&nccl_mask, mask);
+	/* fabriclab asks for ProxyStep unless told not to (FABRICLAB_PROFILER=off). */
+	return rc ? rc : s->profiler_lib || (mask & FL_PROF_EV_PROXY_STEP) ? 0 : -1;
 }
 
 static void *rank_main(void *arg)
@@ -204,12 +372,12 @@ static void *rank_main(void *arg)
 
 		if (hk && hk->before_init)
 			job->rc = hk->before_init(hk->arg, hash, rank, &hook_state[c]);
-		job->rc = job->rc ? job->rc : d->init(&ctx[c], s, hash, rank);
+		job->rc = job->rc ? job->rc : init_one(s, d, &ctx[c], hash, rank);
 		if (!job->rc && hk && hk->after_init)
 			job->rc = hk->after_init(hook_state[c]);
 		/* The proxy thread starts idle and says so (ProxyCtrl Sleep, 2.30.7 src/proxy.cc:852). */
 		if (!job->rc)
-			job->rc = d->proxy_ctrl(ctx[c]);
+			job->rc = proxy_ctrl(d, ctx[c], 15, 16, 0);
 		job->node->ctx[job->rank - job->node->first_rank][c] = ctx[c];
 	}
 	pthread_barrier_wait(&job->node->ready);
@@ -228,6 +396,7 @@ static void *rank_main(void *arg)
 	}
 	/* NCCL destroys a communicator only once its ops, relayed ones too, are done. */
 	pthread_barrier_wait(&job->node->done);
+	/* NCCL finalizes a context that is not NULL (2.30.7 src/plugin/profiler.cc:265). */
 	for (int c = 0; c < comms; c++)
 		if (ctx[c])
 			job->rc |= d->finalize(ctx[c]);
@@ -257,6 +426,8 @@ static int node_main(const struct player_scenario *s, int node, const char *dir,
 	setenv("FABRICLAB_REPORT_DIR", dir, 1);
 	setenv("FABRICLAB_REPORT", "brief", 1);
 	fl_prof_set_clock(player_clock);
+	if (player_load(s))
+		return 1;
 	for (int i = 0; i < n; i++) {
 		jobs[i] = (struct rank_job){ s, node * n + i, t0, 0, &ns, 0 };
 		if (pthread_create(&threads[i], NULL, rank_main, &jobs[i]))

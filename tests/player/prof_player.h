@@ -1,9 +1,12 @@
 /*
  * The profiler-event player: drives the exported ncclProfiler_vN tables the
- * way NCCL does (init with the version's signature, Group/Coll events, ProxyOp
- * and ProxyStep starts, state records with that version's state arguments,
- * stops, finalize), from a ring all-reduce generated on a virtual clock with
- * known answers: which link is slow, which NIC, which GPU straggles.
+ * way NCCL does (init with the version's signature; per collective the API
+ * events of 2.28+, GroupApi, CollApi or P2pApi and KernelLaunch, then Group and
+ * Coll or P2p; ProxyCtrl, ProxyOp and ProxyStep starts, state records with
+ * that version's state arguments, KernelCh from 2.27, stops, finalize), each
+ * only when NCCL would emit it for the mask init asked for, from a ring
+ * all-reduce generated on a virtual clock with known answers: which link is
+ * slow, which NIC, which GPU straggles.
  *
  * Ranks are spread over processes (one per node, forked, FABRICLAB_NODE_NAME
  * set) and threads (one per rank of the node); each process writes its final
@@ -66,6 +69,20 @@ struct player_scenario {
 	int recv_reg_passes;
 	int recv_not_now;
 	int comms; /* communicators per rank (each its own hash), 1 or more */
+	/*
+	 * Odd-numbered ops are a grouped ncclSend to the next rank and ncclRecv from the
+	 * previous one (P2p events, and P2pApi from v5) instead of an all-reduce: the
+	 * same proxy traffic under other parents.
+	 */
+	int p2p;
+	/*
+	 * The profiler the stand-in loads: NULL, fabriclab's own tables (linked in);
+	 * else a library whose ncclProfiler_v<version> it drives alone, as NCCL would.
+	 */
+	const char *profiler_lib;
+	/* NCCL's logger, handed to init (v4+); NULL: none. */
+	void (*logger)(int level, unsigned long flags, const char *file, int line,
+		       const char *fmt, ...);
 	int split; /* odd communicators number their ranks backwards (a split, renumbered) */
 	const struct player_rank_hooks *hooks; /* NULL: the profiler role alone */
 };

@@ -38,7 +38,12 @@ static void test_tsc_clock_keeps_monotonic_pace(void **state)
 
 	(void)state;
 	fl_clock_init();
-	/* A bracket wider than 100 us (a preemption inside it) would blunt the check: retry. */
+	/*
+	 * A bracket wider than 100 us (a preemption inside it) would blunt the check: sampled
+	 * again, up to 20 times, until 1 sample is narrow. The check is judged once, on that
+	 * sample; the retry is chosen by the bracket's width, never by the result, so a wrong
+	 * scale fails whichever sample is judged.
+	 */
 	for (int tries = 0; tries < 20; tries++) {
 		b0 = bracket_now();
 		nanosleep(&nap, NULL);

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "tests/fakeverbs/fv_test.h"
+#include "fabric/nic/fv_test.h"
 
 static struct fvt_lib lib;
 static char fabric_dir[128];
@@ -703,10 +703,9 @@ static void test_destroy_order_enforced(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	fvt_private_fabric(fabric_dir, sizeof(fabric_dir));
 	unsetenv("FABRICLAB_FAKEVERBS_DEVICES");
 	unsetenv("FABRICLAB_FAKEVERBS_INJECT");
-	setenv("FABRICLAB_FAKEVERBS_RETRY_MS", "500", 1);
+	fvt_describe(fabric_dir, sizeof(fabric_dir), ", \"retry_ms\": 500", NULL);
 	return fvt_load(&lib);
 }
 

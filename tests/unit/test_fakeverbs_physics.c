@@ -1,7 +1,7 @@
 /*
- * The emulated NIC's physics (FABRICLAB_FAKEVERBS_PHYSICS, tests/fakeverbs/fv_physics.c)
- * between a parent and a forked child, ports 1x SDR moving bytes 10 times slower
- * (FABRICLAB_FAKEVERBS_RATE_DIV=10: 31.25 MB/s), 2 ms one way, 0.5 ms per message:
+ * The emulated NIC's physics (fabric/nic/fv_physics.c) as the fabric's description gives it,
+ * between a parent (node0) and a forked child (node1), ports 1x SDR moving bytes 10 times
+ * slower (rate_div 10: 31.25 MB/s), 2 ms one way, 0.5 ms per message:
  *  - a write completes after its bytes' time on the wire and a round trip, not at once;
  *  - a one-MTU message posted behind a large one on another QP is interleaved with it, as a
  *    NIC arbitrates its QPs packet by packet: it completes long before the large one.
@@ -16,13 +16,19 @@
 
 #include <cmocka.h>
 
-#include "tests/fakeverbs/fv_test.h"
+#include "fabric/nic/fv_test.h"
 
 #define NEPS 2
 #define BUF (4u << 20)
 #define RATE_MB_S 31.25 /* 2.5 Gbit/s / 10 */
 #define ONE_WAY_MS 2.0
 #define COST_MS 0.5
+/* The description: two nodes, one port each, the physics above (no switches) */
+#define NODES "\"nodes\": [{\"name\": \"node0\", \"nics\": [{\"name\": \"mlx5_0\", " \
+	"\"port\": \"ib:1x:sdr\"}]}, {\"name\": \"node1\", \"nics\": [{\"name\": \"mlx5_0\", " \
+	"\"port\": \"ib:1x:sdr\"}]}]"
+#define PHYSICS "\"physics\": {\"on\": true, \"rate_div\": 10, \"latency_ns\": 2000000, " \
+	"\"msg_cost_ns\": 500000}"
 
 static struct fvt_lib lib;
 static char fabric_dir[128];
@@ -121,16 +127,12 @@ static int setup(void **state)
 	char ok;
 
 	(void)state;
-	fvt_private_fabric(fabric_dir, sizeof(fabric_dir));
-	setenv("FABRICLAB_FAKEVERBS_DEVICES", "mlx5_0=ib:1x:sdr", 1);
-	setenv("FABRICLAB_FAKEVERBS_PHYSICS", "1", 1);
-	setenv("FABRICLAB_FAKEVERBS_RATE_DIV", "10", 1);
-	setenv("FABRICLAB_FAKEVERBS_LATENCY_NS", "2000000", 1);
-	setenv("FABRICLAB_FAKEVERBS_MSG_COST_NS", "500000", 1);
-	if (fvt_load(&lib) || pipe(to_child) || pipe(to_parent))
+	if (fvt_describe(fabric_dir, sizeof(fabric_dir), NULL, NODES ", " PHYSICS) ||
+	    fvt_load(&lib) || pipe(to_child) || pipe(to_parent))
 		return -1;
 	child = fork();
 	if (child == 0) {
+		setenv("FABRICLAB_FABRIC_NODE", "node1", 1);
 		close(to_child[1]);
 		close(to_parent[0]);
 		_exit(child_main());

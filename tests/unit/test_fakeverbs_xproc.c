@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "tests/fakeverbs/fv_test.h"
+#include "fabric/nic/fv_test.h"
 
 static struct fvt_lib lib;
 static char fabric_dir[128];
@@ -358,7 +358,8 @@ static int child_env(void)
 	return child_dmabuf();
 }
 
-/* A process of "node 1" (FABRICLAB_FAKEVERBS_NODE=1): its own LIDs, reached by the parent's. */
+/* A process of "node1" (FABRICLAB_FABRIC_NODE=node1, the description's second node): its own
+ * LIDs, reached by the parent's. */
 static int child_node(int rfd, int wfd)
 {
 	struct fvt_opts o = fvt_defaults();
@@ -402,7 +403,7 @@ static void test_nodes_have_their_own_addresses(void **state)
 		chan_side(&c, true);
 		snprintf(rfd, sizeof(rfd), "%d", c.to_child[0]);
 		snprintf(wfd, sizeof(wfd), "%d", c.to_parent[1]);
-		setenv("FABRICLAB_FAKEVERBS_NODE", "1", 1);
+		setenv("FABRICLAB_FABRIC_NODE", "node1", 1); /* the description's second node */
 		execl(exe, exe, "--child-node", rfd, wfd, (char *)NULL);
 		_exit(127);
 	}
@@ -453,6 +454,52 @@ static int run_self(const char *mode, const char *devices, const char *inject)
 	return wait_child(pid);
 }
 
+/* A child with the description at `path` instead of the test's; how it exits. */
+static int run_described(const char *mode, const char *path)
+{
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	pid_t pid;
+
+	exe[len > 0 ? len : 0] = 0;
+	pid = fork();
+	if (pid == 0) {
+		setenv("FABRICLAB_FABRIC", path, 1);
+		execl(exe, exe, mode, (char *)NULL);
+		_exit(127);
+	}
+	return wait_child(pid);
+}
+
+static int write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	return !f || fputs(text, f) < 0 || fclose(f) ? -1 : 0;
+}
+
+/* A malformed description, or one whose node lacks what it asks, gives no devices (EINVAL). */
+static void test_bad_description_gives_no_devices(void **state)
+{
+	static const char *const bad[] = {
+		"{\"fabriclab_fabric\": 1, \"nodes\": [",
+		"{\"fabriclab_fabric\": 1, \"nodes\": [{\"name\": \"node0\", \"nics\": "
+		"[{\"name\": \"mlx5_0\", \"port\": \"ib:3x:hdr\"}]}]}",
+		"{\"fabriclab_fabric\": 1, \"nodes\": [{\"name\": \"node0\", \"nics\": []}], "
+		"\"physics\": {\"rate_dvi\": 2}}",
+		"{\"fabriclab_fabric\": 2, \"nodes\": []}",
+	};
+	char path[PATH_MAX];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/bad.json", fabric_dir);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(write_text(path, bad[i]), 0);
+		assert_int_equal(run_described("--child-bad-env", path), 0);
+	}
+	unlink(path);
+}
+
 static void test_environment_configures_devices_and_errors(void **state)
 {
 	(void)state;
@@ -487,6 +534,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_dead_peer_fails_requests),
 		cmocka_unit_test(test_full_ring_flow_control),
 		cmocka_unit_test(test_environment_configures_devices_and_errors),
+		cmocka_unit_test(test_bad_description_gives_no_devices),
 		cmocka_unit_test(test_nodes_have_their_own_addresses),
 	};
 

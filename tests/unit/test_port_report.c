@@ -16,6 +16,7 @@
 
 #include "plugin/base/error.h"
 #include "tools/report/report.h"
+#include "tools/report/report_hop_json.h"
 
 static const char ports_json[] =
 	"{\"ports\": ["
@@ -27,6 +28,9 @@ static const char ports_json[] =
 	" \"rising\": [{\"counter\": \"ethtool/rx_pause_ctrl_phy\", \"delta\": 5,"
 	" \"severity\": \"congestion\"}, {\"counter\": \"counters/symbol_error\", \"delta\": 60,"
 	" \"severity\": \"error\"}]}]}";
+
+static struct report_json parsed;     /* each port's table */
+static struct report_arena texts; /* their rising counters */
 
 static void load(struct report_file *f, const char *text, int *err)
 {
@@ -40,7 +44,7 @@ static void load(struct report_file *f, const char *text, int *err)
 	f->views = calloc(2, sizeof(*f->views));
 	f->nviews = 2;
 	f->views[0].is_send = true;
-	*err = report_read_ports("r.json", root, f);
+	*err = report_read_ports("r.json", root, NULL, &parsed, &texts, f);
 	json_decref(root);
 }
 
@@ -48,6 +52,8 @@ static void release(struct report_file *f)
 {
 	free(f->views);
 	free(f->ports);
+	report_json_free(&parsed);
+	report_arena_free(&texts);
 }
 
 static void test_read_ports(void **state)

@@ -420,8 +420,8 @@ static void test_minimal_reports_natural_order_odd_names(void **state)
 }
 
 /*
- * A report over 1 MiB is read a hop at a time from its text, each hop's tree
- * given back once read: what the rest of the report holds (its devices, read
+ * A large report is read a hop at a time from its text, each hop's table
+ * reused for the next: what the rest of the report holds (its devices, read
  * during the hops, and its ports, after them) must come through intact.
  */
 static void test_large_report_streams_hops_and_keeps_the_rest(void **state)
@@ -448,7 +448,7 @@ static void test_large_report_streams_hops_and_keeps_the_rest(void **state)
 			i ? ", " : "", i, 1000 + i);
 	fputs("], \"ports\": [{\"name\": \"mlx5_0/1\", \"device\": \"mlx5_0\", "
 	      "\"active\": true, \"active_gbps\": 200.0}]}\n", f);
-	assert_true(ftell(f) > (1L << 20)); /* past the size parsed as one tree */
+	assert_true(ftell(f) > (1L << 20)); /* 4000 hops, over 1 MiB */
 	assert_int_equal(fclose(f), 0);
 	assert_int_equal(load(dir), 0);
 	assert_int_equal(set.nhops, n);

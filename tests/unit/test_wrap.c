@@ -37,6 +37,8 @@ static struct {
 	/* the direct path (struct fl_direct): what f_direct answers, and what went through it */
 	int direct_answer, direct_asks, direct_posts, direct_tests, tests, fail_post;
 	int direct_leaves_sizes; /* its test leaves sizes unwritten, as fastsocket's */
+	int direct_writes_zero;  /* its test writes 0, as aws-ofi-nccl's early receives */
+	int leaves_recv_sizes;   /* the transport's test says a receive's size is not known */
 } fake;
 
 static int warn_lines;
@@ -151,6 +153,9 @@ static int f_test(void *request, int *done, int *sizes, struct fl_xfer_times *t)
 	*done = r->polls_left > 0 && --r->polls_left == 0;
 	if (*done) {
 		memcpy(sizes, r->sizes, sizeof(int) * (size_t)r->n);
+		if (fake.leaves_recv_sizes)
+			for (int i = 0; i < r->n; i++)
+				sizes[i] = FL_SIZE_UNWRITTEN;
 		*t = r->times;
 	}
 	return FL_OK;
@@ -191,7 +196,7 @@ static int d_test(void *request, int *done, int *sizes)
 		return FL_ERR_SYSTEM;
 	*done = r->polls_left > 0 && --r->polls_left == 0;
 	if (*done && !fake.direct_leaves_sizes)
-		sizes[0] = r->sizes[0];
+		sizes[0] = fake.direct_writes_zero ? 0 : r->sizes[0];
 	return FL_OK;
 }
 
@@ -494,7 +499,7 @@ static void send_timed(struct fl_wcomm *c, int bytes, uint64_t ready, uint64_t s
 {
 	void *req = NULL;
 
-	fake.next_times = (struct fl_xfer_times){ ready, start, end, 0, 0 };
+	fake.next_times = (struct fl_xfer_times){ ready, start, end, 0, 0, 0 };
 	assert_int_equal(fl_wrap_isend(c, NULL, (size_t)bytes, 0, NULL, NULL, &req), FL_OK);
 	wait_done(req, NULL);
 }
@@ -555,7 +560,7 @@ static void test_partly_timed_requests_rate_only_the_timed_bytes(void **state)
 	void *req = NULL;
 
 	(void)state;
-	fake.next_times = (struct fl_xfer_times){ T, T, T + 100, 250, 0 };
+	fake.next_times = (struct fl_xfer_times){ T, T, T + 100, 250, 0, 0 };
 	assert_int_equal(fl_wrap_isend(a, NULL, 1000, 0, NULL, NULL, &req), FL_OK);
 	wait_done(req, NULL);
 	send_timed(a, 1000, T + 200, T + 200, T + 300); /* 0 = every byte timed */
@@ -669,6 +674,78 @@ static void test_direct_never_is_not_asked_again(void **state)
 	fl_wrap_close_send(c);
 }
 
+/*
+ * A receive whose size the transport does not know (ext over an inner that writes none) reaches
+ * NCCL as 0, what NCCL reads unwrapped (2.30.7 src/transport/net.cc:1617-1619), never the posted
+ * slot, and is counted unsized with no bytes; the same on the direct path.
+ */
+static void test_unsized_receives_reach_nccl_as_zero(void **state)
+{
+	struct fl_wcomm *c = accept_recv();
+	char a[1000];
+	void *data[1] = { a }, *mh[1] = { 0 }, *ph[1] = { 0 }, *req = NULL;
+	size_t sizes[1] = { sizeof(a) };
+	int tags[1] = { 1 }, got = 0;
+
+	(void)state;
+	fake.leaves_recv_sizes = 1;
+	assert_int_equal(fl_wrap_irecv(c, 1, data, sizes, tags, mh, ph, &req), FL_OK);
+	wait_done(req, &got);
+	assert_int_equal(got, 0);
+	fake.direct_answer = FL_DIRECT_ON;
+	fake.direct_leaves_sizes = 1;
+	assert_int_equal(fl_wrap_irecv(c, 1, data, sizes, tags, mh, ph, &req), FL_OK);
+	assert_int_equal(fake.direct_posts, 1);
+	got = 0;
+	wait_done(req, &got);
+	assert_int_equal(got, 0);
+	assert_int_equal(counter(&c->stats.bytes), 0);
+	assert_int_equal(counter(&c->stats.unsized), 2);
+	assert_int_equal(fl_stats_messages(&c->stats), 2);
+	assert_true(counter(&c->stats.outstanding_ns) > 0); /* still timed */
+	fl_wrap_close_recv(c);
+}
+
+/*
+ * A direct receive posted with NCCL's optional-completion hint that comes back with 0 bytes may
+ * be done before its data (aws-ofi-nccl): counted unsized and not timed. Without the hint, a 0
+ * written is a size like any other; the transport's own test says untimed itself.
+ */
+static void test_early_receives_are_not_timed(void **state)
+{
+	struct fl_wcomm *c = accept_recv();
+	char a[1000];
+	void *data[1] = { a }, *mh[1] = { 0 }, *ph[1] = { 0 }, *req;
+	size_t sizes[1] = { sizeof(a) };
+	int tags[1] = { 1 }, got = -1;
+
+	(void)state;
+	fake.next_times = (struct fl_xfer_times){ .untimed = 1 };
+	req = NULL;
+	assert_int_equal(fl_wrap_irecv(c, 1, data, sizes, tags, mh, ph, &req), FL_OK);
+	wait_done(req, &got);
+	assert_int_equal(got, (int)sizeof(a));
+	assert_int_equal(counter(&c->stats.outstanding_ns), 0);
+	fake.next_times = (struct fl_xfer_times){ 0 };
+	fake.direct_answer = FL_DIRECT_ON;
+	fake.direct_writes_zero = 1;
+	req = FL_OPTIONAL_RECV_COMPLETION;
+	assert_int_equal(fl_wrap_irecv(c, 1, data, sizes, tags, mh, ph, &req), FL_OK);
+	wait_done(req, &got);
+	assert_int_equal(got, 0);
+	assert_int_equal(counter(&c->stats.unsized), 1);
+	assert_int_equal(counter(&c->stats.outstanding_ns), 0);
+	assert_int_equal(counter(&c->stats.wire_bytes), 0);
+	req = NULL;
+	assert_int_equal(fl_wrap_irecv(c, 1, data, sizes, tags, mh, ph, &req), FL_OK);
+	wait_done(req, &got);
+	assert_int_equal(counter(&c->stats.unsized), 1);
+	assert_true(counter(&c->stats.outstanding_ns) > 0);
+	assert_int_equal(fl_stats_messages(&c->stats), 3);
+	assert_int_equal(counter(&c->stats.bytes), sizeof(a));
+	fl_wrap_close_recv(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -692,6 +769,8 @@ int main(void)
 				       setup),
 		cmocka_unit_test_setup(test_direct_errors_are_the_transports, setup),
 		cmocka_unit_test_setup(test_direct_never_is_not_asked_again, setup),
+		cmocka_unit_test_setup(test_unsized_receives_reach_nccl_as_zero, setup),
+		cmocka_unit_test_setup(test_early_receives_are_not_timed, setup),
 	};
 	int rc;
 

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "fabric/topo/topo.h"
+
 #define LAB_MAX_RANKS 16
 #define LAB_MAX_RANKS_TEXT "16" /* for messages, kept beside the number */
 #define LAB_SPEC_LEN 512
@@ -37,18 +39,20 @@ struct lab_preset {
 	double gbps;        /* the real port's rate */
 	double one_way_us;  /* a small RDMA write, one way */
 	double msg_cost_us; /* per message, on the NIC */
-	const char *port;   /* the emulated port (FABRICLAB_FAKEVERBS_DEVICES) */
+	const char *port;   /* the emulated port its NICs report (the description's "port") */
 	int rate_div;       /* it moves bytes this many times slower than it says */
 	int channels;       /* NCCL's channels per NIC: connections per hop */
 };
 
-enum lab_hw_kind { LAB_HW_DOWNGRADE, LAB_HW_PAUSE, LAB_HW_LATENCY };
+enum lab_hw_kind { LAB_HW_DOWNGRADE, LAB_HW_PAUSE, LAB_HW_LATENCY, LAB_HW_SPINE, LAB_HW_UPLINK,
+		   LAB_HW_LEAFPORT };
 
-/* --hw-fault: a fault of one emulated NIC's hardware. */
+/* --hw-fault: a fault of the emulated fabric's hardware (lab_hw.c). */
 struct lab_hw {
 	enum lab_hw_kind kind;
-	int node, nic;      /* nic -1: every NIC of the node */
-	int rate_pct;
+	int node, nic;      /* NIC kinds and leafport; nic -1: every NIC of the node */
+	int leaf, spine;    /* uplink: leafI-spineJ; spine: spineJ; -1 unset */
+	int rate_pct;       /* the effect: one of rate, every and for, add */
 	double every_ns, for_ns, add_ns;
 };
 
@@ -82,6 +86,8 @@ struct lab_opts {
 	int proto;                 /* --proto: 0 simple, 1 ll128, 2 ll */
 	const char *hw_fault;      /* --hw-fault SPEC as given */
 	struct lab_hw hw;
+	const char *topology;      /* --topology SPEC or FILE as given; NULL: flat */
+	struct ft_topo topo;       /* the emulated fabric's description (lab_topology.c) */
 };
 
 /* Set by SIGINT, SIGTERM or SIGHUP: the run stops and cleans up. */
@@ -99,19 +105,28 @@ int lab_scenario_prepare(struct lab_opts *o);
 /* Bytes per second of a rate in the fault grammar's units ("400mbit"); -1 when malformed. */
 int lab_parse_rate(const char *text, double *bytes_per_s);
 
-/* Presets and hardware faults (lab_like.c); parsers say why on stderr and return -1. */
+/* Presets (lab_like.c); parsers say why on stderr and return -1. */
 int lab_like_parse(const char *name, struct lab_opts *o);
 int lab_proto_parse(const char *name, struct lab_opts *o);
-int lab_hw_parse(const char *spec, const struct lab_opts *o, struct lab_hw *hw);
 double lab_like_scale(const struct lab_preset *p);
 void lab_like_apply(struct lab_opts *o);   /* fabric, link rate, channels from the preset */
 /* How often the emulated fabric's healthy hops run near line, for the diagnosis. */
 void lab_verdict_prior(const struct lab_opts *o);
-void lab_like_env(const struct lab_opts *o);
+void lab_like_env(const struct lab_opts *o); /* what the plugin and shim are told */
+void lab_like_physics(const struct lab_opts *o, struct ft_topo *t); /* the description's */
 const char *lab_like_port(const struct lab_opts *o); /* NULL without a preset */
-void lab_hw_enter(const struct lab_opts *o, int rank);
 void lab_like_print(const struct lab_opts *o, FILE *out);
+/* The emulated NICs' schedules summed (lab_schedule.c). */
 void lab_like_print_schedule(const struct lab_opts *o, FILE *out);
+
+/* Hardware faults (lab_hw.c): the parser says why on stderr and returns -1. */
+int lab_hw_parse(const char *spec, const struct lab_opts *o, struct lab_hw *hw);
+bool lab_hw_on_switch(const struct lab_hw *hw); /* a spine's or an uplink's */
+
+/* The emulated fabric's description (lab_topology.c); each says why on stderr and returns -1. */
+int lab_topology_build(struct lab_opts *o);  /* into o->topo: nodes, --topology, faults */
+int lab_topology_write(struct lab_opts *o, char *path, size_t len); /* <run>/topology.json */
+void lab_topology_print(const struct lab_opts *o, FILE *out);
 
 /* Fabrics (lab_fabric.c). */
 const char *lab_fabric_name(enum lab_fabric f);
@@ -119,7 +134,7 @@ const char *lab_fabric_name(enum lab_fabric f);
 int lab_fabric_parse(const char *name, enum lab_fabric *out);
 /* The ranks' environment for o->fabric (the fake NIC, GPU memory); 0 or -1 with a message. */
 int lab_fabric_env(const struct lab_opts *o);
-/* In a rank's child: what differs per node on the fabric (its LIDs and GUIDs). */
+/* In a rank's child: which node of the fabric's description it is. */
 void lab_fabric_enter(const struct lab_opts *o, int rank);
 
 /* The run projected to the field guide's job (lab_project.c). */
@@ -132,8 +147,6 @@ int lab_rank_rail(const struct lab_opts *o, int rank);
 void lab_rail_dev(int rail, char *buf, size_t len); /* "mlx5_<rail>" */
 /* Rail k's device on o's fabric: "mlx5_<k>", or "eth<k>" over tcp. */
 void lab_rail_dev_of(const struct lab_opts *o, int rail, char *buf, size_t len);
-/* The fake NIC's devices: K alike, each with `port` ("eth:4x:100g"). */
-void lab_rails_devices(const struct lab_opts *o, const char *port, char *buf, size_t len);
 /* In a rank's child: its node's name and its rail's device index. */
 void lab_rails_enter(const struct lab_opts *o, int rank);
 /* 0, or -1 with a message when --rails does not fit the other options. */

@@ -1,7 +1,8 @@
 /*
  * The lab's fabrics. tcp: the socket transport on loopback. roce and ib: the
- * verbs transport over the fake NIC (build/libfabriclab-fakeverbs.so, an
- * Ethernet link layer with RoCE v2 GIDs, or InfiniBand with LIDs), with each
+ * verbs transport over the emulated fabric (fabric/: the NIC in
+ * build/libfabriclab-fakeverbs.so, an Ethernet link layer with RoCE v2 GIDs,
+ * or InfiniBand with LIDs, configured by the run's topology.json), with each
  * rank's gradients in emulated GPU memory (build/libfabriclab-fakecuda.so) on
  * a node whose kernel offers GPUDirect RDMA (nvidia_peermem in the run's
  * sysfs). The plugin then registers CUDA memory everywhere except where nogdr
@@ -85,10 +86,21 @@ static int peermem_sysfs(const struct lab_opts *o, char *root, size_t len)
 	return write_file(path, "version", "2.0 (emulated by fabriclab lab)\n");
 }
 
+/* A FABRICLAB_FAKEVERBS_* variable from the shell overrides the description in every rank. */
+static void note_overrides(void)
+{
+	extern char **environ;
+
+	for (char **e = environ; *e; e++)
+		if (!strncmp(*e, "FABRICLAB_FAKEVERBS_", 20))
+			fprintf(stderr, "fabriclab lab: note: %.*s from your environment overrides the "
+				"fabric's description (fabric/README.md)\n", (int)strcspn(*e, "="), *e);
+}
+
 int lab_fabric_env(const struct lab_opts *o)
 {
 	char verbs[PATH_MAX + 64], cuda[PATH_MAX + 64], root[PATH_MAX + 16];
-	char fabric[PATH_MAX + 16], rate[32], devices[256];
+	char description[PATH_MAX + 16], rate[32];
 
 	if (o->fabric == LAB_TCP) {
 		setenv("FABRICLAB_TRANSPORT", "socket", 1);
@@ -96,18 +108,16 @@ int lab_fabric_env(const struct lab_opts *o)
 		return 0;
 	}
 	if (beside_tool(o, FAKE_VERBS, verbs, sizeof(verbs)) ||
-	    beside_tool(o, FAKE_CUDA, cuda, sizeof(cuda)) || peermem_sysfs(o, root, sizeof(root)))
+	    beside_tool(o, FAKE_CUDA, cuda, sizeof(cuda)) || peermem_sysfs(o, root, sizeof(root)) ||
+	    lab_topology_write((struct lab_opts *)o, description, sizeof(description)))
 		return -1;
-	snprintf(fabric, sizeof(fabric), "%s/fabric", o->run_dir);
 	snprintf(rate, sizeof(rate), "%.0f", o->copy_rate_bytes);
 	setenv("FABRICLAB_TRANSPORT", "ib", 1);
 	setenv("FABRICLAB_IBVERBS_LIB", verbs, 1);
-	setenv("FABRICLAB_FAKEVERBS_DIR", fabric, 1);
-	lab_rails_devices(o, lab_like_port(o) ? lab_like_port(o)
-			  : o->fabric == LAB_IB ? "ib:4x:ndr" : "eth:4x:100g", devices,
-			  sizeof(devices));
+	/* the emulated fabric is its description: nodes, NICs, switches, physics, faults */
+	setenv("FABRICLAB_FABRIC", description, 1);
+	note_overrides();
 	lab_like_env(o);
-	setenv("FABRICLAB_FAKEVERBS_DEVICES", devices, 1);
 	setenv("FABRICLAB_SYSFS_ROOT", root, 1);
 	setenv("FABRICLAB_SHIM_MEM", "cuda", 1);
 	setenv("FABRICLAB_CUDART_LIB", cuda, 1);
@@ -125,7 +135,6 @@ void lab_fabric_enter(const struct lab_opts *o, int rank)
 	lab_rails_enter(o, rank);
 	if (o->fabric == LAB_TCP)
 		return;
-	snprintf(node, sizeof(node), "%d", lab_rank_node(o, rank));
-	setenv("FABRICLAB_FAKEVERBS_NODE", node, 1);
-	lab_hw_enter(o, rank);
+	snprintf(node, sizeof(node), "node%d", lab_rank_node(o, rank));
+	setenv("FABRICLAB_FABRIC_NODE", node, 1);
 }

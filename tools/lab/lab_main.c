@@ -60,10 +60,18 @@ void lab_usage(FILE *out)
 		"                       paces (docs/lab.md)\n"
 		"      --channels C     with --like: connections (QPs) per hop (default 2)\n"
 		"      --proto P        with --like: simple (512 KiB steps, default), ll128, ll\n"
-		"      --hw-fault SPEC  with --like: a fault of one emulated NIC, unknown to the\n"
-		"                       plugin: downgrade:node=nodeK[,nic=J],rate=50%%,\n"
-		"                       pause:node=nodeK,every=100ms,for=40ms or\n"
-		"                       latency:node=nodeK,add=20us\n"
+		"      --hw-fault SPEC  with --like: a fault of the emulated fabric, unknown to\n"
+		"                       the plugin: downgrade:node=nodeK[,nic=J],rate=50%%,\n"
+		"                       pause:node=nodeK,every=100ms,for=40ms,\n"
+		"                       latency:node=nodeK,add=20us, spine:spine=J,rate=50%%,\n"
+		"                       uplink:leaf=I,spine=J,rate=50%% or\n"
+		"                       leafport:node=nodeK[,nic=J],rate=50%% (switches also\n"
+		"                       every=T,for=T or add=T; docs/lab.md)\n"
+		"      --topology T     with --like: the switches: fat-tree:leaves=L,spines=S\n"
+		"                       (nodes in order over the leaves, every leaf to every\n"
+		"                       spine, ECMP by connection), rail (NIC k of every node\n"
+		"                       on leaf k) or a description FILE (default: flat, no\n"
+		"                       switches); the run folder keeps it as topology.json\n"
 		"      --fabric F       tcp (the socket transport, default), roce or ib (the\n"
 		"                       verbs transport on the emulated NIC, gradients in\n"
 		"                       emulated GPU memory with GPUDirect RDMA)\n"
@@ -192,6 +200,7 @@ static int parse_one(int c, const char *v, struct lab_opts *o)
 	case 'l': return lab_like_parse(v, o) ? EXIT_USAGE : 0;
 	case 'p': return lab_proto_parse(v, o) ? EXIT_USAGE : 0;
 	case 'H': o->hw_fault = v; return 0;
+	case 'Y': o->topology = v; return 0;
 	case 'A':
 		if (shim_parse_long(v, &n) || n < 1 || n > 16)
 			return bad("--channels", v, "an integer from 1 to 16");
@@ -210,10 +219,10 @@ static int parse_one(int c, const char *v, struct lab_opts *o)
 /* --like and what only it makes sense with. */
 static int check_like(struct lab_opts *o)
 {
-	if (!o->like && (o->hw_fault || o->channels || o->proto)) {
+	if (!o->like && (o->hw_fault || o->channels || o->proto || o->topology)) {
 		fprintf(stderr, "fabriclab lab: %s needs --like hdr|ndr|xdr|roce400 (the emulated "
-			"NIC's physics)\n", o->hw_fault ? "--hw-fault" : o->channels ? "--channels"
-							       : "--proto");
+			"fabric's physics)\n", o->hw_fault ? "--hw-fault" : o->channels ? "--channels"
+			: o->proto ? "--proto" : "--topology");
 		return EXIT_USAGE;
 	}
 	if (!o->like)
@@ -231,8 +240,6 @@ static int check_like(struct lab_opts *o)
 	}
 	lab_like_apply(o);
 	lab_verdict_prior(o);
-	if (o->hw_fault && lab_hw_parse(o->hw_fault, o, &o->hw))
-		return EXIT_USAGE;
 	return 0;
 }
 
@@ -245,6 +252,10 @@ static int check_opts(struct lab_opts *o)
 	if (lab_rails_check(o))
 		return EXIT_USAGE;
 	o->ranks = o->nodes * o->rails;
+	if (o->hw_fault && lab_hw_parse(o->hw_fault, o, &o->hw))
+		return EXIT_USAGE;
+	if (o->fabric != LAB_TCP && lab_topology_build(o))
+		return EXIT_USAGE;
 	if (o->target >= o->nodes) {
 		fprintf(stderr,
 			"fabriclab lab: --target node%d: there are %d %s (node0..node%d)\n",
@@ -304,6 +315,7 @@ static int parse_args(int argc, char **argv, struct lab_opts *o)
 		{ "like", required_argument, NULL, 'l' },
 		{ "proto", required_argument, NULL, 'p' },
 		{ "hw-fault", required_argument, NULL, 'H' },
+		{ "topology", required_argument, NULL, 'Y' },
 		{ "channels", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -421,8 +433,10 @@ static void print_header(const struct lab_opts *o, FILE *out)
 			o->fabric == LAB_TCP ? ": bridge br<k>" : "", o->nodes);
 	if (o->transport)
 		fprintf(out, "transport: FABRICLAB_TRANSPORT=%s\n", o->transport);
-	if (o->like)
+	if (o->like) {
 		lab_like_print(o, out);
+		lab_topology_print(o, out);
+	}
 	else
 		fprintf(out, "link rate: %s on every hop (%.1f MB/s), reported as each device's "
 			"speed%s\n", o->link_rate, o->link_rate_bytes / 1e6,

@@ -31,16 +31,6 @@ void lab_rail_dev(int rail, char *buf, size_t len)
 	snprintf(buf, len, "mlx5_%d", rail);
 }
 
-void lab_rails_devices(const struct lab_opts *o, const char *port, char *buf, size_t len)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (int k = 0; k < o->rails && used < len; k++)
-		used += (size_t)snprintf(buf + used, len - used, "%smlx5_%d=%s", k ? "," : "", k,
-					 port);
-}
-
 void lab_rails_enter(const struct lab_opts *o, int rank)
 {
 	char node[32], dev[16], ifname[16];

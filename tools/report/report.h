@@ -46,6 +46,7 @@ struct report_view {
 	long src_rank, dst_rank;
 	long connections;
 	uint64_t bytes, messages;
+	uint64_t unsized_messages; /* of messages, those of a size the end was not told */
 	uint64_t wire_bytes; /* the part of bytes whose wire time this end saw */
 	double line_rate_gbs;
 	double wire_seconds, wire_gbs;
@@ -95,7 +96,8 @@ struct report_port {
 	bool active, trained_down;
 	double active_gbps, max_gbps; /* max 0 unknown */
 	double seconds;               /* what the counter deltas cover */
-	char rising[320];             /* "symbol_error +60, ..." since the writer's init, "" none */
+	const char *rising;           /* "symbol_error +60, ..." since the writer's init, "" none
+					 (in the set's arena: 10^6 ports of a fleet, few rising) */
 	bool errors_rising;           /* an error counter among them, not only congestion */
 	struct fl_port_qos qos;       /* RoCE lossless settings as the writer read them */
 };
@@ -186,6 +188,8 @@ struct report_set {
 	struct report_hop *hops; /* sorted by src, dst after report_merge */
 	size_t nhops;
 	struct fl_hop_figures *figures; /* figures[i] is hops[i] as the verdict sees it */
+	/* the topology's shared elements the verdict was given (--topology), else NULL */
+	const struct fl_hop_elements *elements;
 	struct fl_verdict verdict;
 	char commands[REPORT_COMMANDS_LEN];
 	int ncommands;
@@ -202,14 +206,22 @@ struct report_set {
 	size_t nroce;   /* RoCE interfaces (node, netdev) whose lossless settings were read */
 	struct report_lossless_diff *lossless; /* where one differs from the rest */
 	size_t nlossless;
-	struct report_arena sizes; /* the views' size counts */
+	struct report_arena sizes; /* the views' size counts, the ports' rising counters */
 };
 
 /* Loading (report_load.c): 0, or FL_ERR_USAGE with fl_error_text() naming the file. */
 int report_add_path(struct report_set *set, const char *path);
 int report_add_file(struct report_set *set, const char *path);
-/* The `ports` of one report into f, and the active one into its views (report_ports.c). */
-int report_read_ports(const char *path, json_t *root, struct report_file *f);
+struct report_hops_text;
+struct report_json;
+/*
+ * The `ports` of one report into f, and the active one into its views
+ * (report_ports_read.c): from the array's text element by element (stream),
+ * or root's `ports` when the text scan found none (stream NULL), each parsed
+ * into j; the rising counters' text kept in texts.
+ */
+int report_read_ports(const char *path, json_t *root, struct report_hops_text *stream,
+		      struct report_json *j, struct report_arena *texts, struct report_file *f);
 /* Suspect ports of the files in use, after the join. */
 int report_collect_ports(struct report_set *set);
 /* The active RDMA port beside a hop for the verdict: the sender's node's, else the receiver's. */
@@ -217,7 +229,8 @@ void report_rdma_figures(const struct report_hop *h, struct fl_hop_figures *f);
 /* The suspect port is the device the verdict names. */
 bool report_port_is_culprit(const struct report_set *set, const struct report_port *p);
 void report_print_ports(const struct report_set *set, FILE *out);
-json_t *report_ports_json(const struct report_set *set);
+/* Suspect port i as the merged JSON lists it (one at a time: every port of a fleet may be one). */
+json_t *report_port_json(const struct report_set *set, size_t i);
 /* RoCE lossless settings compared across the job's nodes (report_lossless.c). */
 int report_compare_lossless(struct report_set *set);
 void report_print_lossless(const struct report_set *set, FILE *out);
@@ -235,13 +248,16 @@ int report_read_gaps(const char *path, json_t *root, struct report_file *f);
 void report_print_gaps(const struct report_set *set, FILE *out);
 json_t *report_gaps_json(const struct report_set *set);
 struct report_reader;
-int report_read_hop_mode(const struct report_reader *r, json_t *hop,
+struct report_json;
+/* A parsed hop's `mode`, `comm_hash` and `gpu_wait_seconds` (report_hop_json.h). */
+int report_read_hop_mode(const struct report_reader *r, const struct report_json *j,
 			 struct report_file_view *fv);
 /*
  * Names the peers of profiler-mode hops: a rank's node is the node of the
  * report that held that rank in that communicator. Unknown ones stay "?".
+ * 0, or FL_ERR_SYSTEM out of memory.
  */
-void report_name_ranks(struct report_set *set);
+int report_name_ranks(struct report_set *set);
 /* Ranks and nodes expected but without a report, and shared hop names (report_expected.c). */
 int report_find_missing(struct report_set *set);
 
@@ -250,10 +266,21 @@ int report_find_missing(struct report_set *set);
 int report_sizes_store(struct report_arena *a, struct report_view *v,
 		       const uint64_t counts[REPORT_SIZE_BUCKETS]);
 void report_sizes_get(const struct report_view *v, uint64_t counts[REPORT_SIZE_BUCKETS]);
+/* A copy of s in the arena, freed with it; NULL out of memory. */
+const char *report_arena_text(struct report_arena *a, const char *s);
 void report_arena_free(struct report_arena *a);
 
 /* Joining and judging (report_merge.c). */
 int report_merge(struct report_set *set, const struct fl_verdict_params *params);
+/* Judges the merged hops again (with a topology's elements in params, once they are known). */
+int report_judge(struct report_set *set, const struct fl_verdict_params *params);
+/*
+ * Judges them again with the topology at path (report_topology.c): its shared
+ * elements filled into e (the caller frees them after set) and kept in set.
+ * -1 where it cannot be read or does not match: the verdict stands as it was.
+ */
+int report_judge_topology(struct report_set *set, struct fl_verdict_params *params,
+			  const char *path, struct fl_hop_elements *e);
 void report_free(struct report_set *set);
 
 /* A hop's name for people: "n1/eth0 -> n2/eth0", with ranks when names are shared. */

@@ -5,18 +5,30 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plugin/base/error.h"
 #include "plugin/base/fl_types.h"
 #include "report_fields.h"
+#include "report_hop_json.h"
 #include "tools/common/tool_text.h"
 
+/* "<list>[i]" with list cut at 40 bytes: once per hop or port, so without snprintf's cost. */
 struct report_reader report_reader_at(const struct report_reader *r, const char *list, size_t i)
 {
 	struct report_reader sub = { r->path, "" };
+	char digits[24];
+	size_t n = 0, len = strnlen(list, 40);
 
-	snprintf(sub.where, sizeof(sub.where), "%.40s[%zu]", list, i);
+	do
+		digits[n++] = (char)('0' + i % 10);
+	while ((i /= 10));
+	memcpy(sub.where, list, len);
+	sub.where[len++] = '[';
+	while (n)
+		sub.where[len++] = digits[--n];
+	memcpy(sub.where + len, "]", 2);
 	return sub;
 }
 
@@ -44,79 +56,191 @@ json_t *report_field(const struct report_reader *r, json_t *obj, const char *key
 	return v;
 }
 
-int report_get_string(const struct report_reader *r, json_t *obj, const char *key, bool required,
-		      char *dst, size_t len)
+struct report_value report_value_json(json_t *v)
 {
-	int err;
-	json_t *v = report_field(r, obj, key, required, &err);
+	struct report_value out = { REPORT_VALUE_ABSENT, 0, 0.0, NULL, 0 };
 
-	if (err || !v)
+	switch (v ? json_typeof(v) : JSON_NULL) {
+	case JSON_OBJECT: out.type = REPORT_JSON_OBJECT; break;
+	case JSON_ARRAY: out.type = REPORT_JSON_ARRAY; break;
+	case JSON_STRING:
+		out.type = REPORT_JSON_STRING;
+		out.s = json_string_value(v);
+		out.len = json_string_length(v);
+		break;
+	case JSON_INTEGER:
+		out.type = REPORT_JSON_INTEGER;
+		out.i = json_integer_value(v);
+		out.d = (double)out.i;
+		break;
+	case JSON_REAL:
+		out.type = REPORT_JSON_REAL;
+		out.d = json_real_value(v);
+		break;
+	case JSON_TRUE: out.type = REPORT_JSON_TRUE; break;
+	case JSON_FALSE: out.type = REPORT_JSON_FALSE; break;
+	case JSON_NULL: out.type = v ? REPORT_JSON_NULL : REPORT_VALUE_ABSENT; break;
+	}
+	return out;
+}
+
+struct report_value report_value_hop(const struct report_json *j,
+				     const struct report_json_node *n)
+{
+	struct report_value out = { REPORT_VALUE_ABSENT, 0, 0.0, NULL, 0 };
+
+	if (!n)
+		return out;
+	out.type = n->type;
+	if (n->type == REPORT_JSON_STRING) {
+		out.s = report_json_str(j, n);
+		out.len = n->u.s.len;
+	} else if (n->type == REPORT_JSON_INTEGER) {
+		out.i = n->u.i;
+		out.d = (double)n->u.i;
+	} else if (n->type == REPORT_JSON_REAL) {
+		out.d = n->u.d;
+	}
+	return out;
+}
+
+bool report_value_given(const struct report_value *v)
+{
+	return v->type != REPORT_VALUE_ABSENT && v->type != REPORT_JSON_NULL;
+}
+
+/* Absent or null: "missing" when required (-> *err), else nothing to take. */
+static bool take(const struct report_reader *r, const char *key, const struct report_value *v,
+		 bool required, int *err)
+{
+	bool given = report_value_given(v);
+
+	*err = !given && required ? report_bad(r, key, "missing") : 0;
+	return given;
+}
+
+int report_take_string(const struct report_reader *r, const char *key,
+		       const struct report_value *v, bool required, char *dst, size_t len)
+{
+	char small[256], *raw = small;
+	bool cut = v->len >= len;
+	int err;
+
+	if (!take(r, key, v, required, &err))
 		return err;
-	if (!json_is_string(v))
+	if (v->type != REPORT_JSON_STRING)
 		return report_bad(r, key, "expected a string");
 	/*
 	 * Control characters (\u001b...) are kept escaped as \xNN: every output shows
-	 * the names, and a terminal or an SVG must not take them for its own.
+	 * the names, and a terminal or an SVG must not take them for its own. A hop's
+	 * string is a span of the file's text: it is ended with a NUL here.
 	 */
-	if (json_string_length(v) >= len || tool_text_escape(dst, len, json_string_value(v)) >= len) {
+	if (!cut) {
+		if (v->len >= sizeof(small) && !(raw = malloc(v->len + 1)))
+			return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", r->path);
+		memcpy(raw, v->s, v->len);
+		raw[v->len] = '\0';
+		cut = tool_text_escape(dst, len, raw) >= len;
+		if (raw != small)
+			free(raw);
+	}
+	if (cut) {
 		char what[96];
 
 		snprintf(what, sizeof(what), "longer than %zu characters%s", len - 1,
-			 json_string_length(v) < len ? " with its control characters escaped" : "");
+			 v->len < len ? " with its control characters escaped" : "");
 		return report_bad(r, key, what);
 	}
 	return 0;
 }
 
-int report_get_int(const struct report_reader *r, json_t *obj, const char *key, bool required,
-		   long long min, long long *out)
+int report_take_int(const struct report_reader *r, const char *key, const struct report_value *v,
+		    bool required, long long min, long long *out)
 {
 	int err;
-	json_t *v = report_field(r, obj, key, required, &err);
 
-	if (err || !v)
+	if (!take(r, key, v, required, &err))
 		return err;
-	if (!json_is_integer(v) || json_integer_value(v) < min)
+	if (v->type != REPORT_JSON_INTEGER || v->i < min)
 		return report_bad(r, key, min == 0 ? "expected a non-negative integer"
 						   : "expected an integer");
-	*out = json_integer_value(v);
+	*out = v->i;
 	return 0;
 }
 
-int report_get_uint(const struct report_reader *r, json_t *obj, const char *key, uint64_t *out)
+int report_take_uint(const struct report_reader *r, const char *key,
+		     const struct report_value *v, uint64_t *out)
 {
 	long long x = 0;
-	int err = report_get_int(r, obj, key, true, 0, &x);
+	int err = report_take_int(r, key, v, true, 0, &x);
 
 	*out = (uint64_t)x;
 	return err;
 }
 
+int report_take_number(const struct report_reader *r, const char *key,
+		       const struct report_value *v, bool required, double *out)
+{
+	int err;
+
+	if (!take(r, key, v, required, &err))
+		return err;
+	if ((v->type != REPORT_JSON_INTEGER && v->type != REPORT_JSON_REAL) || !isfinite(v->d) ||
+	    v->d < 0)
+		return report_bad(r, key, "expected a non-negative number");
+	*out = v->d;
+	return 0;
+}
+
+int report_take_bool(const struct report_reader *r, const char *key, const struct report_value *v,
+		     bool *out)
+{
+	int err;
+
+	if (!take(r, key, v, false, &err))
+		return 0;
+	if (v->type != REPORT_JSON_TRUE && v->type != REPORT_JSON_FALSE)
+		return report_bad(r, key, "expected true or false");
+	*out = v->type == REPORT_JSON_TRUE;
+	return 0;
+}
+
+int report_get_string(const struct report_reader *r, json_t *obj, const char *key, bool required,
+		      char *dst, size_t len)
+{
+	struct report_value v = report_value_json(json_object_get(obj, key));
+
+	return report_take_string(r, key, &v, required, dst, len);
+}
+
+int report_get_int(const struct report_reader *r, json_t *obj, const char *key, bool required,
+		   long long min, long long *out)
+{
+	struct report_value v = report_value_json(json_object_get(obj, key));
+
+	return report_take_int(r, key, &v, required, min, out);
+}
+
+int report_get_uint(const struct report_reader *r, json_t *obj, const char *key, uint64_t *out)
+{
+	struct report_value v = report_value_json(json_object_get(obj, key));
+
+	return report_take_uint(r, key, &v, out);
+}
+
 int report_get_number(const struct report_reader *r, json_t *obj, const char *key, bool required,
 		      double *out)
 {
-	int err;
-	json_t *v = report_field(r, obj, key, required, &err);
+	struct report_value v = report_value_json(json_object_get(obj, key));
 
-	if (err || !v)
-		return err;
-	if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
-		return report_bad(r, key, "expected a non-negative number");
-	*out = json_number_value(v);
-	return 0;
+	return report_take_number(r, key, &v, required, out);
 }
 
 int report_get_bool(const struct report_reader *r, json_t *obj, const char *key, bool *out)
 {
-	int err;
-	json_t *v = report_field(r, obj, key, false, &err);
+	struct report_value v = report_value_json(json_object_get(obj, key));
 
-	if (!v)
-		return 0;
-	if (!json_is_boolean(v))
-		return report_bad(r, key, "expected true or false");
-	*out = json_is_true(v);
-	return 0;
+	return report_take_bool(r, key, &v, out);
 }
 
 int report_get_array(const struct report_reader *r, json_t *obj, const char *key, bool required,

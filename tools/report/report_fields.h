@@ -14,6 +14,9 @@
 
 #include <jansson.h>
 
+struct report_json;
+struct report_json_node;
+
 struct report_reader {
 	const char *path;
 	char where[64]; /* "hops[3]", "" at top level */
@@ -28,6 +31,42 @@ int report_expect_object(const struct report_reader *r, json_t *obj);
 /* obj's key, NULL when absent or null; *err set when it is required. */
 json_t *report_field(const struct report_reader *r, json_t *obj, const char *key, bool required,
 		     int *err);
+
+/*
+ * A field's value as the checks see it, read from jansson's tree (the report's
+ * top level, ports, ranks...) or from a hop's table (report_hop_json.h): one
+ * set of rules for both.
+ */
+struct report_value {
+	int type;     /* REPORT_JSON_*, REPORT_VALUE_ABSENT when the key is not there */
+	long long i;  /* an integer's value */
+	double d;     /* a number's value, integer or real */
+	const char *s; /* a string's bytes (no NUL among them), len of them */
+	size_t len;
+};
+#define REPORT_VALUE_ABSENT (-1)
+
+struct report_value report_value_json(json_t *v);
+struct report_value report_value_hop(const struct report_json *j,
+				     const struct report_json_node *n);
+
+/*
+ * The checks on a value: absent or null is "missing" when required, else
+ * leaves *out (dst) as it was. Each report_get_* below is one of them on
+ * obj's key.
+ */
+int report_take_string(const struct report_reader *r, const char *key,
+		       const struct report_value *v, bool required, char *dst, size_t len);
+int report_take_int(const struct report_reader *r, const char *key, const struct report_value *v,
+		    bool required, long long min, long long *out);
+int report_take_uint(const struct report_reader *r, const char *key,
+		     const struct report_value *v, uint64_t *out);
+int report_take_number(const struct report_reader *r, const char *key,
+		       const struct report_value *v, bool required, double *out);
+int report_take_bool(const struct report_reader *r, const char *key, const struct report_value *v,
+		     bool *out);
+/* The value is there and not null. */
+bool report_value_given(const struct report_value *v);
 
 /* Each leaves *out (dst) as it was when an optional field is absent. */
 int report_get_string(const struct report_reader *r, json_t *obj, const char *key, bool required,

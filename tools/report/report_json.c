@@ -71,6 +71,7 @@ static void view_json(struct tool_json_stream *s, const char *key, const struct 
 	tool_json_stream_int(s, "bytes", (long long)v->bytes);
 	tool_json_stream_int(s, "wire_bytes", (long long)v->wire_bytes);
 	tool_json_stream_int(s, "messages", (long long)v->messages);
+	tool_json_stream_int(s, "unsized_messages", (long long)v->unsized_messages);
 	tool_json_stream_real(s, "line_rate_gbs", v->line_rate_gbs);
 	tool_json_stream_real(s, "wire_seconds", v->wire_seconds);
 	tool_json_stream_real(s, "wire_gbs", v->wire_gbs);
@@ -255,7 +256,10 @@ int report_print_json(const struct report_set *set, FILE *out)
 	files_json(s, set);
 	hops_json(s, set);
 	tool_json_stream_value(s, "verdict", verdict_json(set));
-	tool_json_stream_value(s, "port_suspects", report_ports_json(set));
+	tool_json_stream_open(s, "port_suspects", '[');
+	for (size_t i = 0; i < set->nsuspects && !s->failed; i++)
+		tool_json_stream_value(s, NULL, report_port_json(set, i));
+	tool_json_stream_close(s);
 	tool_json_stream_value(s, "lossless", report_lossless_json(set));
 	tool_json_stream_value(s, "injected", report_injected_json(set));
 	tool_json_stream_value(s, "findings", findings_json(set));

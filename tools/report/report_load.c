@@ -19,31 +19,16 @@
 #include "plugin/base/version.h"
 #include "report.h"
 #include "report_fields.h"
+#include "report_hop_read.h"
 #include "report_hops_text.h"
 #include "tools/common/tool_json_arena.h"
 #include "tools/common/tool_text.h"
 
-/* One device of the writer's node: can NCCL hand it GPU memory? */
-struct device_cap {
-	const char *name;
-	bool gdr_capable;
-};
-
+/* The devices of the writer's node, from its `devices`. */
 struct devices {
-	struct device_cap *caps;
+	struct report_device_cap *caps;
 	size_t n;
 };
-
-static int memory_bit(const char *name)
-{
-	if (!strcmp(name, "host"))
-		return FL_PTR_HOST;
-	if (!strcmp(name, "cuda"))
-		return FL_PTR_CUDA;
-	if (!strcmp(name, "dmabuf"))
-		return FL_PTR_DMABUF;
-	return 0;
-}
 
 /* ["host", "cuda", ...] -> FL_PTR_* bits. */
 static int get_memory(const struct report_reader *r, json_t *obj, const char *key, int *out)
@@ -59,191 +44,14 @@ static int get_memory(const struct report_reader *r, json_t *obj, const char *ke
 	if (!json_is_array(v))
 		return report_bad(r, key, "expected an array of \"host\", \"cuda\", \"dmabuf\"");
 	json_array_foreach (v, i, e) {
-		int bit = json_is_string(e) ? memory_bit(json_string_value(e)) : 0;
+		int bit = json_is_string(e) ? report_memory_bit(json_string_value(e),
+								 json_string_length(e))
+					    : 0;
 
 		if (!bit)
 			return report_bad(r, key, "expected only \"host\", \"cuda\" or \"dmabuf\"");
 		*out |= bit;
 	}
-	return 0;
-}
-
-static int get_wire_time(const struct report_reader *r, json_t *hop, struct report_view *v)
-{
-	struct report_reader sub = *r;
-	int err;
-	json_t *t = report_field(r, hop, "wire_time_us", false, &err);
-
-	if (!t)
-		return 0;
-	if (!json_is_object(t))
-		return report_bad(r, "wire_time_us", "expected an object {p50, p99, max}");
-	snprintf(sub.where, sizeof(sub.where), "%.40s.wire_time_us", r->where);
-	err = report_get_number(&sub, t, "p50", false, &v->p50_us);
-	err = err ? err : report_get_number(&sub, t, "p99", false, &v->p99_us);
-	return err ? err : report_get_number(&sub, t, "max", false, &v->max_us);
-}
-
-static int size_bucket(uint64_t floor_bytes)
-{
-	int b = 0;
-
-	while (b + 1 < REPORT_SIZE_BUCKETS && (floor_bytes >> (b + 1)))
-		b++;
-	return b;
-}
-
-/* [[floor_bytes, count], ...] */
-static int get_sizes(const struct report_reader *r, json_t *hop, struct report_arena *sizes,
-		     struct report_view *v)
-{
-	uint64_t counts[REPORT_SIZE_BUCKETS] = { 0 };
-	size_t i;
-	json_t *pair;
-	int err;
-	json_t *h = report_field(r, hop, "size_histogram", false, &err);
-
-	if (!h)
-		return 0;
-	if (!json_is_array(h))
-		return report_bad(r, "size_histogram",
-				  "expected an array of [floor_bytes, count] pairs");
-	json_array_foreach (h, i, pair) {
-		json_t *f = json_array_get(pair, 0), *c = json_array_get(pair, 1);
-
-		if (!json_is_array(pair) || json_array_size(pair) != 2 || !json_is_integer(f) ||
-		    !json_is_integer(c) || json_integer_value(f) < 0 || json_integer_value(c) < 0)
-			return report_bad(r, "size_histogram",
-				   "expected [floor_bytes, count] pairs of non-negative integers");
-		counts[size_bucket((uint64_t)json_integer_value(f))] +=
-			(uint64_t)json_integer_value(c);
-	}
-	if (report_sizes_store(sizes, v, counts))
-		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", r->path);
-	return 0;
-}
-
-static int get_view_name(const struct report_reader *r, json_t *hop, bool *is_send)
-{
-	char view[8] = "";
-	int err = report_get_string(r, hop, "view", true, view, sizeof(view));
-
-	if (err)
-		return err;
-	if (strcmp(view, "send") && strcmp(view, "recv"))
-		return report_bad(r, "view", "expected \"send\" or \"recv\"");
-	*is_send = !strcmp(view, "send");
-	return 0;
-}
-
-static int get_key(const struct report_reader *r, json_t *hop, struct report_hop_key *k)
-{
-	int err = report_get_string(r, hop, "src_node", true, k->src_node, sizeof(k->src_node));
-
-	err = err ? err
-		  : report_get_string(r, hop, "src_dev", true, k->src_dev, sizeof(k->src_dev));
-	err = err ? err
-		  : report_get_string(r, hop, "dst_node", true, k->dst_node, sizeof(k->dst_node));
-	return err ? err
-		   : report_get_string(r, hop, "dst_dev", true, k->dst_dev, sizeof(k->dst_dev));
-}
-
-/* Older reports lack wire_bytes: the timed bytes are then what the rate and time imply. */
-static int get_wire_bytes(const struct report_reader *r, json_t *hop, struct report_view *v)
-{
-	if (!json_object_get(hop, "wire_bytes")) {
-		/* clamped as a double: a product past 2^64 has no integer to become */
-		double implied = v->wire_gbs * 1e9 * v->wire_seconds;
-
-		v->wire_bytes = !(implied > 0.0)		  ? 0
-				: implied >= (double)v->bytes ? v->bytes
-							      : (uint64_t)(implied + 0.5);
-		return 0;
-	}
-	return report_get_uint(r, hop, "wire_bytes", &v->wire_bytes);
-}
-
-/* Optional (older reports and sockets have none): RoCE or InfiniBand decides the commands. */
-static int get_link_layer(const struct report_reader *r, json_t *hop, struct report_view *v)
-{
-	int err = report_get_string(r, hop, "link_layer", false, v->link_layer,
-				    sizeof(v->link_layer));
-
-	if (!err && v->link_layer[0] && strcmp(v->link_layer, FL_LINK_ETHERNET) &&
-	    strcmp(v->link_layer, FL_LINK_INFINIBAND))
-		return report_bad(r, "link_layer", "expected \"" FL_LINK_ETHERNET "\", \""
-				  FL_LINK_INFINIBAND "\" or null");
-	return err;
-}
-
-static int get_figures(const struct report_reader *r, json_t *hop, struct report_arena *sizes,
-		       struct report_view *v)
-{
-	long long x;
-	int err = report_get_uint(r, hop, "bytes", &v->bytes);
-
-	err = err ? err : report_get_uint(r, hop, "messages", &v->messages);
-	err = err ? err : report_get_number(r, hop, "wire_seconds", true, &v->wire_seconds);
-	err = err ? err : report_get_number(r, hop, "wire_gbs", true, &v->wire_gbs);
-	err = err ? err : get_wire_bytes(r, hop, v);
-	err = err || !json_object_get(hop, "wire_runs")
-		      ? err
-		      : report_get_uint(r, hop, "wire_runs", &v->wire_runs);
-	err = err ? err : report_get_number(r, hop, "line_rate_gbs", true, &v->line_rate_gbs);
-	err = err ? err : report_get_number(r, hop, "active_seconds", true, &v->active_seconds);
-	err = err ? err
-		  : report_get_number(r, hop, "peer_wait_seconds", true, &v->peer_wait_seconds);
-	err = err ? err
-		  : report_get_number(r, hop, "outstanding_seconds", false,
-				      &v->outstanding_seconds);
-	x = -1;
-	err = err ? err : report_get_int(r, hop, "src_rank", false, -1, &x);
-	v->src_rank = (long)x;
-	x = -1;
-	err = err ? err : report_get_int(r, hop, "dst_rank", false, -1, &x);
-	v->dst_rank = (long)x;
-	x = 1;
-	err = err ? err : report_get_int(r, hop, "connections", false, 0, &x);
-	v->connections = (long)x;
-	err = err ? err : get_wire_time(r, hop, v);
-	err = err ? err : get_sizes(r, hop, sizes, v);
-	err = err ? err : get_memory(r, hop, "memory", &v->mem_types);
-	err = err ? err : get_link_layer(r, hop, v);
-	return err ? err : report_get_bool(r, hop, "gdr", &v->gdr);
-}
-
-static bool device_capable(const struct devices *d, const char *name)
-{
-	for (size_t i = 0; i < d->n; i++) {
-		if (!strcmp(d->caps[i].name, name))
-			return d->caps[i].gdr_capable;
-	}
-	return false;
-}
-
-static int read_view(const struct report_reader *r, json_t *hop, const char *file_transport,
-		     const struct devices *devs, struct report_arena *sizes,
-		     struct report_file_view *out)
-{
-	struct report_view *v = &out->v;
-	int err;
-
-	memset(out, 0, sizeof(*out));
-	err = report_expect_object(r, hop);
-	err = err ? err : get_key(r, hop, &out->key);
-	err = err ? err : get_view_name(r, hop, &out->is_send);
-	snprintf(out->transport, sizeof(out->transport), "%s", file_transport);
-	err = err ? err
-		  : report_get_string(r, hop, "transport", !*file_transport, out->transport,
-				      sizeof(out->transport));
-	err = err ? err : get_figures(r, hop, sizes, v);
-	err = err ? err : report_read_hop_mode(r, hop, out);
-	if (err)
-		return err;
-	v->present = true;
-	v->processes = 1;
-	v->dev_gdr_capable =
-		device_capable(devs, out->is_send ? out->key.src_dev : out->key.dst_dev);
 	return 0;
 }
 
@@ -271,8 +79,9 @@ static int read_devices(const struct report_reader *r, json_t *root, struct devi
 		err = get_memory(&sub, dev, "ptr_support", &mem);
 		if (err)
 			return err;
-		d->caps[d->n++] = (struct device_cap){ json_string_value(name),
-						       (mem & (FL_PTR_CUDA | FL_PTR_DMABUF)) != 0 };
+		d->caps[d->n++] = (struct report_device_cap){
+			json_string_value(name), (mem & (FL_PTR_CUDA | FL_PTR_DMABUF)) != 0
+		};
 	}
 	return 0;
 }
@@ -306,8 +115,8 @@ static int reserve_views(const struct report_reader *r, struct report_file *f, s
 }
 
 /*
- * Room for one more view. A tree's hops are counted ahead (one allocation a
- * file: 131 072 reports add up); the streamed hops are not.
+ * Room for one more view: 2 at first (one allocation for a fleet's report of
+ * a send and a receive view: 131 072 reports add up), then doubling.
  */
 static int grow_views(const struct report_reader *r, struct report_file *f, size_t *cap)
 {
@@ -316,58 +125,33 @@ static int grow_views(const struct report_reader *r, struct report_file *f, size
 	return reserve_views(r, f, *cap ? 2 * *cap : 2, cap);
 }
 
-/*
- * The next hop: from the array in the tree, or parsed from the text (stream)
- * into the arena after the rest's tree, given back once the hop is read.
- */
-static json_t *next_hop(const struct report_reader *r, json_t *hops,
-			struct report_hops_text *stream, size_t i, int *err)
+/* The top level's figures for all its hops: transport, devices, an active RDMA port. */
+static int read_context(const struct report_reader *r, json_t *root, char *transport,
+			size_t len, struct devices *devs, bool *rdma)
 {
-	json_error_t jerr;
-	size_t at;
-	json_t *hop;
-	int line, column;
+	int err = report_get_string(r, root, "transport", false, transport, len);
 
-	*err = 0;
-	if (!stream)
-		return json_incref(json_array_get(hops, i));
-	hop = report_hops_next(stream, &jerr, &at);
-	if (!hop && at) {
-		report_hops_where(stream->text, at, &line, &column);
-		*err = fl_fail(FL_ERR_USAGE, "%s: truncated or not JSON (line %d, column %d: %s)",
-			       r->path, line, column, jerr.text);
-	}
-	return hop;
+	err = err ? err : read_rdma(r, root, rdma);
+	return err ? err : read_devices(r, root, devs);
 }
 
+/* Each hop of the stream parsed into j and read into f's views. */
 static int read_hops(const struct report_reader *r, json_t *root, struct report_file *f,
 		     struct report_hops_text *stream, struct report_arena *sizes,
-		     struct tool_json_arena *arena)
+		     struct report_json *j)
 {
 	char transport[16] = "";
 	struct devices devs = { NULL, 0 };
-	struct tool_json_mark rest = tool_json_arena_mark(arena);
 	bool rdma = false;
 	size_t cap = 0;
-	json_t *hop;
-	json_t *hops;
-	int err = report_get_array(r, root, "hops", true, &hops);
+	int err = read_context(r, root, transport, sizeof(transport), &devs, &rdma);
+	struct report_hop_context c = { transport, devs.caps, devs.n, sizes };
 
-	if (err)
-		return err;
-	err = report_get_string(r, root, "transport", false, transport, sizeof(transport));
-	err = err ? err : read_rdma(r, root, &rdma);
-	err = err ? err : read_devices(r, root, &devs);
-	if (!err && !stream && json_array_size(hops))
-		err = reserve_views(r, f, json_array_size(hops), &cap);
-	for (size_t i = 0; !err && (hop = next_hop(r, hops, stream, i, &err)); i++) {
+	for (size_t i = 0; !err && report_hops_take(r->path, stream, j, &err) > 0; i++) {
 		struct report_reader sub = report_reader_at(r, "hops", i);
 
 		err = grow_views(r, f, &cap);
-		err = err ? err : read_view(&sub, hop, transport, &devs, sizes, &f->views[i]);
-		json_decref(hop);
-		if (stream)
-			tool_json_arena_release(arena, rest);
+		err = err ? err : report_read_hop(&sub, j, &c, &f->views[i]);
 		if (!err)
 			f->views[f->nviews++].v.rdma_port_active = rdma;
 	}
@@ -377,6 +161,31 @@ static int read_hops(const struct report_reader *r, json_t *root, struct report_
 		f->views = fit ? fit : f->views;
 	}
 	free(devs.caps);
+	return err;
+}
+
+/*
+ * A report whose hops the text scan did not find (its key written with an
+ * escape, say) was parsed whole: its hops array, written back compactly by
+ * jansson, is read the same way as a file's.
+ */
+static int read_tree_hops(const struct report_reader *r, json_t *root, struct report_file *f,
+			  struct report_arena *sizes, struct report_json *j)
+{
+	struct report_hops_text stream;
+	json_free_t give_back;
+	json_t *hops;
+	char *text;
+	int err = report_get_array(r, root, "hops", true, &hops);
+
+	if (err)
+		return err;
+	if (!(text = json_dumps(hops, JSON_COMPACT)))
+		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", r->path);
+	report_hops_of_array(text, strlen(text), &stream);
+	err = read_hops(r, root, f, &stream, sizes, j);
+	json_get_alloc_funcs(NULL, &give_back); /* the text is jansson's: in the arena */
+	give_back(text);
 	return err;
 }
 
@@ -434,42 +243,35 @@ static bool foreign_text(const char *text)
 }
 
 /*
- * A report up to this size is parsed as one tree (its hops' trees take a few
- * MB at most): one parse, not one for the rest and one per hop, which cost
- * 131 072 reports of two hops a second.
+ * The tree of the text without the hops' and ports' elements, which are then
+ * parsed one at a time from the text (*streamed); where the scan finds no
+ * plain top-level "hops": [...], the whole text as one tree.
  */
-#define WHOLE_PARSE_BYTES (1UL << 20)
-
-/*
- * The whole text as one tree, or (large reports) the tree without the hops'
- * elements, which read_hops then parses one at a time from the text. A small
- * report the whole parse refuses is parsed again that way: the message names
- * the same place either way.
- */
-static json_t *load_json(const char *text, size_t len, struct report_hops_text *stream,
+static json_t *load_json(const char *text, size_t len, struct report_streams *streams,
 			 bool *streamed, json_error_t *jerr)
 {
-	json_t *root;
-
-	*streamed = false;
-	if (len <= WHOLE_PARSE_BYTES &&
-	    (root = json_loadb(text, len, JSON_REJECT_DUPLICATES, jerr)))
-		return root;
-	*streamed = report_hops_find(text, len, stream);
+	*streamed = report_streams_find(text, len, streams);
 	if (*streamed)
-		return report_hops_load_rest(stream, jerr);
+		return report_streams_load_rest(streams, jerr);
 	return json_loadb(text, len, JSON_REJECT_DUPLICATES, jerr);
 }
 
+/* What reading one file needs, kept from one file to the next. */
+struct report_loader {
+	struct tool_json_arena arena; /* the trees of the reports' top levels */
+	struct report_json hop;       /* one hop's table */
+};
+
 /*
  * *foreign: the failure is that the file is no fabriclab report at all. The
- * file's trees are built in arena (on from the parse to the last decref).
+ * file's trees are built in the loader's arena (on from the parse to the last
+ * decref).
  */
 static int parse(const char *path, struct report_file *f, struct report_arena *sizes,
-		 struct tool_json_arena *arena, bool listed, bool *foreign)
+		 struct report_loader *l, bool listed, bool *foreign)
 {
 	struct report_reader r = { path, "" };
-	struct report_hops_text stream;
+	struct report_streams streams;
 	json_error_t jerr;
 	json_t *root;
 	bool streamed;
@@ -481,10 +283,10 @@ static int parse(const char *path, struct report_file *f, struct report_arena *s
 	*foreign = true;
 	if (err)
 		return err;
-	tool_json_arena_on(arena);
-	root = load_json(text, len, &stream, &streamed, &jerr);
+	tool_json_arena_on(&l->arena);
+	root = load_json(text, len, &streams, &streamed, &jerr);
 	if (!root) {
-		tool_json_arena_off(arena);
+		tool_json_arena_off(&l->arena);
 		*foreign = foreign_text(text);
 		free(text);
 		return fl_fail(FL_ERR_USAGE, "%s: truncated or not JSON (line %d, column %d: %s)",
@@ -492,15 +294,25 @@ static int parse(const char *path, struct report_file *f, struct report_arena *s
 	}
 	err = check_schema(&r, root, foreign);
 	err = err ? err : read_header(&r, root, f);
-	err = err ? err : read_hops(&r, root, f, streamed ? &stream : NULL, sizes, arena);
+	err = err			? err
+	      : streamed ? read_hops(&r, root, f, &streams.hops, sizes, &l->hop)
+				: read_tree_hops(&r, root, f, sizes, &l->hop);
+	err = err ? err
+		  : report_read_ports(path, root, streams.ports.text ? &streams.ports : NULL,
+				      &l->hop, sizes, f);
 	free(text);
-	err = err ? err : report_read_ports(path, root, f);
 	err = err ? err : report_read_injected(path, root, f);
 	err = err ? err : report_read_ranks(path, root, f);
 	err = err ? err : report_read_gaps(path, root, f);
 	json_decref(root);
-	tool_json_arena_off(arena);
+	tool_json_arena_off(&l->arena);
 	return err;
+}
+
+static void loader_free(struct report_loader *l)
+{
+	tool_json_arena_free(&l->arena);
+	report_json_free(&l->hop);
 }
 
 static struct report_file *new_file(struct report_set *set)
@@ -520,7 +332,7 @@ static struct report_file *new_file(struct report_set *set)
 }
 
 /* listed: a folder's listing said path is a regular file; arena: for its trees */
-static int load_file(struct report_set *set, const char *path, struct tool_json_arena *arena,
+static int load_file(struct report_set *set, const char *path, struct report_loader *l,
 		     bool listed, bool *foreign)
 {
 	struct report_file *f = new_file(set);
@@ -529,7 +341,7 @@ static int load_file(struct report_set *set, const char *path, struct tool_json_
 	*foreign = false;
 	if (!f || !(f->path = strdup(path)))
 		return fl_fail(FL_ERR_SYSTEM, "%s: out of memory", path);
-	err = parse(path, f, &set->sizes, arena, listed, foreign);
+	err = parse(path, f, &set->sizes, l, listed, foreign);
 	if (err) {
 		free(f->path);
 		free(f->incomplete);
@@ -554,11 +366,13 @@ static int load_file(struct report_set *set, const char *path, struct tool_json_
 
 int report_add_file(struct report_set *set, const char *path)
 {
-	struct tool_json_arena arena = { NULL, NULL };
+	struct report_loader l;
 	bool foreign;
-	int err = load_file(set, path, &arena, false, &foreign);
+	int err;
 
-	tool_json_arena_free(&arena);
+	memset(&l, 0, sizeof(l));
+	err = load_file(set, path, &l, false, &foreign);
+	loader_free(&l);
 	return err;
 }
 
@@ -630,11 +444,12 @@ static int skip_foreign(struct report_set *set, int err, bool foreign, char *las
 static int add_dir(struct report_set *set, const char *dir)
 {
 	size_t n, before = set->nfiles, skipped = set->skipped;
-	struct tool_json_arena arena = { NULL, NULL }; /* one for all the files, reused */
+	struct report_loader l; /* one for all the files, reused */
 	char last[FL_ERROR_LEN] = "";
 	struct listed *names;
 	int err = list_reports(dir, &names, &n);
 
+	memset(&l, 0, sizeof(l));
 	for (size_t i = 0; i < n; i++) {
 		char *path = NULL;
 		bool foreign = false;
@@ -642,14 +457,14 @@ static int add_dir(struct report_set *set, const char *dir)
 		if (!err && asprintf(&path, "%s/%s", dir, names[i].name) < 0)
 			err = fl_fail(FL_ERR_SYSTEM, "%s: out of memory", dir);
 		if (!err) {
-			err = load_file(set, path, &arena, names[i].regular, &foreign);
+			err = load_file(set, path, &l, names[i].regular, &foreign);
 			err = skip_foreign(set, err, foreign, last, sizeof(last));
 		}
 		free(path);
 		free(names[i].name);
 	}
 	free(names);
-	tool_json_arena_free(&arena);
+	loader_free(&l);
 	if (!err && !n)
 		err = fl_fail(FL_ERR_USAGE, "%s: no *.json reports in this folder", dir);
 	if (!err && set->nfiles == before)

@@ -12,6 +12,7 @@
 
 #include "plugin/base/error.h"
 #include "report.h"
+#include "report_index.h"
 
 #define MAX_DIFFS 64
 
@@ -25,34 +26,54 @@ static bool has_qos(const struct report_port *p)
 	return p->netdev[0] && (p->qos.have_trust || p->qos.have_pfc || p->qos.have_ecn);
 }
 
-static bool seen(const struct roce_ports *r, const struct report_port *p)
+struct seen {
+	const struct roce_ports *r;
+	const struct report_port *p; /* the one looked up */
+};
+
+static bool same_interface(const void *ctx, size_t e)
 {
-	for (size_t i = 0; i < r->n; i++) {
-		if (!strcmp(r->p[i]->node, p->node) && !strcmp(r->p[i]->netdev, p->netdev))
-			return true;
-	}
-	return false;
+	const struct seen *s = ctx;
+
+	return !strcmp(s->r->p[e]->node, s->p->node) && !strcmp(s->r->p[e]->netdev, s->p->netdev);
 }
 
-/* Each (node, netdev) once: every process of a node reads the same interfaces. */
+/*
+ * Each (node, netdev) once: every process of a node reads the same
+ * interfaces (looked up by name: a fleet's reports hold 10^5 of them).
+ */
 static int gather(const struct report_set *set, struct roce_ports *r)
 {
+	struct seen s = { r, NULL };
+	struct report_index ix;
 	size_t total = 0;
 
 	for (size_t f = 0; f < set->nfiles; f++)
 		total += set->files[f].nports;
 	r->n = 0;
 	r->p = calloc(total + 1, sizeof(*r->p));
-	if (!r->p)
+	if (!r->p || report_index_init(&ix, total)) {
+		free(r->p);
 		return fl_fail(FL_ERR_SYSTEM, "out of memory");
+	}
 	for (size_t f = 0; f < set->nfiles; f++) {
 		const struct report_file *file = &set->files[f];
 
 		for (size_t i = 0; file->superseded_by < 0 && i < file->nports; i++) {
-			if (has_qos(&file->ports[i]) && !seen(r, &file->ports[i]))
-				r->p[r->n++] = &file->ports[i];
+			size_t *slot;
+
+			if (!has_qos(&file->ports[i]))
+				continue;
+			s.p = &file->ports[i];
+			slot = report_index_slot(&ix, report_index_hash(s.p->node, s.p->netdev, 0),
+						 same_interface, &s);
+			if (!*slot) {
+				r->p[r->n] = s.p;
+				*slot = ++r->n;
+			}
 		}
 	}
+	report_index_free(&ix);
 	return 0;
 }
 

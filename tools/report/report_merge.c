@@ -8,6 +8,7 @@
 
 #include "plugin/base/error.h"
 #include "plugin/stats/histogram.h"
+#include "plugin/verdict/verdict_topology.h"
 #include "report.h"
 #include "report_hop_order.h"
 #include "tools/common/tool_hash.h"
@@ -119,6 +120,7 @@ static int combine(struct report_arena *sizes, struct report_view *into,
 	into->bytes += v->bytes;
 	into->wire_bytes += v->wire_bytes;
 	into->messages += v->messages;
+	into->unsized_messages += v->unsized_messages;
 	into->wire_seconds += v->wire_seconds;
 	into->wire_runs += v->wire_runs;
 	into->active_seconds += v->active_seconds;
@@ -282,6 +284,28 @@ static int sort_hops(struct report_set *set, size_t *nodes)
 	}
 	free(order);
 	return err;
+}
+
+/*
+ * A receiving end told no size of any of its receives (an ext inner whose test
+ * writes none, as google fastsocket's; a receive done early under NCCL's
+ * optional-completion hint): it counted them as 0 bytes, timed. The hop's
+ * bytes are the sender's, so its receive view takes them, as bytes timed over
+ * its own wire time (docs/report-format.md, ext). A view that told some sizes
+ * keeps what it was told: its untold receives were not timed either.
+ */
+static void take_sender_bytes(struct report_set *set)
+{
+	for (size_t i = 0; i < set->nhops; i++) {
+		struct report_view *r = &set->hops[i].recv;
+		const struct report_view *s = &set->hops[i].send;
+
+		if (!r->present || !s->present || !r->unsized_messages ||
+		    r->unsized_messages < r->messages)
+			continue;
+		r->bytes = r->wire_bytes = s->bytes;
+		r->wire_gbs = r->wire_seconds > 0 ? (double)r->bytes / r->wire_seconds / 1e9 : 0;
+	}
 }
 
 /* The hops array was sized for every view joining none: what the joins left goes back. */
@@ -480,16 +504,22 @@ static int judge(struct report_set *set, const struct fl_verdict_params *params)
 	return 0;
 }
 
+int report_judge(struct report_set *set, const struct fl_verdict_params *params)
+{
+	return judge(set, params);
+}
+
 int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 {
 	size_t nodes = 0;
 	int err = drop_duplicates(set);
 
-	if (!err)
-		report_name_ranks(set);
+	err = err ? err : report_name_ranks(set);
 	err = err ? err : join_views(set);
-	if (!err)
+	if (!err) {
 		fit_hops(set);
+		take_sender_bytes(set);
+	}
 	err = err ? err : sort_hops(set, &nodes);
 	if (err)
 		return err;
@@ -530,6 +560,22 @@ bool report_rate_error(const struct report_set *set, size_t i, char *why, size_t
 	return true;
 }
 
+/* Whether the element named name (as a switch finding names it) is crossed by hop i. */
+static bool element_has_hop(const struct fl_hop_elements *e, const char *name, size_t i)
+{
+	for (size_t k = 0; e && k < e->nel; k++) {
+		const struct fl_shared_element *el = &e->el[k];
+
+		if (strncmp(el->name, name, FL_NODE_NAME_LEN - 1))
+			continue;
+		for (size_t j = 0; j < el->count; j++) {
+			if (e->hops[el->first + j] == i)
+				return true;
+		}
+	}
+	return false;
+}
+
 static bool finding_blames(const struct report_set *set, const struct fl_finding *v, size_t i)
 {
 	const struct fl_hop_figures *f = &set->figures[i];
@@ -542,6 +588,7 @@ static bool finding_blames(const struct report_set *set, const struct fl_finding
 		       !(f->mem_types & (FL_PTR_CUDA | FL_PTR_DMABUF));
 	case FL_VERDICT_TRANSPORT: return f->rdma_port_active && !strcmp(f->transport, "socket");
 	case FL_VERDICT_LINK: return v->hop >= 0 && (size_t)v->hop == i;
+	case FL_VERDICT_SWITCH: return element_has_hop(set->elements, v->node, i);
 	case FL_VERDICT_NODE: /* a node, not a hop: no hop is to blame */
 	case FL_VERDICT_UNSURE: /* nothing named: no hop is blamed on a guess */
 	case FL_VERDICT_NONE: break;

@@ -3,7 +3,8 @@
  * views fill one or two of the 48 buckets, and a joined hop holding two full
  * arrays was 768 of its 1.4 KB (2.1 GB for 10^6 hops, most of it zeroes). The
  * non-empty buckets' counts live in an arena freed with the set; the view
- * keeps a mask of which buckets they are.
+ * keeps a mask of which buckets they are. The ports' text of rising counters
+ * lives there too.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,14 @@ int report_sizes_store(struct report_arena *a, struct report_view *v,
 	}
 	v->size_counts = out - n;
 	return 0;
+}
+
+const char *report_arena_text(struct report_arena *a, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	uint64_t *out = arena_take(a, (len + sizeof(*out) - 1) / sizeof(*out));
+
+	return out ? memcpy(out, s, len) : NULL;
 }
 
 void report_sizes_get(const struct report_view *v, uint64_t counts[REPORT_SIZE_BUCKETS])

@@ -90,19 +90,29 @@ static const char *gdr_word(int mem_types)
 	return mem_types & (FL_PTR_CUDA | FL_PTR_DMABUF) ? "yes" : "no";
 }
 
+/* report_hop_name's length; counted, not printed, where names carry no ranks (10^6 hops). */
+static size_t hop_name_len(const struct report_set *set, size_t i)
+{
+	const struct report_hop_key *k = &set->hops[i].key;
+	char name[HOP_COLUMN_MAX * 4];
+
+	if (!set->ranked_names)
+		return strlen(k->src_node) + strlen(k->src_dev) + strlen(k->dst_node) +
+		       strlen(k->dst_dev) + strlen("/ -> /");
+	report_hop_name(set, i, name, sizeof(name));
+	return strlen(name);
+}
+
 static int hop_column(const struct report_set *set)
 {
-	int width = (int)strlen("src -> dst");
+	size_t width = strlen("src -> dst");
 
-	for (size_t i = 0; i < set->nhops; i++) {
-		char name[HOP_COLUMN_MAX * 4];
-		int n;
+	for (size_t i = 0; i < set->nhops && width < HOP_COLUMN_MAX; i++) {
+		size_t n = hop_name_len(set, i);
 
-		report_hop_name(set, i, name, sizeof(name));
-		n = (int)strlen(name);
 		width = n > width ? n : width;
 	}
-	return width > HOP_COLUMN_MAX ? HOP_COLUMN_MAX : width;
+	return width > HOP_COLUMN_MAX ? HOP_COLUMN_MAX : (int)width;
 }
 
 /*

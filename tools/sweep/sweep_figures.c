@@ -257,6 +257,7 @@ bool sweep_finding_has(const struct fl_finding *f, const struct fl_hop_figures *
 	case FL_VERDICT_NODE: return !strcmp(h->dst_node, f->node); /* the hops into it wait */
 	case FL_VERDICT_GDR:
 	case FL_VERDICT_TRANSPORT: return fl_verdict_touches(h, f->node, NULL);
+	case FL_VERDICT_SWITCH: /* a sweep is judged without a topology: never named */
 	case FL_VERDICT_NONE:
 	case FL_VERDICT_UNSURE: break;
 	}

@@ -52,7 +52,8 @@ enum sweep_kind sweep_kind_of(enum fl_verdict_kind k)
 	case FL_VERDICT_NODE:
 	case FL_VERDICT_GDR:
 	case FL_VERDICT_TRANSPORT: return SWEEP_NODE;
-	case FL_VERDICT_UNSURE: return SWEEP_UNSURE;
+	case FL_VERDICT_UNSURE:
+	case FL_VERDICT_SWITCH: return SWEEP_UNSURE; /* judged without a topology: never */
 	case FL_VERDICT_NONE: break;
 	}
 	return SWEEP_NONE;

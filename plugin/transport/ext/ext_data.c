@@ -119,6 +119,8 @@ static struct ext_req *fresh_req(struct ext_comm *c, int n)
 	r->n = n;
 	r->release_ns = 0;
 	r->inner_done = 0;
+	r->hinted = 0;
+	r->early = 0;
 	return r;
 }
 
@@ -138,7 +140,8 @@ int ext_isend_ph(void *send_comm, void *data, size_t size, int tag, void *mhandl
 	r = fresh_req(c, 1);
 	if (!r)
 		return FL_OK;
-	rc = ext_inner_isend(&ext_plugin, c->inner, data, size, tag, mhandle, phandle, &r->inner);
+	rc = ext_inner_isend(&ext_plugin, c->inner, data, size, tag, mhandle,
+			     phandle ? phandle : ext_no_phandle, &r->inner);
 	if (!rc && r->inner) {
 		r->sizes[0] = size > INT_MAX ? INT_MAX : (int)size;
 		if (FL_PACING && c->pacer)
@@ -185,12 +188,11 @@ int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, 
 		return FL_OK;
 	/* the inner sees NCCL's hint where NCCL leaves it; before v9 NCCL clears it too */
 	r->inner = ext_plugin.version >= 9 ? hint : NULL;
+	r->hinted = r->inner != NULL;
 	rc = ext_inner_irecv(&ext_plugin, c->inner, n, data, sizes, tags, mhandles,
-			     phandles, &r->inner);
+			     phandles ? phandles : ext_no_phandles, &r->inner);
 	if (!rc && r->inner && FL_PACING && c->pacer)
 		r->release_ns = paced_release(c->pacer, now, total(n, sizes));
-	for (int i = 0; i < n; i++)
-		r->sizes[i] = sizes[i] > INT_MAX ? INT_MAX : (int)sizes[i];
 	return accepted(c, r, rc, request, "irecv");
 }
 
@@ -219,19 +221,30 @@ int ext_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
 
 /*
  * Some inners never write sizes (fastsocket's test leaves them alone:
- * net_fastsocket.cc:1432-1475 at b3ff1c6); NCCL zero-fills them (2.28.9
- * src/transport/net.cc:1506). We report the posted sizes instead (the test's
- * FL_SIZE_UNWRITTEN left in place), which NCCL accepts (a receive may be larger
- * than its send) and which keeps the byte counts of such hops right.
+ * net_fastsocket.cc:1432-1475 at b3ff1c6; NCCL zero-fills them, 2.30.7
+ * src/transport/net.cc:1617-1619, and takes what test wrote as the step's
+ * transSize, :1632). A send moved what it was given: its posted size stands. A
+ * receive's posted size is not what arrived (NCCL posts whole slots,
+ * stepSize * sliceSteps, :1566-1572, larger than a partial Simple step or an LL
+ * step): it stays FL_SIZE_UNWRITTEN, and the wrap counts it unsized.
+ * A receive the optional-completion hint went with, back with 0 bytes written,
+ * may be done before its data landed (aws-ofi-nccl v1.21.1
+ * src/nccl_ofi_rdma.cpp:3562-3564, 3427: done on its control message, the 0
+ * that message added written as its size, 494, 2234-2299): unsized and untimed.
+ * (An LL or LL128 step, the only ones NCCL hints, never carries 0 bytes.)
  */
 
-/* The inner said done: keep what moved. */
-static void inner_done(struct ext_req *r, const int *sizes)
+/* The inner said done: keep what it says moved. */
+static void inner_done(struct ext_comm *c, struct ext_req *r, const int *sizes)
 {
 	r->inner_done = 1;
 	for (int i = 0; i < r->n; i++)
-		if (sizes[i] != FL_SIZE_UNWRITTEN)
+		if (sizes[i] != FL_SIZE_UNWRITTEN || !c->send)
 			r->sizes[i] = sizes[i];
+	if (r->hinted && r->sizes[0] == 0) {
+		r->sizes[0] = FL_SIZE_UNWRITTEN;
+		r->early = 1;
+	}
 }
 
 /* A done request goes back to the pool, but a receive NCCL will end with irecvConsumed. */
@@ -281,7 +294,7 @@ int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times)
 				       ext_plugin.name, rc, c->id);
 		if (!*done)
 			return FL_OK;
-		inner_done(r, sizes);
+		inner_done(c, r, sizes);
 	}
 	if (FL_PACING && r->release_ns && fl_clock_ns() < r->release_ns) {
 		*done = 0;
@@ -290,8 +303,10 @@ int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times)
 	*done = 1;
 	for (int i = 0; i < r->n; i++)
 		sizes[i] = r->sizes[i];
-	if (times)
-		times->whole_request = 1; /* the wrap dates it: accepted (posted) -> done */
+	if (times) { /* the wrap dates it: accepted (posted) -> done, unless done came early */
+		times->untimed = r->early;
+		times->whole_request = !times->untimed;
+	}
 	return finish(c, r);
 }
 
@@ -304,10 +319,11 @@ static int direct_fail(void *comm, const char *op, int rc)
 }
 
 /*
- * What ext adds to a request, once the hello moved and with no pacer, is only the sizes an
- * inner leaves unwritten and the whole-request timing, which the wrap does itself on the
- * direct path. Not for a v6-v9 inner (its calls need adapting), nor for receives of an inner
- * with irecvConsumed (ext ends each one: finish()).
+ * What ext adds to a request, once the hello moved and with no pacer, is only what it makes
+ * of sizes an inner leaves unwritten or of a receive done early, the whole-request timing and
+ * a profiler handle where NCCL gave none, which the wrap does itself on the direct path
+ * (transport.h). Not for a v6-v9 inner (its calls need adapting), nor for receives of an
+ * inner with irecvConsumed (ext ends each one: finish()).
  */
 int ext_direct(void *comm, struct fl_direct *d)
 {
@@ -320,7 +336,7 @@ int ext_direct(void *comm, struct fl_direct *d)
 		return FL_DIRECT_NEVER;
 	*d = (struct fl_direct){
 		.comm = c->inner, .isend = ext_plugin.isend10, .irecv = ext_plugin.irecv10,
-		.test = ext_plugin.test, .fail = direct_fail,
+		.test = ext_plugin.test, .fail = direct_fail, .no_phandle = ext_no_phandle,
 	};
 	return FL_DIRECT_ON;
 }

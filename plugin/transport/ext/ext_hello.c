@@ -160,11 +160,12 @@ static int post_hello(void *comm, int send, struct ext_hello_xfer *x)
 	int tag = HELLO_TAG;
 	void *data = x->buf;
 
+	/* ext's own profiler handles: NCCL has none for the hello (ext_prof.c) */
 	if (send)
-		return ext_inner_isend(&ext_plugin, comm, data, size, tag, x->mhandle, NULL,
-				       &x->request);
-	return ext_inner_irecv(&ext_plugin, comm, 1, &data, &size, &tag, &x->mhandle, NULL,
-			       &x->request);
+		return ext_inner_isend(&ext_plugin, comm, data, size, tag, x->mhandle,
+				       ext_no_phandle, &x->request);
+	return ext_inner_irecv(&ext_plugin, comm, 1, &data, &size, &tag, &x->mhandle,
+			       ext_no_phandles, &x->request);
 }
 
 int ext_hello_step(void *comm, int send, struct ext_hello_xfer *x, int *done)

@@ -26,8 +26,10 @@ struct ext_req {
 	void *inner;
 	uint64_t release_ns;  /* paced: not done before its bytes drained at the pacer's rate */
 	int inner_done;       /* the inner said done; the pacer may still hold the completion */
+	int hinted;           /* a receive NCCL's optional-completion hint was forwarded with */
+	int early;            /* ... that the inner said done with 0 bytes: maybe before its data */
 	int n;                /* buffers; 0 for a flush */
-	/* posted bytes per buffer (for an inner test that leaves sizes unwritten), then moved */
+	/* a send's posted bytes, then what the inner's test said moved (FL_SIZE_UNWRITTEN: none) */
 	int sizes[FL_MAX_RECVS];
 	struct ext_req *next_free;
 };
@@ -83,6 +85,15 @@ int ext_life_props(int dev, struct fl_props *props);
  * maxRecvs capped to FL_MAX_RECVS and a failure naming the inner.
  */
 int ext_get_properties(int dev, struct fl_props *props);
+
+/*
+ * ---- the inner's profiler events (ext_prof.c) ----
+ * ext_prof_event: the callback the inner gets at init (NCCL's, but for events on
+ * ext_no_phandle); ext_no_phandle(s): the handle(s) passed where NCCL gave none.
+ */
+extern void *ext_no_phandle;
+extern void *ext_no_phandles[FL_MAX_RECVS];
+int ext_prof_event(void **event, int type, void *phandle, int64_t plugin_id, void *data);
 
 /* ---- identity (ext_hello.c) ---- */
 

@@ -77,7 +77,7 @@ int ext_life_open(void)
 
 	pthread_mutex_lock(&life_lock);
 	if (!process_live) {
-		rc = ext_inner_init(&ext_plugin, fl_log_logger(), fl_log_profiler(),
+		rc = ext_inner_init(&ext_plugin, fl_log_logger(), ext_prof_event,
 				    &ext_process_ctx);
 		if (rc)
 			rc = fl_fail(rc, "ext: %s init again for the process, after its last "

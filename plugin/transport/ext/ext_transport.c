@@ -60,7 +60,7 @@ static int ext_init(void)
 	ext_hello_on = (int)hello;
 	ext_direct_on = (int)direct;
 	rc = ext_inner_choose(env && !strncmp(env, "ext:", 4) ? env + 4 : NULL,
-			      fl_log_logger(), fl_log_profiler(), &ext_plugin, &ext_process_ctx);
+			      fl_log_logger(), ext_prof_event, &ext_plugin, &ext_process_ctx);
 	if (rc)
 		return rc;
 	log_loaded();
@@ -82,7 +82,7 @@ static int ext_open_ctx(uint64_t comm_id, int traffic_class, void **tctx)
 		return rc;
 	}
 	c->config.traffic_class = traffic_class;
-	rc = ext_inner_open_ctx(&ext_plugin, comm_id, fl_log_logger(), fl_log_profiler(), c);
+	rc = ext_inner_open_ctx(&ext_plugin, comm_id, fl_log_logger(), ext_prof_event, c);
 	if (rc) {
 		free(c);
 		ext_life_close();

@@ -244,27 +244,66 @@ static int post_pieces(struct sock_recv_comm *c, struct sock_recv_req *r, uint8_
 	return FL_OK;
 }
 
-/* A whole header arrived: it claims a slot of the oldest open receive. */
-static int claim_message(struct sock_recv_comm *c)
+/*
+ * The receive a message of `tag` lands in: the oldest open one with a free slot of that tag.
+ * Sub-operations sharing a comm send on schedules of their own (NCCL shares one among subs
+ * when maxRecvs > 1, 2.30.7 src/transport/net.cc:862, 1048, and each sub isends as its data
+ * and depth allow, :1323-1426), so one tag may run a receive ahead of the others, and
+ * receives of several groups may share the comm. NULL: none posted yet.
+ */
+static struct sock_recv_req *open_for(struct sock_recv_comm *c, int tag, int *slot,
+				      uint32_t *at)
 {
-	struct sock_recv_req *r = c->waiting[c->wait_head % SOCK_RECV_REQS];
+	for (*at = c->wait_head; *at != c->wait_tail; (*at)++) {
+		struct sock_recv_req *r = c->waiting[*at % SOCK_RECV_REQS];
+
+		*slot = find_slot(r, tag);
+		if (*slot >= 0)
+			return r;
+	}
+	return NULL;
+}
+
+/* A receive whose every slot is claimed leaves the waiting list, the others keep their order. */
+static void unwait(struct sock_recv_comm *c, uint32_t at)
+{
+	if (at == c->wait_head) {
+		c->wait_head++;
+		return;
+	}
+	for (; at + 1 != c->wait_tail; at++)
+		c->waiting[at % SOCK_RECV_REQS] = c->waiting[(at + 1) % SOCK_RECV_REQS];
+	c->wait_tail--;
+}
+
+/*
+ * A whole header arrived: it claims a slot of the oldest open receive that has one for its
+ * tag, or (*later) waits, whole, for a receive to be posted; with every receive posted and
+ * none for it, it never will.
+ */
+static int claim_message(struct sock_recv_comm *c, int *later)
+{
+	struct sock_recv_req *r;
 	struct sock_msg_header h;
 	struct sock_split split;
+	uint32_t at;
 	int slot;
 
 	sock_msg_decode(c->header, &h);
-	c->header_got = 0;
 	if (h.seq != c->link.seq)
 		return fail(c, FL_ERR_SYSTEM,
 			    "control stream out of step: message #%u where #%u was due", h.seq,
 			    c->link.seq);
-	c->link.seq++;
-	slot = find_slot(r, h.tag);
-	if (slot < 0)
+	r = open_for(c, h.tag, &slot, &at);
+	*later = !r && c->nfree;
+	if (*later)
+		return FL_OK;
+	if (!r)
 		return fail(c, FL_ERR_USAGE,
-			    "a message with tag %d fits no open slot of the oldest receive "
-			    "(%d buffers, first tag %d)",
-			    h.tag, r->n, r->tags[0]);
+			    "a message with tag %d fits no open slot of the %u receives posted",
+			    h.tag, c->wait_tail - c->wait_head);
+	c->header_got = 0;
+	c->link.seq++;
 	if (h.size > r->cap[slot])
 		return fail(c, FL_ERR_USAGE,
 			    "message of %llu bytes with tag %d is larger than its receive buffer "
@@ -275,7 +314,7 @@ static int claim_message(struct sock_recv_comm *c)
 	if (!r->base.ready_ns)
 		r->base.ready_ns = fl_clock_ns();
 	if (++r->matched == r->n)
-		c->wait_head++;
+		unwait(c, at);
 	sock_plan(&c->link.rules, h.size, &c->link.rotor, &split);
 	if (split.n)
 		return post_pieces(c, r, r->data[slot], h.size, &split);
@@ -295,7 +334,7 @@ static int claim_message(struct sock_recv_comm *c)
  */
 static int recv_control(struct sock_recv_comm *c)
 {
-	int drained = 0;
+	int drained = 0, later;
 	size_t got;
 	int rc;
 
@@ -308,8 +347,8 @@ static int recv_control(struct sock_recv_comm *c)
 		if (c->header_got == SOCK_MSG_HEADER_SIZE) {
 			if (c->wait_head == c->wait_tail)
 				return FL_OK;
-			rc = claim_message(c);
-			if (rc)
+			rc = claim_message(c, &later);
+			if (rc || later)
 				return rc;
 			continue;
 		}
