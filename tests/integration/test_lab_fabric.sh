@@ -49,8 +49,13 @@ median_step() { awk '/^median step:/ { print $3 }' "$tmp/$1.out"; }
 common=(-n 4 -g 2M --link-rate 400mbit --copy-rate 100mbit)
 if lab healthy --fabric roce "${common[@]}" healthy; then
 	got=$(summary healthy)
-	want="none - ib node0>node1:gdr node1>node2:gdr node2>node3:gdr node3>node0:gdr"
-	[ "$got" = "$want" ] || not_ok "roce healthy: $got; expected $want"
+	# healthy: nothing named (none, or not enough evidence where 4 loaded ranks leave it at
+	# less than 0.9 sure: docs/report-format.md), every hop over ib with GPUDirect
+	want="- ib node0>node1:gdr node1>node2:gdr node2>node3:gdr node3>node0:gdr"
+	case $got in
+	"none $want" | "not-enough-evidence $want") ;;
+	*) not_ok "roce healthy: $got; expected none or not-enough-evidence, $want" ;;
+	esac
 	grep -q '^fabric: roce (RoCE v2 GIDs)' "$tmp/healthy.out" || not_ok "roce: fabric not said"
 	grep -q '^projection (a model, docs/lab.md): .* 400 Gb/s per GPU) that turns a 9.0 s step' \
 		"$tmp/healthy.out" || not_ok "roce: no projection line"

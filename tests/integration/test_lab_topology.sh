@@ -73,13 +73,16 @@ c = json.load(open(sys.argv[1] + "/fabric/counters.json"))
 print(sum(e["bytes"] for e in c["elements"] if e["element"].startswith(sys.argv[2])))' "$1" "$2"
 }
 
-# A verdict (text) naming the switch spine0 or finding it the likeliest, or one of its hops
-# (named, or the likeliest where not enough evidence) with spine0 next.
+# A verdict (text) within spine0: the switch named or the likeliest, or one of its two hops
+# (named, or the likeliest where not enough evidence) with spine0 or its other hop next. One
+# spine's hops slowed by different amounts (ECMP over its cables) are one switch only where the
+# data says they moved together.
 spine_or_next() { # text report
 	local hop='(node1/mlx5_0 -> node2|node3/mlx5_0 -> node0)/mlx5_0'
 	grep -q '^verdict: switch  spine0 ' "$1" && return 0
 	grep -q 'not enough evidence to name a culprit: likeliest switch spine0 ' "$1" && return 0
-	grep -Eq "^verdict: (link  $hop |not-enough-evidence ).*next: switch spine0," "$1" || return 1
+	grep -Eq "^verdict: (link  $hop |not-enough-evidence ).*next: (switch spine0|link $hop)," \
+		"$1" || return 1
 	grep -q '^verdict: link' "$1" || grep -Eq "likeliest link $hop " "$1"
 }
 
