@@ -119,15 +119,16 @@ def step_bytes():
     scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(v[-1:], 1)
     return int(v.rstrip("KMG")) * scale
 def requests_per_iteration(size, n):
-    """isend + irecv of every rank, as the shim's ring all_reduce slices it (shim/allreduce.c):
-    2(n-1) ring steps, each moving every chunk once, in slices of one step buffer; 0 (no
-    per-request figure) when channels split the buffer further."""
-    if os.environ.get("FABRICLAB_SHIM_CHANNELS", "1") != "1":
+    """isend + irecv of every rank, as the shim's ring all_reduce moves it (shim/allreduce.c, as
+    NCCL's proxy, shim/nccl_rules.c): loops of n chunks of 4 steps, 2(n-1) ring steps a loop,
+    each chunk in 2 slices (Simple; LL and LL128: 1 step of 32 KiB or 562.5 KiB), empty slices
+    sent too; 0 (no per-request figure) when channels split the buffer further."""
+    if os.environ.get("FABRICLAB_SHIM_CHANNELS", "1") != "1" or size < 4:
         return 0
-    count, slice_ = size // 4, step_bytes() // 4
-    chunk = -(-count // n)
-    slices = sum(-(-max(0, min(chunk, count - c * chunk)) // slice_) for c in range(n))
-    return 2 * 2 * (n - 1) * slices
+    proto = os.environ.get("FABRICLAB_SHIM_PROTO", "simple").lower()
+    chunk, slices = {"ll": (32768, 1), "ll128": (576000, 1)}.get(proto, (4 * step_bytes(), 2))
+    loops = -(-(size // 4 * 4) // (n * chunk))
+    return n * 2 * 2 * (n - 1) * loops * slices
 def spread(v, fmt="%.3f"):
     v = sorted(v)
     return " / ".join(fmt % x for x in (v[0], statistics.median(v), v[-1]))

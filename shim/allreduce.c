@@ -1,214 +1,212 @@
 /*
- * Ring all-reduce of float sums, NCCL's way: the buffer is cut into one chunk
- * per rank; 2(n-1) ring steps (n-1 of reduce-scatter, then n-1 of all-gather)
- * each move one chunk to the next rank, in slices of one step buffer.
- * Dependencies are per slice, not per ring step: slice j of step s+1 leaves as
- * soon as slice j of step s arrived and was reduced, so the pipeline never
- * drains between ring steps.
+ * Ring all-reduce of float sums, as NCCL's ring kernel and proxy move it (2.30.7
+ * src/device/all_reduce.h:13-80, src/enqueue.cc:2182-2366; sizes from nccl_rules.h). A
+ * channel's part goes round in loops of nranks chunks; each loop takes 2(n-1) ring steps,
+ * step s sending chunk (rank - s - 1) and receiving chunk (rank - s - 2), what arrives at
+ * step s leaving at step s+1 (reduced with this rank's data in the first n-1 steps, copied
+ * after). A chunk leaves in Simple's 2 slices (the second often short or empty, still sent)
+ * or as one LL/LL128 step; every transfer of a loop is one of the proxy's, 0 bytes included,
+ * and receives post whole slots into the staging ring.
  *
- * At ring step s this rank sends chunk (rank - s) and receives chunk
- * (rank - s - 1): what arrives at step s is exactly what leaves at step s+1.
+ * Dependencies are per transfer, as the GPU's: slice k of step s leaves once slice k of step
+ * s-1 arrived and was combined, so the pipeline never drains between ring steps.
  *
- * With FABRICLAB_SHIM_CHANNELS=C the buffer is cut into C contiguous parts, each
- * reduced by a ring of its own over its own connections, as NCCL gives each
- * channel its part (2.28.9 src/include/device.h:317-343, ncclCollCbdPart: an
- * offset and count per channel; ours are equal but the last, NCCL's first and
- * last may differ), all progressed in one loop, as NCCL's proxy progresses its
- * channels.
+ * With FABRICLAB_SHIM_CHANNELS=C the buffer is cut into C contiguous parts, each reduced by a
+ * ring of its own over its own connections, as NCCL gives each channel its part
+ * (src/include/device.h:337-362, ncclCollCbdPart: an offset and count per channel; ours are
+ * equal but the last, NCCL's are whole cells), all progressed in one loop, as NCCL's proxy
+ * progresses its channels.
  */
 #include "shim.h"
 
 #include <string.h>
 
+#include "ll_lines.h"
 #include "steps.h"
-
-/* A position in the sequence of slices one direction moves: ring step, slice of its chunk. */
-struct ar_pos {
-	int step;
-	size_t slice;
-};
 
 struct ar_plan {
 	int rank;
 	int nranks;
-	int nsteps;
-	size_t count;
-	size_t chunk; /* floats per chunk, the last ones shorter or empty */
-	size_t slice; /* floats per transfer */
+	int steps;        /* ring steps per loop: 2(n-1) */
+	int slices;       /* transfers per chunk */
+	int proto;
+	size_t count;     /* floats of this channel */
+	size_t chunk;     /* floats per chunk of a full loop */
+	uint64_t transfers;
+	struct shim_coll_shape shape;
 	const float *send;
 	float *recv;
 };
 
-static int mod(int a, int n)
+/* One transfer: floats [off, off + len) of the channel's part; ring step s of its loop. */
+struct ar_xfer {
+	size_t off, len;
+	int step;
+};
+
+/* Transfer t of the sends (recv 0) or of the receives (recv 1). */
+static void xfer_at(const struct ar_plan *p, uint64_t t, int recv, struct ar_xfer *x)
 {
-	return ((a % n) + n) % n;
-}
+	uint64_t per_loop = (uint64_t)p->steps * (uint64_t)p->slices;
+	size_t loop_off = (size_t)(t / per_loop) * (size_t)p->nranks * p->chunk;
+	size_t rem = p->count - loop_off, begin, nelem, start = 0;
+	size_t cc = shim_rules_loop_chunk(rem, p->nranks, p->chunk, sizeof(float));
+	int slice = (int)(t % (uint64_t)p->slices);
 
-static int send_chunk(const struct ar_plan *p, int step)
-{
-	return mod(p->rank - step, p->nranks);
-}
+	x->step = (int)(t / (uint64_t)p->slices % (uint64_t)p->steps);
+	begin = (size_t)shim_rules_ring_chunk(p->rank, p->nranks, x->step, recv) * cc;
+	nelem = rem > begin ? (rem - begin < cc ? rem - begin : cc) : 0;
+	x->len = nelem;
+	if (p->proto == SHIM_PROTO_SIMPLE) {
+		size_t size = shim_rules_simple_slice(&p->shape, nelem, sizeof(float));
 
-static int recv_chunk(const struct ar_plan *p, int step)
-{
-	return mod(p->rank - step - 1, p->nranks);
-}
-
-static size_t chunk_begin(const struct ar_plan *p, int chunk)
-{
-	size_t begin = (size_t)chunk * p->chunk;
-
-	return begin < p->count ? begin : p->count;
-}
-
-static size_t chunk_len(const struct ar_plan *p, int chunk)
-{
-	size_t begin = chunk_begin(p, chunk);
-
-	return p->count - begin < p->chunk ? p->count - begin : p->chunk;
-}
-
-static size_t slices_of(const struct ar_plan *p, int chunk)
-{
-	return (chunk_len(p, chunk) + p->slice - 1) / p->slice;
-}
-
-/* Skips past slices that do not exist (empty chunks) to the next real one or the end. */
-static void settle(const struct ar_plan *p, struct ar_pos *pos,
-		   int (*chunk_at)(const struct ar_plan *, int))
-{
-	while (pos->step < p->nsteps && pos->slice >= slices_of(p, chunk_at(p, pos->step))) {
-		pos->step++;
-		pos->slice = 0;
+		start = (size_t)slice * size;
+		start = start < nelem ? start : nelem;
+		x->len = nelem - start < size ? nelem - start : size;
 	}
-}
-
-static void advance(const struct ar_plan *p, struct ar_pos *pos,
-		    int (*chunk_at)(const struct ar_plan *, int))
-{
-	pos->slice++;
-	settle(p, pos, chunk_at);
-}
-
-static int before(struct ar_pos a, struct ar_pos b)
-{
-	return a.step < b.step || (a.step == b.step && a.slice < b.slice);
-}
-
-/* Offset and length (floats) of one slice of a chunk. */
-static size_t slice_at(const struct ar_plan *p, int chunk, size_t slice, size_t *len)
-{
-	size_t done = slice * p->slice, left = chunk_len(p, chunk) - done;
-
-	*len = left < p->slice ? left : p->slice;
-	return chunk_begin(p, chunk) + done;
+	x->off = loop_off + begin + start;
 }
 
 struct ar_state {
 	struct ar_plan plan;
-	struct ar_pos sent, send_done, recv_posted, recv_done;
-	struct ar_pos in_flight[SHIM_STEPS]; /* what each staging slot holds */
+	uint64_t sent, recv_posted, recv_done; /* transfers; sends done: sends.done */
+	uint64_t send_base, recv_base;         /* NCCL's sub->base of each direction, in steps */
 	struct shim_fifo sends, recvs;
 	const struct shim_buf *send_buf, *recv_buf;
 	struct shim_link *link;
 	int chan; /* the link's index in the buffers' registrations */
 };
 
-/* Slice j of step s carries what slice j of step s-1 brought, once it is reduced. */
-static int send_ready(const struct ar_state *st)
+/* The slot of the ring a transfer's steps start at (net.cc:1337, 1540: (base + step) % 8). */
+static size_t slot_of(const struct ar_state *st, uint64_t base, uint64_t t)
 {
-	struct ar_pos needed = { st->sent.step - 1, st->sent.slice };
+	uint64_t step = base + t * (uint64_t)st->plan.shape.slice_steps;
 
-	return st->sent.step == 0 || before(needed, st->recv_done);
+	return (size_t)(step % SHIM_STEPS) * st->plan.shape.step;
 }
 
-static int post_sends(struct shim_world *w, struct ar_state *st)
+/* Slice k of step s carries what slice k of step s-1 brought, once it is combined. */
+static int send_ready(const struct ar_state *st, const struct ar_xfer *x)
 {
-	const struct ar_plan *p = &st->plan;
-
-	while (st->sent.step < p->nsteps && !shim_fifo_full(&st->sends) && send_ready(st)) {
-		int chunk = send_chunk(p, st->sent.step);
-		const struct shim_buf *src = st->sent.step ? st->recv_buf : st->send_buf;
-		const float *base = st->sent.step ? p->recv : p->send;
-		uint64_t before_post = st->sends.posted;
-		size_t len, off = slice_at(p, chunk, st->sent.slice, &len);
-		int rc;
-
-		rc = shim_fifo_post(w, &st->sends, (void *)(base + off), len * sizeof(float),
-				    src->send_mh[st->chan]);
-		if (rc || st->sends.posted == before_post)
-			return rc;
-		advance(p, &st->sent, send_chunk);
-	}
-	return FL_OK;
+	return x->step == 0 || st->recv_done + (uint64_t)st->plan.slices > st->sent;
 }
 
-static int post_recvs(struct shim_world *w, struct ar_state *st)
+static int post_send(struct shim_world *w, struct ar_state *st, const struct ar_xfer *x)
 {
 	const struct ar_plan *p = &st->plan;
+	const struct shim_buf *src = x->step ? st->recv_buf : st->send_buf;
+	const float *base = x->step ? p->recv : p->send;
+	size_t bytes = x->len * sizeof(float);
+	void *data = (void *)(base + x->off), *mh = src->send_mh[st->chan];
 
-	while (st->recv_posted.step < p->nsteps && !shim_fifo_full(&st->recvs)) {
-		unsigned slot = st->recvs.posted % SHIM_STEPS;
-		char *stage = st->link->staging + slot * w->step_bytes;
-		uint64_t before_post = st->recvs.posted;
-		size_t len;
-		int rc;
-
-		slice_at(p, recv_chunk(p, st->recv_posted.step), st->recv_posted.slice, &len);
-		rc = shim_fifo_post(w, &st->recvs, stage, len * sizeof(float),
-				    st->link->staging_mh);
-		if (rc || st->recvs.posted == before_post)
-			return rc;
-		st->in_flight[slot] = st->recv_posted;
-		advance(p, &st->recv_posted, recv_chunk);
+	if (p->proto != SHIM_PROTO_SIMPLE) {
+		/* the GPU writes the lines into the send buffer's step, flagged step + 1 */
+		data = st->link->send_staging + slot_of(st, st->send_base, st->sent);
+		bytes = shim_lines_pack(p->proto, data, base + x->off, bytes,
+					st->send_base + st->sent + 1);
+		mh = st->link->send_staging_mh;
 	}
-	return FL_OK;
+	return shim_fifo_send(w, &st->sends, data, bytes, w->rank, mh);
+}
+
+/* One isend, if the next transfer may leave; *posted says whether the plugin took it. */
+static int post_send_one(struct shim_world *w, struct ar_state *st, int *posted)
+{
+	uint64_t before_post = st->sends.posted;
+	struct ar_xfer x;
+	int rc;
+
+	*posted = 0;
+	if (st->sent >= st->plan.transfers || shim_fifo_full(&st->sends))
+		return FL_OK;
+	xfer_at(&st->plan, st->sent, 0, &x);
+	if (!send_ready(st, &x))
+		return FL_OK;
+	rc = post_send(w, st, &x);
+	*posted = !rc && st->sends.posted != before_post;
+	st->sent += (uint64_t)*posted;
+	return rc;
+}
+
+/* One irecv of the next transfer's whole slot; *posted says whether the plugin took it. */
+static int post_recv_one(struct shim_world *w, struct ar_state *st, int *posted)
+{
+	const struct ar_plan *p = &st->plan;
+	void *stage = st->link->staging + slot_of(st, st->recv_base, st->recv_posted);
+	uint64_t before_post = st->recvs.posted;
+	int tag = st->link->recv_peer, rc;
+	size_t expect;
+	struct ar_xfer x;
+
+	*posted = 0;
+	if (st->recv_posted >= p->transfers || shim_fifo_full(&st->recvs))
+		return FL_OK;
+	xfer_at(p, st->recv_posted, 1, &x);
+	expect = shim_rules_wire_bytes(p->proto, x.len * sizeof(float));
+	rc = shim_fifo_recv(w, &st->recvs, 1, &stage, &p->shape.recv_bytes, &expect, &tag,
+			    st->link->staging_mh);
+	*posted = !rc && st->recvs.posted != before_post;
+	st->recv_posted += (uint64_t)*posted;
+	return rc;
 }
 
 /*
- * In the all-gather half a slice overwrites memory this rank sent from n-1
- * steps earlier; wait until that send is complete before landing it.
+ * In the all-gather half a transfer overwrites memory this rank sent from n-1 steps earlier
+ * (the same chunk, sent at step s-n+1): it lands once that send completed.
  */
-static int recv_may_land(const struct ar_state *st, struct ar_pos pos)
+static int recv_may_land(const struct ar_state *st, const struct ar_xfer *x)
 {
-	struct ar_pos earlier_send = { pos.step + 1 - st->plan.nranks, pos.slice };
+	uint64_t earlier = st->recv_done - (uint64_t)(st->plan.nranks - 1) * st->plan.slices;
 
-	return earlier_send.step < 0 || before(earlier_send, st->send_done);
+	return x->step < st->plan.nranks - 1 || st->sends.done > earlier;
+}
+
+/* What arrived, as floats: the slot itself, or LL/LL128 lines read out once all flagged. */
+static const float *payload(struct shim_world *w, struct ar_state *st, size_t len)
+{
+	const struct ar_plan *p = &st->plan;
+	const void *stage = st->link->staging + slot_of(st, st->recv_base, st->recv_done);
+
+	if (p->proto == SHIM_PROTO_SIMPLE)
+		return stage;
+	if (!shim_lines_ready(p->proto, stage, len * sizeof(float), st->recv_base +
+			      st->recv_done + 1))
+		return NULL; /* the lines are not all there yet: the GPU would keep polling */
+	shim_lines_unpack(p->proto, w->unpack, stage, len * sizeof(float));
+	return (const float *)w->unpack;
 }
 
 static int complete_recv(struct shim_world *w, struct ar_state *st)
 {
 	const struct ar_plan *p = &st->plan;
-	unsigned slot = st->recvs.done % SHIM_STEPS;
-	struct ar_pos pos = st->in_flight[slot];
-	const float *stage = (const float *)(st->link->staging + slot * w->step_bytes);
-	uint64_t done = st->recvs.done;
-	size_t len, off;
-	int rc;
+	const float *theirs;
+	struct ar_xfer x;
+	int rc = shim_fifo_test(w, &st->recvs);
 
-	if (!recv_may_land(st, pos))
+	if (rc || !shim_fifo_landed(&st->recvs))
+		return rc;
+	xfer_at(p, st->recv_done, 1, &x);
+	if (!recv_may_land(st, &x))
 		return FL_OK;
-	rc = shim_fifo_test(w, &st->recvs);
-	if (rc || st->recvs.done == done)
-		return rc;
-	off = slice_at(p, recv_chunk(p, pos.step), pos.slice, &len);
+	theirs = payload(w, st, x.len);
+	if (!theirs)
+		return FL_OK;
 	/* reduce-scatter adds what arrived to this rank's own data; all-gather copies it */
-	rc = shim_mem_combine(w, p->recv + off, pos.step < p->nranks - 1 ? p->send + off : NULL,
-			      stage, len);
-	if (rc)
-		return rc;
-	advance(p, &st->recv_done, recv_chunk);
-	return FL_OK;
+	rc = x.len ? shim_mem_combine(w, p->recv + x.off, x.step < p->nranks - 1 ?
+				      p->send + x.off : NULL, theirs, x.len) : FL_OK;
+	if (!rc)
+		rc = shim_fifo_consume(w, &st->recvs);
+	if (!rc)
+		st->recv_done++;
+	return rc;
 }
 
-static int complete_send(struct shim_world *w, struct ar_state *st)
+/* NCCL's sub->base: the connection's next step, rounded up to whole chunks (net.cc:1311, 1505). */
+static uint64_t base_of(uint64_t next, const struct shim_coll_shape *s, int slices)
 {
-	uint64_t done = st->sends.done;
-	int rc = shim_fifo_test(w, &st->sends);
+	uint64_t chunk_steps = (uint64_t)s->slice_steps * (uint64_t)slices;
 
-	if (!rc && st->sends.done != done)
-		advance(&st->plan, &st->send_done, send_chunk);
-	return rc;
+	return (next + chunk_steps - 1) / chunk_steps * chunk_steps;
 }
 
 /* Channel c's ring, over floats [first, first + count) of the buffers. */
@@ -216,39 +214,64 @@ static void plan_init(struct ar_state *st, struct shim_world *w, const struct sh
 		      const struct shim_buf *recv, size_t first, size_t count, int c)
 {
 	struct ar_plan *p = &st->plan;
+	size_t loop;
 
 	*st = (struct ar_state){ .send_buf = send, .recv_buf = recv, .link = &w->ring[c],
 				 .chan = c };
-	*p = (struct ar_plan){ .rank = w->rank, .nranks = w->nranks, .nsteps = 2 * (w->nranks - 1),
-			       .count = count, .slice = w->step_bytes / sizeof(float),
+	*p = (struct ar_plan){ .rank = w->rank, .nranks = w->nranks, .steps = 2 * (w->nranks - 1),
+			       .proto = w->rules.proto, .count = count,
 			       .send = (const float *)send->net + first,
 			       .recv = (float *)recv->net + first };
-	p->chunk = (count + (size_t)w->nranks - 1) / (size_t)w->nranks;
-	settle(p, &st->sent, send_chunk);
-	settle(p, &st->send_done, send_chunk);
-	settle(p, &st->recv_posted, recv_chunk);
-	settle(p, &st->recv_done, recv_chunk);
+	shim_rules_coll(&w->rules, p->proto, &p->shape);
+	p->slices = p->shape.slices_per_chunk;
+	p->chunk = p->shape.chunk / sizeof(float);
+	loop = (size_t)w->nranks * p->chunk;
+	/* the proxy's nsteps: 2(n-1) steps per loop, each chunk's steps (enqueue.cc:2362-2364) */
+	p->transfers = (count + loop - 1) / loop * (uint64_t)p->steps * (uint64_t)p->slices;
+	st->send_base = base_of(st->link->send_step, &p->shape, p->slices);
+	st->recv_base = base_of(st->link->recv_step, &p->shape, p->slices);
 	shim_fifo_init(&st->sends, st->link, "all_reduce", 1);
 	shim_fifo_init(&st->recvs, st->link, "all_reduce", 0);
+	st->sends.depth = st->recvs.depth = shim_rules_depth(1, p->shape.slice_steps);
+	st->sends.proto = st->recvs.proto = p->proto;
+	st->recvs.gdr_flush = w->gdr_flush;
 }
 
 static int ar_done(const struct ar_state *st)
 {
-	return st->send_done.step >= st->plan.nsteps && st->recv_done.step >= st->plan.nsteps;
+	return st->sends.done >= st->plan.transfers && st->recv_done >= st->plan.transfers;
 }
 
-/* One pass over one channel's ring: what can be posted, what may have completed. */
+/*
+ * One pass over one channel's ring, as one call of NCCL's recvProxyProgress and one of
+ * sendProxyProgress: a receive posted, or else the oldest tested (2.30.7
+ * src/transport/net.cc:1609 returns once something was posted); a send posted, or else the
+ * oldest tested (:1424-1426 move on to the next sub after an isend).
+ */
 static int ar_pass(struct shim_world *w, struct ar_state *st)
 {
-	int rc = post_recvs(w, st);
+	int posted, rc = post_recv_one(w, st, &posted);
 
-	if (!rc)
-		rc = post_sends(w, st);
-	if (!rc && shim_fifo_busy(&st->sends))
-		rc = complete_send(w, st);
-	if (!rc && shim_fifo_busy(&st->recvs))
+	if (!rc && !posted && shim_fifo_busy(&st->recvs))
 		rc = complete_recv(w, st);
+	if (!rc)
+		rc = post_send_one(w, st, &posted);
+	if (!rc && !posted && shim_fifo_busy(&st->sends))
+		rc = shim_fifo_test(w, &st->sends);
 	return rc;
+}
+
+/* The next op on each connection starts after this one's steps (net.cc:1313, 1507). */
+static void advance_links(struct ar_state *st, int channels)
+{
+	for (int c = 0; c < channels; c++) {
+		uint64_t steps = st[c].plan.transfers * (uint64_t)st[c].plan.shape.slice_steps;
+
+		if (!steps)
+			continue;
+		st[c].link->send_step = st[c].send_base + steps;
+		st[c].link->recv_step = st[c].recv_base + steps;
+	}
 }
 
 static int ring_all_reduce(struct shim_world *w, const struct shim_buf *send,
@@ -280,7 +303,9 @@ static int ring_all_reduce(struct shim_world *w, const struct shim_buf *send,
 		if (!rc && busy)
 			rc = shim_watch_pass_pairs(w, &watch, sends, recvs, w->channels);
 	}
-	return rc;
+	if (!rc)
+		advance_links(st, w->channels);
+	return shim_op_end(w, rc);
 }
 
 int shim_all_reduce_sum(struct shim_world *w, const struct shim_buf *send,

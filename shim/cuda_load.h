@@ -16,6 +16,8 @@
 /* cudaMemcpyKind */
 enum shim_cuda_copy { SHIM_CUDA_H2D = 1, SHIM_CUDA_D2H = 2, SHIM_CUDA_D2D = 3 };
 /* cudaDeviceAttr and CUdevice_attribute values the tools read */
+#define SHIM_CUDA_ATTR_CC_MAJOR 75          /* cudaDevAttrComputeCapabilityMajor */
+#define SHIM_CUDA_ATTR_CC_MINOR 76          /* cudaDevAttrComputeCapabilityMinor */
 #define SHIM_CUDA_ATTR_GDR_SUPPORTED 116    /* cudaDevAttrGPUDirectRDMASupported */
 #define SHIM_CUDA_ATTR_DMABUF_SUPPORTED 124 /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED */
 #define SHIM_CUDA_RANGE_DMABUF_FD 1         /* CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD */

@@ -3,9 +3,10 @@
  * them separated by commas (2.28.9 src/plugin/net.cc:269-290 splits the list;
  * ncclNetPluginInit, :172-186, calls each one's init, then devices, and the
  * first whose init succeeds with at least one device is the communicator's).
- * The version bound is the highest the plugin exports, or the highest an older
- * NCCL knows (FABRICLAB_SHIM_NET_MAX_VERSION), or exactly one
- * (FABRICLAB_SHIM_NET_VERSION). The tool adds its own folder as a fallback.
+ * The version bound is the highest the plugin exports up to the highest the
+ * emulated release knows (FABRICLAB_SHIM_NCCL, nccl_rules.h; or
+ * FABRICLAB_SHIM_NET_MAX_VERSION), or exactly one (FABRICLAB_SHIM_NET_VERSION).
+ * The tool adds its own folder as a fallback.
  */
 #include "shim.h"
 
@@ -22,11 +23,11 @@
 
 struct bind_opts {
 	long version;       /* 0: the highest up to max_version */
-	long max_version;   /* 12 (NCCL 2.30), 11 (2.28, 2.29), 10 (2.27) */
+	long max_version;   /* 12 (NCCL 2.30), 11 (2.28, 2.29), 10 (2.26, 2.27), 9, 8 */
 	long traffic_class; /* ncclConfig_t.trafficClass; -1 (UNDEF) as NCCL's default */
 };
 
-static int read_opts(struct bind_opts *o)
+static int read_opts(const struct shim_world *w, struct bind_opts *o)
 {
 	int rc = shim_env_long("FABRICLAB_SHIM_NET_VERSION", 0, 0, 12, &o->version);
 
@@ -35,7 +36,8 @@ static int read_opts(struct bind_opts *o)
 	if (o->version && o->version < 6)
 		return shim_fail(FL_ERR_USAGE, "FABRICLAB_SHIM_NET_VERSION=%ld: expected 0 "
 				 "(highest) or 6 to 12", o->version);
-	rc = shim_env_long("FABRICLAB_SHIM_NET_MAX_VERSION", 12, 6, 12, &o->max_version);
+	rc = shim_env_long("FABRICLAB_SHIM_NET_MAX_VERSION", shim_rules_max_net_version(&w->rules),
+			   6, 12, &o->max_version);
 	if (!rc)
 		rc = shim_env_long("FABRICLAB_SHIM_TRAFFIC_CLASS", FL_ABI_TRAFFIC_CLASS_UNDEF, -1,
 				   INT_MAX, &o->traffic_class);
@@ -118,7 +120,7 @@ int shim_net_choose(struct shim_world *w, const char *fallback_dir)
 	if (strlen(list) >= sizeof(names))
 		return shim_fail(FL_ERR_USAGE, "NCCL_NET_PLUGIN: longer than %zu bytes",
 				 sizeof(names) - 1);
-	rc = read_opts(&o);
+	rc = read_opts(w, &o);
 	if (rc)
 		return rc;
 	snprintf(names, sizeof(names), "%s", list);

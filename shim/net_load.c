@@ -18,6 +18,7 @@
 #include "plugin/base/plugin_open.h"
 #include "plugin/abi/nccl_abi.h"
 #include "plugin/abi/net_slots.h"
+#include "nccl_rules.h"
 
 #define PRE_V9_MAX_P2P_BYTES (1ULL << 30) /* what NCCL assumes for plugins before v9 */
 
@@ -56,9 +57,9 @@ struct shim_net_ops {
 	int (*reg_mr_dmabuf)(struct shim_net *net, void *comm, void *data, size_t size, int type,
 			     uint64_t offset, int fd, void **mhandle);
 	int (*isend)(struct shim_net *net, void *send_comm, void *data, size_t size, int tag,
-		     void *mhandle, void **request);
+		     void *mhandle, void *phandle, void **request);
 	int (*irecv)(struct shim_net *net, void *recv_comm, int n, void **data, size_t *sizes,
-		     int *tags, void **mhandles, void **request);
+		     int *tags, void **mhandles, void **phandles, void **request);
 	int (*test)(struct shim_net *net, void *request, int *done, int *sizes);
 	int (*iflush)(struct shim_net *net, void *recv_comm, int n, void **data, int *sizes,
 		      void **mhandles, void **request);
@@ -268,7 +269,7 @@ INIT_LOGGER_ONLY(9)
 static int init_v10(struct shim_net *net, uint64_t comm_id)
 {
 	(void)comm_id;
-	return TABLE(net, 10)->init(shim_net_logger, NULL);
+	return TABLE(net, 10)->init(shim_net_logger, shim_nccl_profiler_callback);
 }
 
 /*
@@ -280,7 +281,8 @@ static int init_v10(struct shim_net *net, uint64_t comm_id)
 	static int init_v##v(struct shim_net *net, uint64_t comm_id)                      \
 	{                                                                                 \
 		struct fl_abi_comm_config config = { .traffic_class = net->traffic_class }; \
-		return TABLE(net, v)->init(&net->ctx, comm_id, &config, shim_net_logger, NULL); \
+		return TABLE(net, v)->init(&net->ctx, comm_id, &config, shim_net_logger,    \
+					   shim_nccl_profiler_callback);                     \
 	}
 INIT_WITH_CONFIG(11)
 INIT_WITH_CONFIG(12)
@@ -395,22 +397,29 @@ REG_MR_SIZE_T(12)
 
 /* ---- data path ---- */
 
+/* v6-v9 take no profiler handles: NCCL's adapters drop them (src/plugin/net/net_v6.cc:67-70). */
 #define ISEND_INT(v)                                                                       \
 	static int isend_v##v(struct shim_net *net, void *send_comm, void *data, size_t size, \
-			      int tag, void *mhandle, void **request)                       \
+			      int tag, void *mhandle, void *phandle, void **request)        \
 	{                                                                                   \
 		int narrow;                                                                 \
 		int rc = narrow_size(v, size, &narrow);                                     \
+		(void)phandle;                                                              \
 		if (rc != FL_OK)                                                            \
 			return rc;                                                          \
 		return TABLE(net, v)->isend(send_comm, data, narrow, tag, mhandle, request); \
 	}
+/* ... and clear the optional-completion hint (net_v6.cc:82, net_v7.cc:78, net_v8.cc:73). */
 #define IRECV_INT(v)                                                                          \
 	static int irecv_v##v(struct shim_net *net, void *recv_comm, int n, void **data,       \
-			      size_t *sizes, int *tags, void **mhandles, void **request)       \
+			      size_t *sizes, int *tags, void **mhandles, void **phandles,      \
+			      void **request)                                                  \
 	{                                                                                      \
 		int narrow[FL_MAX_RECVS];                                                      \
 		int rc = narrow_sizes(v, n, sizes, narrow);                                    \
+		(void)phandles;                                                                \
+		if (*request == FL_OPTIONAL_RECV_COMPLETION)                                   \
+			*request = NULL;                                                       \
 		if (rc != FL_OK)                                                               \
 			return rc;                                                             \
 		return TABLE(net, v)->irecv(recv_comm, n, data, narrow, tags, mhandles, request); \
@@ -423,31 +432,34 @@ IRECV_INT(7)
 IRECV_INT(8)
 
 static int isend_v9(struct shim_net *net, void *send_comm, void *data, size_t size, int tag,
-		    void *mhandle, void **request)
+		    void *mhandle, void *phandle, void **request)
 {
+	(void)phandle;
 	return TABLE(net, 9)->isend(send_comm, data, size, tag, mhandle, request);
 }
 
 static int irecv_v9(struct shim_net *net, void *recv_comm, int n, void **data, size_t *sizes,
-		    int *tags, void **mhandles, void **request)
+		    int *tags, void **mhandles, void **phandles, void **request)
 {
+	(void)phandles;
 	if (check_recv_count(n) != FL_OK)
 		return FL_ERR_USAGE;
 	return TABLE(net, 9)->irecv(recv_comm, n, data, sizes, tags, mhandles, request);
 }
 
-/* v10+ take profiler handles; the shim runs no profiler, so they are NULL. */
+/* v10+ take the step's profiler handles, as NCCL passes them (nccl_rules.h: shim_phandle). */
 #define ISEND_PHANDLE(v)                                                                   \
 	static int isend_v##v(struct shim_net *net, void *send_comm, void *data, size_t size, \
-			      int tag, void *mhandle, void **request)                       \
+			      int tag, void *mhandle, void *phandle, void **request)        \
 	{                                                                                   \
-		return TABLE(net, v)->isend(send_comm, data, size, tag, mhandle, NULL, request); \
+		return TABLE(net, v)->isend(send_comm, data, size, tag, mhandle, phandle,   \
+					    request);                                       \
 	}
 #define IRECV_PHANDLE(v)                                                                    \
 	static int irecv_v##v(struct shim_net *net, void *recv_comm, int n, void **data,     \
-			      size_t *sizes, int *tags, void **mhandles, void **request)     \
+			      size_t *sizes, int *tags, void **mhandles, void **phandles,    \
+			      void **request)                                                \
 	{                                                                                    \
-		void *phandles[FL_MAX_RECVS] = { 0 };                                        \
 		if (check_recv_count(n) != FL_OK)                                            \
 			return FL_ERR_USAGE;                                                 \
 		return TABLE(net, v)->irecv(recv_comm, n, data, sizes, tags, mhandles, phandles, \
@@ -702,16 +714,37 @@ int shim_net_dereg_mr(struct shim_net *net, void *comm, void *mhandle)
 	return net->ops->dereg_mr(net, comm, mhandle);
 }
 
+/* Handles for callers outside the proxy's model: the shim's, never written, one per buffer. */
+static struct shim_phandle unowned[FL_MAX_RECVS] = {
+	[0 ... FL_MAX_RECVS - 1] = { .mark = &shim_phandle_mark },
+};
+
 int shim_net_isend(struct shim_net *net, void *send_comm, void *data, size_t size, int tag,
 		   void *mhandle, void **request)
 {
-	return net->ops->isend(net, send_comm, data, size, tag, mhandle, request);
+	return net->ops->isend(net, send_comm, data, size, tag, mhandle, &unowned[0], request);
 }
 
 int shim_net_irecv(struct shim_net *net, void *recv_comm, int n, void **data, size_t *sizes,
 		   int *tags, void **mhandles, void **request)
 {
-	return net->ops->irecv(net, recv_comm, n, data, sizes, tags, mhandles, request);
+	void *phandles[FL_MAX_RECVS];
+
+	for (int i = 0; i < n && i < FL_MAX_RECVS; i++)
+		phandles[i] = &unowned[i];
+	return net->ops->irecv(net, recv_comm, n, data, sizes, tags, mhandles, phandles, request);
+}
+
+int shim_net_isend_ph(struct shim_net *net, void *send_comm, void *data, size_t size, int tag,
+		      void *mhandle, void *phandle, void **request)
+{
+	return net->ops->isend(net, send_comm, data, size, tag, mhandle, phandle, request);
+}
+
+int shim_net_irecv_ph(struct shim_net *net, void *recv_comm, int n, void **data, size_t *sizes,
+		      int *tags, void **mhandles, void **phandles, void **request)
+{
+	return net->ops->irecv(net, recv_comm, n, data, sizes, tags, mhandles, phandles, request);
 }
 
 int shim_net_test(struct shim_net *net, void *request, int *done, int *sizes)

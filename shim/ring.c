@@ -64,17 +64,53 @@ static int connect_and_accept(struct shim_world *w, struct shim_link *link, void
 	return FL_OK;
 }
 
+/*
+ * NCCL's receive buffers: a collective's NCCL_STEPS steps of its protocol (2.30.7
+ * src/transport/net.cc:1098-1103), or the shared pool of NCCL_SHARED_STEPS p2pChunkSize slots
+ * point-to-point receives land in (:1104-1111, 688-694); one ring serves both here, as a
+ * connection runs one op at a time.
+ */
+static size_t staging_bytes(const struct shim_world *w)
+{
+	struct shim_coll_shape c;
+	size_t coll, p2p = SHIM_NCCL_SHARED_STEPS * w->rules.p2p_chunk;
+
+	shim_rules_coll(&w->rules, w->rules.proto, &c);
+	coll = SHIM_STEPS * c.step;
+	return coll > p2p ? coll : p2p;
+}
+
 static int register_staging(struct shim_world *w, struct shim_link *link)
 {
-	size_t bytes = SHIM_STEPS * w->step_bytes;
+	size_t bytes = staging_bytes(w);
 	int rc;
 
 	rc = shim_mem_alloc_net(w, bytes, (void **)&link->staging);
 	if (rc)
 		return rc;
+	link->staging_bytes = bytes;
 	rc = shim_mem_register(w, link->recv_comm, link->staging, bytes, &link->staging_mh);
 	if (rc)
 		return shim_fail(rc, "regMr() of the staging buffers failed: %s (%d)",
+				 shim_result_name(rc), rc);
+	return FL_OK;
+}
+
+/* LL and LL128 sends leave from NCCL's own buffer, where the GPU wrote the lines (:914-920). */
+static int register_send_staging(struct shim_world *w, struct shim_link *link)
+{
+	size_t bytes = SHIM_STEPS * w->rules.step[w->rules.proto];
+	int rc;
+
+	if (w->rules.proto == SHIM_PROTO_SIMPLE)
+		return FL_OK;
+	rc = shim_mem_alloc_net(w, bytes, (void **)&link->send_staging);
+	if (rc)
+		return rc;
+	rc = shim_mem_register(w, link->send_comm, link->send_staging, bytes,
+			       &link->send_staging_mh);
+	if (rc)
+		return shim_fail(rc, "regMr() of the send buffers failed: %s (%d)",
 				 shim_result_name(rc), rc);
 	return FL_OK;
 }
@@ -115,6 +151,8 @@ int shim_link_open(struct shim_world *w, int send_peer, int recv_peer, struct sh
 		shim_net_close_listen(&w->net, listen_comm);
 	if (!rc && link->recv_comm)
 		rc = register_staging(w, link);
+	if (!rc && link->send_comm)
+		rc = register_send_staging(w, link);
 	if (rc) {
 		shim_link_close(w, link);
 		return rc;
@@ -129,6 +167,9 @@ void shim_link_close(struct shim_world *w, struct shim_link *link)
 	if (link->staging_mh)
 		shim_net_dereg_mr(&w->net, link->recv_comm, link->staging_mh);
 	shim_mem_free_net(w, link->staging);
+	if (link->send_staging_mh)
+		shim_net_dereg_mr(&w->net, link->send_comm, link->send_staging_mh);
+	shim_mem_free_net(w, link->send_staging);
 	if (link->send_comm)
 		shim_net_close_send(&w->net, link->send_comm);
 	if (link->recv_comm)

@@ -2,12 +2,14 @@
  * The shim: a small stand-in for NCCL that drives a net plugin the way NCCL
  * does, over host memory (or GPU memory: shim_mem.h). A world is one rank of a job: the bootstrap, the
  * loaded plugin, and a ring of connections (send to rank+1, receive from
- * rank-1). Collectives follow NCCL's patterns: NCCL_STEPS (8) transfers in
- * flight per connection, a staging ring of 8 step buffers on the receive side,
- * isend tag = own rank, irecv tag = the sender's rank, and test() polled.
+ * rank-1). Collectives follow NCCL's proxy for the release FABRICLAB_SHIM_NCCL
+ * (nccl_rules.h says what and where: slices, depth, whole-slot receives into a
+ * staging ring, flushes, hints), isend tag = own rank, irecv tag = the
+ * sender's rank, and test() polled.
  *
  * Environment: NCCL_NET_PLUGIN (default "fabriclab"), FABRICLAB_SHIM_NET_VERSION
- * (0 = highest), FABRICLAB_SHIM_DEV (0), FABRICLAB_SHIM_STEP (512K),
+ * (0 = highest), FABRICLAB_SHIM_DEV (0), FABRICLAB_SHIM_STEP (512K: Simple's
+ * step, NCCL_BUFFSIZE / 8), FABRICLAB_SHIM_NCCL, FABRICLAB_SHIM_PROTO (nccl_rules.h),
  * FABRICLAB_SHIM_TIMEOUT (seconds without progress before giving up, 120; also the
  * longest one plugin call may take before the rank ends naming it: watchdog.h),
  * FABRICLAB_SHIM_IDLE_US (0: a rank with nothing to do yields the CPU and polls
@@ -28,8 +30,9 @@
 #include "shim_log.h"
 #include "shim_mem.h"
 #include "shim_net.h"
+#include "nccl_rules.h"
 
-#define SHIM_STEPS 8 /* NCCL_STEPS: transfers in flight per connection */
+#define SHIM_STEPS SHIM_NCCL_STEPS /* NCCL_STEPS: the most transfers in flight per connection */
 /*
  * FABRICLAB_SHIM_CHANNELS: rings run side by side, each over connections of its own, as NCCL
  * opens a send and a receive connection per channel (2.28.9 src/transport/net.cc:291-317,
@@ -46,8 +49,15 @@ struct shim_link {
 	int recv_peer;
 	void *send_comm;
 	void *recv_comm;
-	char *staging; /* SHIM_STEPS step buffers that receives land in */
+	/* what receives land in: a collective's SHIM_STEPS steps, or p2p's shared slots */
+	char *staging;
 	void *staging_mh;
+	size_t staging_bytes;
+	/* LL and LL128: the SHIM_STEPS steps sends are packed into (host memory) */
+	char *send_staging;
+	void *send_staging_mh;
+	/* NCCL's resources->step of each direction: where the next op's steps start */
+	uint64_t send_step, recv_step;
 };
 
 struct shim_world {
@@ -56,11 +66,16 @@ struct shim_world {
 	int dev;
 	int timeout_ms;
 	long idle_ns; /* sleep when idle; 0 = yield */
-	size_t step_bytes;
+	size_t step_bytes; /* Simple's step (FABRICLAB_SHIM_STEP) */
+	struct shim_rules rules;
+	int gdr_flush;     /* receives land in GPU memory and NCCL's needFlush holds */
+	char *unpack;      /* LL and LL128: one chunk's payload, read out of the lines */
 	int recv_group; /* FABRICLAB_SHIM_RECV_GROUP: sendrecv's messages per grouped irecv */
 	uint64_t comm_id;
 	/* A transfer failed: comms may still hold requests, so close leaves the plugin alone. */
 	int broken;
+	/* The first size test() reported that was not what was sent: the op fails once it ends. */
+	char size_error[256];
 	int net_loaded;
 	struct shim_boot boot;
 	struct shim_net net;

@@ -18,6 +18,17 @@ static int cuda_fail(struct shim_world *w, const char *call, int err)
 			 shim_cuda_error(&w->mem.cuda, err), err);
 }
 
+/* What NCCL's flush rule reads (nccl_rules.h); a runtime that cannot say leaves it unknown (0). */
+static void read_compute_capability(struct shim_mem *m)
+{
+	int major = 0, minor = 0;
+
+	if (m->cuda.attribute(&major, SHIM_CUDA_ATTR_CC_MAJOR, m->gpu) ||
+	    m->cuda.attribute(&minor, SHIM_CUDA_ATTR_CC_MINOR, m->gpu))
+		major = minor = 0;
+	m->cc = major * 10 + minor;
+}
+
 /* torchrun's LOCAL_RANK picks the GPU among those CUDA_VISIBLE_DEVICES leaves visible. */
 static int choose_gpu(struct shim_world *w)
 {
@@ -34,7 +45,10 @@ static int choose_gpu(struct shim_world *w)
 		return FL_ERR_USAGE;
 	m->gpu = (int)(local % count);
 	err = m->cuda.set_device(m->gpu);
-	return err ? cuda_fail(w, "cudaSetDevice", err) : FL_OK;
+	if (err)
+		return cuda_fail(w, "cudaSetDevice", err);
+	read_compute_capability(m);
+	return FL_OK;
 }
 
 int shim_mem_open(struct shim_world *w)
@@ -60,21 +74,27 @@ int shim_mem_open(struct shim_world *w)
 int shim_mem_plan(struct shim_world *w)
 {
 	struct shim_mem *m = &w->mem;
+	struct shim_coll_shape c;
 
 	if (m->kind != SHIM_MEM_CUDA)
 		return FL_OK;
 	m->gdr = (w->props.ptr_support & (FL_PTR_CUDA | FL_PTR_DMABUF)) != 0;
 	m->dmabuf = (w->props.ptr_support & FL_PTR_DMABUF) && m->cuda.range_handle;
-	m->scratch_bytes = w->step_bytes;
+	w->gdr_flush = m->gdr && shim_rules_need_flush(&w->rules, m->cc, w->props.force_flush);
+	shim_rules_coll(&w->rules, w->rules.proto, &c);
+	m->scratch_bytes = c.recv_bytes; /* a reduction reads one slice at a time */
 	for (int i = 0; m->gdr && i < 2; i++)
 		if (posix_memalign((void **)&m->scratch[i], 4096, m->scratch_bytes))
 			return shim_fail(FL_ERR_SYSTEM, "out of memory for reduction scratch");
-	SHIM_INFO(SHIM_LOG_INIT | SHIM_LOG_NET, "shim: GPU memory on GPU %d: %s", m->gpu,
+	SHIM_INFO(SHIM_LOG_INIT | SHIM_LOG_NET, "shim: GPU memory on GPU %d: %s%s (compute "
+		  "capability %d.%d)", m->gpu,
 		  m->gdr ? m->dmabuf ? "the plugin registers it (GPUDirect RDMA) through dma-buf, "
-				       "receives flushed"
-				     : "the plugin registers it (GPUDirect RDMA), receives flushed"
+				     : "the plugin registers it (GPUDirect RDMA), "
 			 : "the plugin offers host memory only, staging through host bounce "
-			   "buffers (one extra copy each way)");
+			   "buffers (one extra copy each way)",
+		  !m->gdr ? "" : w->gdr_flush ? "receives flushed"
+					      : "receives not flushed (NCCL's needFlush is off)",
+		  m->cc / 10, m->cc % 10);
 	return FL_OK;
 }
 
@@ -155,6 +175,14 @@ int shim_mem_download(struct shim_world *w, void *host_dst, const void *src, siz
 int shim_mem_copy(struct shim_world *w, void *dst, const void *src, size_t bytes)
 {
 	return copy(w, dst, src, bytes, SHIM_CUDA_D2D);
+}
+
+int shim_mem_copy_net(struct shim_world *w, void *dst, const void *src, size_t bytes)
+{
+	if (shim_mem_net_type(w) == FL_PTR_CUDA)
+		return copy(w, dst, src, bytes, SHIM_CUDA_D2D);
+	memmove(dst, src, bytes);
+	return FL_OK;
 }
 
 /* What a staging copy would take on the emulated link, minus what it took. */

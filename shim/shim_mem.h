@@ -4,7 +4,8 @@
  * rank's GPU); the shim never touches them from the host but through
  * cudaMemcpy. When the plugin advertises NCCL_PTR_CUDA (GPUDirect RDMA) the
  * buffers and the receive staging ring are registered as CUDA memory and the
- * plugin moves them directly, receives flushed with iflush as NCCL does; when
+ * plugin moves them directly, receives flushed with iflush where NCCL flushes
+ * (nccl_rules.h: compute capability below 9.0, or forceFlush); when
  * it offers host memory only, every collective stages through registered host
  * bounce buffers with one extra copy each way, as NCCL falls back to.
  */
@@ -27,6 +28,7 @@ struct shim_mem {
 	int gdr;            /* CUDA buffers go to the plugin as CUDA memory */
 	int dmabuf;         /* ... registered through a dma-buf fd (regMrDmaBuf) */
 	int gpu;            /* the rank's GPU */
+	int cc;             /* its compute capability, major * 10 + minor; 0 unknown */
 	struct shim_cuda cuda;
 	float *scratch[2];  /* host copies of two slices for a reduction (gdr) */
 	size_t stage_rate;  /* bytes/s of a staging copy; 0 unpaced */
@@ -53,6 +55,8 @@ int shim_mem_upload(struct shim_world *w, void *dst, const void *host_src, size_
 int shim_mem_download(struct shim_world *w, void *host_dst, const void *src, size_t bytes);
 /* Within the world's memory. */
 int shim_mem_copy(struct shim_world *w, void *dst, const void *src, size_t bytes);
+/* Within network memory (GPU memory under GPUDirect, else host memory). */
+int shim_mem_copy_net(struct shim_world *w, void *dst, const void *src, size_t bytes);
 /* The plugin's view: NCCL_PTR_CUDA for GPUDirect buffers, else NCCL_PTR_HOST. */
 int shim_mem_net_type(const struct shim_world *w);
 /*

@@ -45,7 +45,8 @@ int shim_net_load(const char *plugin, int version, struct shim_net *net, char *e
 int shim_net_load_upto(const char *plugin, int max_version, struct shim_net *net, char *err,
 		       size_t errlen);
 /*
- * Calls the plugin's init with the shim logger; comm_id feeds v11+ init. Then,
+ * Calls the plugin's init with the shim logger and (v10+) NCCL's profiler callback as the shim
+ * models it (nccl_rules.h); comm_id feeds v11+ init. Then,
  * as NCCL reads them only now, checks the slots NCCL calls: one left NULL is a
  * WARN naming the plugin, the version and the slot, and FL_ERR_USAGE.
  */
@@ -68,6 +69,16 @@ int shim_net_isend(struct shim_net *net, void *send_comm, void *data, size_t siz
 		   void *mhandle, void **request);
 int shim_net_irecv(struct shim_net *net, void *recv_comm, int n, void **data, size_t *sizes,
 		   int *tags, void **mhandles, void **request);
+/*
+ * The same with the step's profiler handle(s), as NCCL's proxy passes them (a v6-v9 plugin
+ * takes none); the calls above pass handles of the shim's that belong to no step. *request
+ * on entry is what NCCL leaves there: NULL, or the optional-completion hint (nccl_rules.h),
+ * which a v6-v8 plugin never sees.
+ */
+int shim_net_isend_ph(struct shim_net *net, void *send_comm, void *data, size_t size, int tag,
+		      void *mhandle, void *phandle, void **request);
+int shim_net_irecv_ph(struct shim_net *net, void *recv_comm, int n, void **data, size_t *sizes,
+		      int *tags, void **mhandles, void **phandles, void **request);
 int shim_net_test(struct shim_net *net, void *request, int *done, int *sizes);
 /* *request stays NULL when the plugin needs no flush. */
 int shim_net_iflush(struct shim_net *net, void *recv_comm, int n, void **data, int *sizes,

@@ -1,6 +1,7 @@
 #include "steps.h"
 
 #include <sched.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "boot_socket.h"
@@ -13,7 +14,8 @@
 
 void shim_fifo_init(struct shim_fifo *f, struct shim_link *link, const char *op, int send)
 {
-	*f = (struct shim_fifo){ .link = link, .op = op, .send = send };
+	*f = (struct shim_fifo){ .link = link, .op = op, .send = send, .depth = SHIM_STEPS,
+				 .proto = SHIM_PROTO_SIMPLE };
 }
 
 static int peer_of(const struct shim_fifo *f)
@@ -29,13 +31,55 @@ static int fail_call(struct shim_world *w, struct shim_fifo *f, const char *call
 			 peer_of(f), shim_result_name(rc), rc);
 }
 
-int shim_fifo_post_parts(struct shim_world *w, struct shim_fifo *f, int n, void **data,
-			 const size_t *bytes, const int *tags, void *mhandle)
+/* Keeps what a posted transfer needs later, in its slot. */
+static void keep(struct shim_fifo *f, unsigned slot, void *req, int n, void **data,
+		 const size_t *bytes, const size_t *expect, void *mhandle)
 {
-	struct shim_link *link = f->link;
+	f->req[slot] = req;
+	f->parts[slot] = n;
+	for (int i = 0; i < n; i++) {
+		f->bytes[slot][i] = bytes[i];
+		f->expect[slot][i] = expect ? expect[i] : bytes[i];
+		f->got[slot][i] = 0;
+		f->data[slot][i] = data[i];
+	}
+	f->mh[slot] = mhandle;
+	f->posted++;
+}
+
+/* The slot's profiler handles, one per part, as NCCL passes &sub->pHandles[...]. */
+static void handles(struct shim_fifo *f, unsigned slot, int n, void **out)
+{
+	for (int i = 0; i < n; i++) {
+		f->ph[slot][i] = (struct shim_phandle){ .mark = &shim_phandle_mark };
+		out[i] = &f->ph[slot][i];
+	}
+}
+
+int shim_fifo_send(struct shim_world *w, struct shim_fifo *f, void *data, size_t bytes, int tag,
+		   void *mhandle)
+{
+	unsigned slot = f->posted % SHIM_STEPS;
+	void *req = NULL, *ph;
+	int rc;
+
+	handles(f, slot, 1, &ph);
+	rc = SHIM_WATCHED(w, "isend() to", f->link->send_peer,
+			  shim_net_isend_ph(&w->net, f->link->send_comm, data, bytes, tag, mhandle,
+					    ph, &req));
+	if (rc)
+		return fail_call(w, f, "isend", rc);
+	if (req)
+		keep(f, slot, req, 1, &data, &bytes, NULL, mhandle);
+	return FL_OK;
+}
+
+int shim_fifo_recv(struct shim_world *w, struct shim_fifo *f, int n, void **data,
+		   const size_t *bytes, const size_t *expect, const int *tags, void *mhandle)
+{
 	unsigned slot = f->posted % SHIM_STEPS;
 	size_t sizes[FL_MAX_RECVS];
-	void *mhs[FL_MAX_RECVS], *req = NULL;
+	void *mhs[FL_MAX_RECVS], *phs[FL_MAX_RECVS], *req = NULL;
 	int rc, tag[FL_MAX_RECVS];
 
 	for (int i = 0; i < n; i++) {
@@ -43,82 +87,69 @@ int shim_fifo_post_parts(struct shim_world *w, struct shim_fifo *f, int n, void 
 		tag[i] = tags[i];
 		mhs[i] = mhandle;
 	}
-	if (f->send)
-		rc = SHIM_WATCHED(w, "isend() to", link->send_peer,
-				  shim_net_isend(&w->net, link->send_comm, data[0], bytes[0],
-						 tags[0], mhandle, &req));
-	else
-		rc = SHIM_WATCHED(w, "irecv() from", link->recv_peer,
-				  shim_net_irecv(&w->net, link->recv_comm, n, data, sizes, tag,
-						 mhs, &req));
+	handles(f, slot, n, phs);
+	if (shim_rules_recv_hint(&w->rules, f->proto, n))
+		req = FL_OPTIONAL_RECV_COMPLETION;
+	rc = SHIM_WATCHED(w, "irecv() from", f->link->recv_peer,
+			  shim_net_irecv_ph(&w->net, f->link->recv_comm, n, data, sizes, tag, mhs,
+					    phs, &req));
 	if (rc)
-		return fail_call(w, f, f->send ? "isend" : "irecv", rc);
-	if (!req)
-		return FL_OK;
-	f->req[slot] = req;
-	f->parts[slot] = n;
-	for (int i = 0; i < n; i++) {
-		f->bytes[slot][i] = bytes[i];
-		f->data[slot][i] = data[i];
-	}
-	f->mh[slot] = mhandle;
-	f->posted++;
+		return fail_call(w, f, "irecv", rc);
+	if (req)
+		keep(f, slot, req, n, data, bytes, expect, mhandle);
 	return FL_OK;
 }
 
-int shim_fifo_post(struct shim_world *w, struct shim_fifo *f, void *data, size_t bytes,
-		   void *mhandle)
-{
-	/* NCCL's convention: a sender tags with its own rank, a receiver with its peer's. */
-	int tag = f->send ? w->rank : f->link->recv_peer;
-
-	return shim_fifo_post_parts(w, f, 1, &data, &bytes, &tag, mhandle);
-}
-
 /*
- * NCCL's rule: data a NIC wrote into GPU memory is flushed before the GPU reads
- * it. The flush request takes the receive's slot and is tested on later passes
- * (2.28.9 src/transport/net.cc:1563 posts it into requests[step], :1572-1580
- * tests it before the step is handed on); *req NULL: nothing to wait for.
+ * iflush of a received step, with the sizes test reported (2.30.7 src/transport/net.cc:1684;
+ * the request takes the receive's slot and is tested on later passes, :1694-1700);
+ * *req NULL: nothing to wait for (:1698-1701).
  */
 static int flush_recv(struct shim_world *w, struct shim_fifo *f, unsigned slot, void **req)
 {
-	int n = f->parts[slot], sizes[FL_MAX_RECVS], rc;
+	int n = f->parts[slot], rc;
 	void *mhs[FL_MAX_RECVS];
 
-	for (int i = 0; i < n; i++) {
-		sizes[i] = (int)f->bytes[slot][i];
+	for (int i = 0; i < n; i++)
 		mhs[i] = f->mh[slot];
-	}
 	*req = NULL;
 	rc = SHIM_WATCHED(w, "iflush() of a receive from", peer_of(f),
-			  shim_net_iflush(&w->net, f->link->recv_comm, n, f->data[slot], sizes,
-					  mhs, req));
+			  shim_net_iflush(&w->net, f->link->recv_comm, n, f->data[slot],
+					  f->got[slot], mhs, req));
 	return rc ? fail_call(w, f, "iflush", rc) : FL_OK;
 }
 
 /*
- * Sizes as NCCL reads them: never a send's (2.28.9 src/transport/net.cc:1336-1339,
- * an uninitialised int), zero-filled for a receive's parts (:1505-1508), where 0
- * is "unwritten" (fastsocket never writes them). A written size that is not what
- * our peer sent means bytes went missing. *total: the bytes the plugin said it
- * received (0: none said).
+ * Sizes as NCCL reads them: never a send's (2.30.7 src/transport/net.cc:1434-1436, an
+ * uninitialised int), zero-filled for a receive's parts (:1619-1620), where 0 is "unwritten"
+ * (fastsocket never writes them). A receive posts its whole slot, more than the sender sends
+ * (:1566-1572), so a written size is what arrived, and anything but what our peer sent means
+ * bytes went missing or came from elsewhere. NCCL goes on whatever the size (it only records
+ * it, :1632): so does the shim, which fails the op once it ended (shim_op_end), naming the
+ * first such size. *total: the bytes the plugin said it received.
  */
-static int check_sizes(struct shim_world *w, struct shim_fifo *f, unsigned slot,
-		       const int *sizes, size_t *total)
+static void check_sizes(struct shim_world *w, struct shim_fifo *f, unsigned slot,
+			const int *sizes, size_t *total)
 {
 	*total = 0;
 	for (int i = 0; !f->send && i < f->parts[slot]; i++) {
-		if (sizes[i] && (sizes[i] < 0 || (size_t)sizes[i] != f->bytes[slot][i])) {
-			w->broken = 1;
-			return shim_fail(FL_ERR_INTERNAL, "%s: test() on the receive from rank %d "
-					 "reported %d bytes for part %d of %d, %zu were sent",
-					 f->op, peer_of(f), sizes[i], i + 1, f->parts[slot],
-					 f->bytes[slot][i]);
-		}
-		*total += (size_t)sizes[i];
+		if (sizes[i] && (sizes[i] < 0 || (size_t)sizes[i] != f->expect[slot][i]) &&
+		    !w->size_error[0])
+			snprintf(w->size_error, sizeof(w->size_error), "%s: test() on the receive "
+				 "from rank %d reported %d bytes for part %d of %d, %zu were sent "
+				 "(%zu posted)", f->op, peer_of(f), sizes[i], i + 1, f->parts[slot],
+				 f->expect[slot][i], f->bytes[slot][i]);
+		f->got[slot][i] = sizes[i] > 0 ? sizes[i] : 0;
+		*total += (size_t)f->got[slot][i];
 	}
-	return FL_OK;
+}
+
+int shim_op_end(struct shim_world *w, int rc)
+{
+	if (rc || !w->size_error[0])
+		return rc;
+	w->broken = 1;
+	return shim_fail(FL_ERR_INTERNAL, "%s", w->size_error);
 }
 
 /* The oldest transfer not yet tested done: a send completes, a receive may need a flush. */
@@ -134,25 +165,22 @@ static int test_transfer(struct shim_world *w, struct shim_fifo *f)
 		return fail_call(w, f, "test", rc);
 	if (!done)
 		return FL_OK;
-	rc = check_sizes(w, f, slot, sizes, &got);
-	if (rc)
-		return rc;
+	check_sizes(w, f, slot, sizes, &got);
 	f->recv_req[slot] = f->req[slot];
 	f->req[slot] = NULL;
-	/* as NCCL: no flush when the plugin reported no bytes (2.28.9 net.cc:1530) */
-	if (!f->send && shim_mem_net_type(w) == FL_PTR_CUDA && got > 0) {
-		rc = flush_recv(w, f, slot, &f->req[slot]);
-		if (rc)
-			return rc;
-	}
 	f->received++;
-	return FL_OK;
+	if (f->send) {
+		f->landed = f->done = f->received;
+		return FL_OK;
+	}
+	return shim_rules_flush_step(f->proto, f->gdr_flush, got) ?
+		flush_recv(w, f, slot, &f->req[slot]) : FL_OK;
 }
 
-/* The oldest received transfer: done once its flush (if any) completed. */
+/* The oldest received transfer lands once its flush (if any) completed. */
 static int test_flushed(struct shim_world *w, struct shim_fifo *f)
 {
-	unsigned slot = f->done % SHIM_STEPS;
+	unsigned slot = f->landed % SHIM_STEPS;
 	int done = 1, rc;
 
 	if (f->req[slot]) {
@@ -164,13 +192,7 @@ static int test_flushed(struct shim_world *w, struct shim_fifo *f)
 	if (!done)
 		return FL_OK;
 	f->req[slot] = NULL;
-	/* the step is in our buffer: a plugin with irecvConsumed may now reuse what it held
-	 * (2.28.9 net.cc:1614-1615, with the receive's request) */
-	rc = f->send ? FL_OK : shim_net_irecv_consumed(&w->net, f->link->recv_comm,
-						       f->parts[slot], f->recv_req[slot]);
-	if (rc)
-		return fail_call(w, f, "irecvConsumed", rc);
-	f->done++;
+	f->landed++;
 	return FL_OK;
 }
 
@@ -180,9 +202,30 @@ int shim_fifo_test(struct shim_world *w, struct shim_fifo *f)
 
 	if (f->posted > f->received)
 		rc = test_transfer(w, f);
-	if (!rc && f->received > f->done)
+	if (!rc && f->received > f->landed)
 		rc = test_flushed(w, f);
 	return rc;
+}
+
+/*
+ * The step is out of our buffer: a plugin with irecvConsumed may now reuse what it held, called
+ * with the receive's own request once the GPU consumed the step (2.30.7
+ * src/transport/net.cc:1735-1741).
+ */
+int shim_fifo_consume(struct shim_world *w, struct shim_fifo *f)
+{
+	unsigned slot = f->done % SHIM_STEPS;
+	int rc;
+
+	if (f->send || f->landed <= f->done)
+		return FL_OK;
+	rc = shim_net_irecv_consumed(&w->net, f->link->recv_comm, f->parts[slot],
+				     f->recv_req[slot]);
+	if (rc)
+		return fail_call(w, f, "irecvConsumed", rc);
+	f->recv_req[slot] = NULL;
+	f->done++;
+	return FL_OK;
 }
 
 void shim_watch_init(struct shim_watch *watch)
@@ -192,7 +235,8 @@ void shim_watch_init(struct shim_watch *watch)
 
 static uint64_t moves_of(const struct shim_fifo *sends, const struct shim_fifo *recvs)
 {
-	return sends->posted + sends->done + recvs->posted + recvs->received + recvs->done;
+	return sends->posted + sends->done + recvs->posted + recvs->received + recvs->landed +
+	       recvs->done;
 }
 
 static int no_progress(struct shim_world *w, const struct shim_fifo *sends,
@@ -207,20 +251,16 @@ static int no_progress(struct shim_world *w, const struct shim_fifo *sends,
 			 (unsigned long long)recvs->done);
 }
 
-int shim_watch_pass_pairs(struct shim_world *w, struct shim_watch *watch,
-			  const struct shim_fifo *const *sends, const struct shim_fifo *const *recvs,
-			  int n)
+/* Counts a pass with nothing moved: yields or sleeps; 1 once the world's timeout ran out. */
+static int idle_timed_out(struct shim_world *w, struct shim_watch *watch, uint64_t moves)
 {
-	uint64_t moves = 0, now;
-	int stuck = 0;
+	uint64_t now;
 
-	for (int i = 0; i < n; i++)
-		moves += moves_of(sends[i], recvs[i]);
 	if (moves != watch->moves) {
 		watch->moves = moves;
 		watch->idle = 0;
 		watch->since_ns = 0; /* stale: refreshed at the next look at the clock */
-		return FL_OK;
+		return 0;
 	}
 	/* Several ranks may share a core: let the one with work run (NCCL's proxy does too). */
 	if (w->idle_ns && watch->idle >= IDLE_PASSES_BEFORE_SLEEP) {
@@ -231,15 +271,51 @@ int shim_watch_pass_pairs(struct shim_world *w, struct shim_watch *watch,
 		sched_yield();
 	}
 	if (++watch->idle % IDLE_PASSES_PER_CLOCK)
-		return FL_OK;
+		return 0;
 	now = shim_now_ns();
 	if (!watch->since_ns)
 		watch->since_ns = now;
-	if (now - watch->since_ns < (uint64_t)w->timeout_ms * 1000000ULL)
+	return now - watch->since_ns >= (uint64_t)w->timeout_ms * 1000000ULL;
+}
+
+int shim_watch_pass_pairs(struct shim_world *w, struct shim_watch *watch,
+			  const struct shim_fifo *const *sends, const struct shim_fifo *const *recvs,
+			  int n)
+{
+	uint64_t moves = 0;
+	int stuck = 0;
+
+	for (int i = 0; i < n; i++)
+		moves += moves_of(sends[i], recvs[i]);
+	if (!idle_timed_out(w, watch, moves))
 		return FL_OK;
 	while (stuck < n - 1 && !shim_fifo_busy(sends[stuck]) && !shim_fifo_busy(recvs[stuck]))
 		stuck++;
 	return no_progress(w, sends[stuck], recvs[stuck]);
+}
+
+int shim_watch_pass_fifos(struct shim_world *w, struct shim_watch *watch,
+			  const struct shim_fifo *const *fifos, int n)
+{
+	const struct shim_fifo *stuck = NULL;
+	uint64_t moves = 0;
+
+	for (int i = 0; i < n; i++)
+		if (fifos[i])
+			moves += fifos[i]->posted + fifos[i]->received + fifos[i]->landed +
+				 fifos[i]->done;
+	if (!idle_timed_out(w, watch, moves))
+		return FL_OK;
+	for (int i = 0; i < n; i++)
+		if (fifos[i] && (!stuck || (!shim_fifo_busy(stuck) && shim_fifo_busy(fifos[i]))))
+			stuck = fifos[i];
+	w->broken = 1;
+	return shim_fail(FL_ERR_SYSTEM, "%s: no progress for %d s: %s rank %d: %llu posted, "
+			 "%llu done", stuck ? stuck->op : "?", w->timeout_ms / 1000,
+			 stuck && stuck->send ? "sends to" : "receives from",
+			 stuck ? stuck->send ? stuck->link->send_peer : stuck->link->recv_peer : -1,
+			 stuck ? (unsigned long long)stuck->posted : 0ULL,
+			 stuck ? (unsigned long long)stuck->done : 0ULL);
 }
 
 int shim_watch_pass(struct shim_world *w, struct shim_watch *watch, const struct shim_fifo *sends,

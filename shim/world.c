@@ -12,6 +12,8 @@
 
 #include "shim_env.h"
 
+static const char *const proto_names[SHIM_NPROTOS] = { "LL", "LL128", "Simple" };
+
 static int read_settings(struct shim_world *w)
 {
 	long dev, timeout_s, idle_us, group, channels;
@@ -41,7 +43,7 @@ static int read_settings(struct shim_world *w)
 	w->step_bytes = step;
 	w->recv_group = (int)group;
 	w->channels = (int)channels;
-	return FL_OK;
+	return shim_rules_read(&w->rules, step);
 }
 
 /* Rank 0 draws the communicator id; everyone takes its value, as NCCL's commHash. */
@@ -61,6 +63,19 @@ static int agree_comm_id(struct shim_world *w)
 	return rc;
 }
 
+/* A collective's receive posts its whole slot: that must fit what the device takes at once. */
+static int check_transfer_size(const struct shim_world *w)
+{
+	struct shim_coll_shape c;
+
+	shim_rules_coll(&w->rules, w->rules.proto, &c);
+	if (w->props.max_p2p_bytes && c.recv_bytes > w->props.max_p2p_bytes)
+		return shim_fail(FL_ERR_USAGE, "FABRICLAB_SHIM_STEP=%zu: transfers of %zu bytes "
+				 "exceed the device's limit of %zu bytes per transfer",
+				 w->step_bytes, c.recv_bytes, w->props.max_p2p_bytes);
+	return FL_OK;
+}
+
 static int pick_device(struct shim_world *w)
 {
 	int ndev = 0, rc;
@@ -76,16 +91,29 @@ static int pick_device(struct shim_world *w)
 	if (rc)
 		return shim_fail(rc, "net plugin getProperties(%d) failed: %s (%d)", w->dev,
 				 shim_result_name(rc), rc);
-	if (w->props.max_p2p_bytes && w->step_bytes > w->props.max_p2p_bytes)
-		return shim_fail(FL_ERR_USAGE, "FABRICLAB_SHIM_STEP=%zu exceeds the device's limit "
-				 "of %zu bytes per transfer", w->step_bytes,
-				 w->props.max_p2p_bytes);
+	return check_transfer_size(w);
+}
+
+/* LL and LL128 lines are packed and read on the host: one chunk's payload to read them into. */
+static int alloc_unpack(struct shim_world *w)
+{
+	struct shim_coll_shape c;
+
+	if (w->rules.proto == SHIM_PROTO_SIMPLE)
+		return FL_OK;
+	if (w->mem.kind != SHIM_MEM_HOST)
+		return shim_fail(FL_ERR_USAGE, "FABRICLAB_SHIM_PROTO=%s: the shim packs LL and "
+				 "LL128 lines in host memory only", proto_names[w->rules.proto]);
+	shim_rules_coll(&w->rules, w->rules.proto, &c);
+	if (posix_memalign((void **)&w->unpack, 64, c.chunk))
+		return shim_fail(FL_ERR_SYSTEM, "out of memory for %zu bytes of LL lines", c.chunk);
 	return FL_OK;
 }
 
 /* The id first: NCCL inits each plugin of NCCL_NET_PLUGIN for a communicator it already has. */
 static int open_net(struct shim_world *w, const char *fallback_dir)
 {
+	char release[16];
 	int rc = agree_comm_id(w);
 
 	if (!rc)
@@ -97,10 +125,12 @@ static int open_net(struct shim_world *w, const char *fallback_dir)
 	if (rc)
 		return rc;
 	SHIM_INFO(SHIM_LOG_INIT | SHIM_LOG_NET, "shim: rank %d of %d: net plugin \"%s\" "
-		  "(ncclNetPlugin_v%d), device %d \"%s\" (%d Mbps), step %zu bytes", w->rank,
-		  w->nranks, w->net.name, w->net.version, w->dev,
-		  w->props.name ? w->props.name : "?", w->props.speed_mbps, w->step_bytes);
-	return FL_OK;
+		  "(ncclNetPlugin_v%d), device %d \"%s\" (%d Mbps), step %zu bytes, as NCCL %s's "
+		  "proxy, all_reduce in %s", w->rank, w->nranks, w->net.name, w->net.version,
+		  w->dev, w->props.name ? w->props.name : "?", w->props.speed_mbps, w->step_bytes,
+		  shim_rules_release_name(&w->rules, release, sizeof(release)),
+		  proto_names[w->rules.proto]);
+	return alloc_unpack(w);
 }
 
 int shim_world_open(struct shim_world *w, const char *fallback_dir)
@@ -129,6 +159,21 @@ int shim_world_open(struct shim_world *w, const char *fallback_dir)
 	return rc;
 }
 
+/* What the plugin did with NCCL's profiler callback: nothing, unless it says otherwise. */
+static void report_profiler_events(const struct shim_world *w)
+{
+	struct shim_prof_counts c;
+
+	shim_nccl_profiler_counts(&c);
+	if (c.starts || c.stops || c.updates)
+		SHIM_INFO(SHIM_LOG_INIT | SHIM_LOG_NET, "shim: the plugin's profiler events: %lu "
+			  "started, %lu stopped, %lu updated", c.starts, c.stops, c.updates);
+	if (c.foreign)
+		SHIM_WARN("shim: rank %d: the plugin started %lu profiler event(s) on a handle "
+			  "NCCL never passed (NCCL reads it as its ProxyStep: 2.30.7 "
+			  "src/plugin/profiler.cc:786-788)", w->rank, c.foreign);
+}
+
 void shim_world_close(struct shim_world *w)
 {
 	/* Nobody closes a connection its peer may still be reading. */
@@ -141,6 +186,9 @@ void shim_world_close(struct shim_world *w)
 			shim_net_close(&w->net);
 		w->net_loaded = 0;
 	}
+	report_profiler_events(w);
 	shim_boot_close(&w->boot);
 	shim_mem_close(w);
+	free(w->unpack);
+	w->unpack = NULL;
 }

@@ -145,14 +145,14 @@ def rejudge(tool, r, kept, quiet):
 
 
 def speedup_error(r):
-    """Predicted over measured speedup, less 1, for a right verdict naming a rate culprit."""
+    """Predicted over measured speedup, less 1, for a right verdict naming one culprit."""
     p, m, ci = r.get("predicted_speedup"), r.get("measured_speedup"), r.get("measured_ci")
     if r.get("outcome") != "right" or not r.get("got") or not p or not m or not ci:
         return None
     if ci[0] < 1.0 + MIN_EFFECT:
         return None  # the job did not show the fault: nothing to predict
-    if r["got"][0].startswith("node ") or r["kind"] == "two":
-        return None  # a straggler's speedup is not estimated, nor two culprits' together
+    if r["kind"] == "two":
+        return None  # two culprits' together are not predicted, only each alone
     return p / m - 1.0
 
 

@@ -51,7 +51,7 @@ static struct vm_candidate *add(struct vm_state *s, enum vm_kind kind)
 	memset(c, 0, sizeof(*c));
 	c->kind = kind;
 	c->hop = -1;
-	c->parts = kind == VM_DEVICE ? 2 : 1;
+	c->parts = kind == VM_DEVICE ? 2 : kind == VM_NODE ? 3 : 1;
 	c->first = s->nmembers;
 	return c;
 }
@@ -150,23 +150,100 @@ static void rails(struct vm_state *s, struct endpoint *e, size_t ne, size_t rate
 	}
 }
 
-/* Stragglers: the nodes hops enter, judged by those hops' waits. */
-static void nodes(struct vm_state *s, struct endpoint *e)
+static bool has_member(const struct vm_state *s, const struct vm_candidate *c, size_t hop)
 {
-	size_t ne = 0;
+	for (size_t i = 0; i < c->count; i++) {
+		if (s->members[c->first + i] == hop)
+			return true;
+	}
+	return false;
+}
 
+/* The range [*a, *b) of e (sorted, ne) whose node is `node`. */
+static void node_range(const struct endpoint *e, size_t ne, const char *node, size_t *a, size_t *b)
+{
+	size_t lo = 0, hi = ne;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(e[mid].node, node) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*a = lo;
+	while (hi < ne && !strcmp(e[hi].node, node))
+		hi++;
+	*b = hi > lo ? hi : lo;
+}
+
+/*
+ * A straggler's side effects on the waits around it, each a part of its own
+ * (verdict_fit.c fits them as spike or slab): the hops out of it, whose
+ * receivers it starves (their senders never wait, they wait: u lower), and
+ * the hops into the nodes that send to it, which cannot free the buffers it
+ * does not drain and so post their own receives late (u higher: NCCL's
+ * receive slots are freed when the data moves on, src/transport/net.cc
+ * 1740-1765 at v2.30.7-1). Added only where they are few, as in a ring: in an
+ * all-to-all every node is upstream of every other and it says nothing.
+ */
+static void node_sides(struct vm_state *s, struct vm_candidate *c, const struct endpoint *in,
+		       size_t nin, const struct endpoint *out, size_t nout, size_t first_in,
+		       size_t end_in)
+{
+	size_t a, b, up = 0;
+
+	node_range(out, nout, c->node, &a, &b);
+	for (size_t k = a; k < b; k++)
+		add_member(s, c, out[k].hop, 2);
+	for (size_t i = first_in; i < end_in; i++) {
+		size_t x, y;
+
+		node_range(in, nin, s->figs[in[i].hop].src_node, &x, &y);
+		up += y - x;
+	}
+	if (up > 2 * (end_in - first_in))
+		return;
+	for (size_t i = first_in; i < end_in; i++) {
+		const char *sender = s->figs[in[i].hop].src_node;
+		size_t x, y;
+
+		node_range(in, nin, sender, &x, &y);
+		for (size_t k = x; k < y; k++) {
+			if (strcmp(s->figs[in[k].hop].src_node, c->node) &&
+			    !has_member(s, c, in[k].hop))
+				add_member(s, c, in[k].hop, 1);
+		}
+	}
+}
+
+/* Stragglers: the nodes hops enter, judged by those hops' waits and their side effects. */
+static int nodes(struct vm_state *s, struct endpoint *e)
+{
+	struct endpoint *out = malloc((s->n ? s->n : 1) * sizeof(*out));
+	size_t ne = 0, nout = 0;
+
+	if (!out)
+		return -1;
 	for (size_t i = 0; i < s->n; i++) {
-		if (s->hops[i].has_u)
-			e[ne++] = (struct endpoint){ s->figs[i].dst_node, NULL, i, false };
+		if (!s->hops[i].has_u)
+			continue;
+		e[ne++] = (struct endpoint){ s->figs[i].dst_node, NULL, i, false };
+		out[nout++] = (struct endpoint){ s->figs[i].src_node, NULL, i, true };
 	}
 	qsort(e, ne, sizeof(*e), cmp_endpoint);
+	qsort(out, nout, sizeof(*out), cmp_endpoint);
 	for (size_t a = 0, b; a < ne; a = b) {
 		struct vm_candidate *c = add(s, VM_NODE);
 
 		c->node = e[a].node;
 		for (b = a; b < ne && same_end(&e[a], &e[b]); b++)
 			add_member(s, c, e[b].hop, 0);
+		node_sides(s, c, e, ne, out, nout, a, b);
 	}
+	free(out);
+	return 0;
 }
 
 /*
@@ -326,9 +403,10 @@ int vm_candidates(struct vm_state *s)
 	size_t extra = s->elements ? s->elements->nhops + s->elements->nel : 0;
 	struct endpoint *e = malloc(2 * room * sizeof(*e));
 
+	/* links n, devices 2n, rails 2n, nodes n into them, n out and at most 2n upstream */
 	s->cands = calloc(6 * room + extra, sizeof(*s->cands));
-	s->members = calloc(6 * room + extra, sizeof(*s->members));
-	s->member_part = calloc(6 * room + extra, 1);
+	s->members = calloc(10 * room + extra, sizeof(*s->members));
+	s->member_part = calloc(10 * room + extra, 1);
 	if (!e || !s->cands || !s->members || !s->member_part) {
 		free(e);
 		return -1;
@@ -341,7 +419,10 @@ int vm_candidates(struct vm_state *s)
 	ne = rated_endpoints(s, e);
 	rails(s, e, ne, rated);
 	switches(s);
-	nodes(s, e);
+	if (nodes(s, e)) {
+		free(e);
+		return -1;
+	}
 	free(e);
 	if (drop_same_hops(s))
 		return -1;

@@ -361,8 +361,15 @@ static double fit_shift(struct vm_state *s, const struct vm_fit *f, int c, int p
 	double hi = which == OBS_Y ? DY_MAX : DU_RANGE;
 	size_t k = 0;
 
-	if (k2->kind == VM_NODE)
-		lo = DU_MIN;
+	/*
+	 * A straggler makes the hops into it wait more; those into its senders
+	 * (held up behind it) more and those out of it (starved) less, each by
+	 * at most as much.
+	 */
+	if (k2->kind == VM_NODE) {
+		lo = part == 0 ? DU_MIN : part == 1 ? 0.0 : -f->du[c][0];
+		hi = part == 0 ? DU_RANGE : part == 1 ? f->du[c][0] : 0.0;
+	}
 	for (size_t i = 0; i < k2->count; i++) {
 		size_t h = s->members[k2->first + i];
 
@@ -654,9 +661,11 @@ static void fit_part(struct vm_state *s, struct vm_fit *f, int c, int part, bool
 	 */
 	if (rate)
 		return;
+	/* its side effects are none (spike) or up to its own (slab), at even odds */
 	f->du[c][part] = fit_shift(s, f, c, part, OBS_U, &info);
 	if (last && info > 0.0)
-		f->occam += occam(info, DU_RANGE - DU_MIN);
+		f->occam += part ? spike_or_slab(info, f->du[c][0], f->du[c][part])
+				 : occam(info, DU_RANGE - DU_MIN);
 	apply_shifts(s, f, NULL, 0);
 }
 
@@ -739,7 +748,7 @@ static void start_shifts(const struct vm_state *s, struct vm_fit *f)
 			bool node = s->cands[f->cul[c]].kind == VM_NODE;
 
 			f->dy[c][part] = node ? 0.0 : DY_MAX;
-			f->du[c][part] = node ? DU_MIN : 0.0;
+			f->du[c][part] = node && !part ? DU_MIN : 0.0;
 		}
 	}
 }
@@ -898,7 +907,7 @@ double vm_fit_add(struct vm_state *s, const struct vm_fit *base, int cand, struc
 	f->cul[c] = cand;
 	for (int part = 0; part < VM_PARTS; part++) {
 		f->dy[c][part] = k2->kind == VM_NODE ? 0.0 : DY_MAX;
-		f->du[c][part] = k2->kind == VM_NODE ? DU_MIN : 0.0;
+		f->du[c][part] = k2->kind == VM_NODE && !part ? DU_MIN : 0.0;
 	}
 	apply_shifts(s, base, mine, k2->count);
 	for (size_t i = 0; i < k2->count; i++)

@@ -47,7 +47,7 @@ struct vm_candidate {
 	const char *node; /* device, node: names inside the hop array; switch: the element's */
 	const char *dev;  /* device, rail */
 	size_t first, count; /* its hops: members[first .. first+count) */
-	int parts;        /* 2 for a device (hops out of it, hops into it), else 1 */
+	int parts;        /* device 2 (out of it, into it), node 3 (into it, upstream, out), else 1 */
 	double score;     /* log evidence of {this culprit} against none */
 };
 
@@ -57,9 +57,11 @@ struct vm_candidate {
  * A device may be slow differently each way (a transmitter and a receiver
  * fail apart): its hops out of it and into it are two parts, each with shifts
  * of its own. Two links through one NIC are then the same prediction as that
- * NIC, and the prior decides: one fault is likelier than two.
+ * NIC, and the prior decides: one fault is likelier than two. A straggler has
+ * three: the hops into it, the hops into its senders (held up behind it) and
+ * the hops out of it (starved by it).
  */
-#define VM_PARTS 2
+#define VM_PARTS 3
 struct vm_fit {
 	int ncul;
 	int cul[VM_MAX_CULPRITS];            /* candidate indices */

@@ -15,6 +15,9 @@
  * FABRICLAB_TAP_FORCE_FLUSH=1 sets forceFlush in the inner's properties (NCCL's IB does on
  * mlx5 DataDirect NICs: 2.30.7 src/transport/net_ib/init.cc:554-557). FABRICLAB_TAP_LIE=1
  * reports one byte more than arrived for every receive that wrote a size.
+ * FABRICLAB_TAP_EVENTS=handle (v10+) starts and stops a net-plugin profiler event on the handle
+ * of every isend through the callback init was given, as NCCL's IB does (2.30.7
+ * src/transport/net_ib/p2p.cc:489-490); =null starts them on a NULL handle instead.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -47,6 +50,9 @@
 
 __attribute__((visibility("default"))) struct TAP_TABLE TAP_EXPORT;
 static struct TAP_TABLE inner;
+#if TAP_VERSION >= 10
+static fl_abi_prof_callback_fn profiler; /* what init was given */
+#endif
 static FILE *out;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -99,6 +105,22 @@ static int load_inner(void)
 	return FL_OK;
 }
 
+#if TAP_VERSION >= 10
+/* An event started and stopped on the handle, as a plugin with profiler events does. */
+static void emit(void *ph)
+{
+	const char *how = getenv("FABRICLAB_TAP_EVENTS");
+	void *event = NULL;
+
+	if (!how || !profiler)
+		return;
+	if (!strcmp(how, "null"))
+		ph = NULL;
+	profiler(&event, 0 /* ncclProfilerNetEventStart */, ph, 1, NULL);
+	profiler(&event, 1 /* ncclProfilerNetEventStop */, ph, 1, NULL);
+}
+#endif
+
 static int tap_isend(void *comm, void *data, SIZE_T size, int tag, void *mh,
 #if TAP_VERSION >= 10
 		     void *ph,
@@ -110,6 +132,8 @@ static int tap_isend(void *comm, void *data, SIZE_T size, int tag, void *mh,
 #if TAP_VERSION >= 10
 	has_ph = ph != NULL;
 	rc = inner.isend(comm, data, size, tag, mh, ph, request);
+	if (!rc && *request)
+		emit(ph);
 #else
 	rc = inner.isend(comm, data, size, tag, mh, request);
 #endif
@@ -202,6 +226,7 @@ static int tap_init(void **ctx, uint64_t comm_id, struct fl_abi_comm_config *con
 		return rc;
 	splice();
 	TAP_EXPORT.init = tap_init;
+	profiler = prof;
 	put("init prof=%d", prof != NULL);
 	return inner.init(ctx, comm_id, config, logger, prof);
 }

@@ -48,9 +48,11 @@ void bench_usage(FILE *out)
 		"\n"
 		"environment: NCCL_NET_PLUGIN (default fabriclab, also looked for next to this\n"
 		"binary or in ../lib beside it; a comma list: the first to init wins), NCCL_DEBUG,\n"
-		"NCCL_DEBUG_SUBSYS, FABRICLAB_SHIM_NET_VERSION, FABRICLAB_SHIM_NET_MAX_VERSION (12;\n"
-		"11 binds as NCCL 2.28/2.29), FABRICLAB_SHIM_TRAFFIC_CLASS (-1: undefined),\n"
-		"FABRICLAB_SHIM_DEV, FABRICLAB_SHIM_STEP (512K),\n"
+		"NCCL_DEBUG_SUBSYS, FABRICLAB_SHIM_NCCL (the release whose proxy the shim plays,\n"
+		"2.30.7), FABRICLAB_SHIM_NET_VERSION, FABRICLAB_SHIM_NET_MAX_VERSION (the release's:\n"
+		"12; 11 binds as NCCL 2.28/2.29), FABRICLAB_SHIM_TRAFFIC_CLASS (-1: undefined),\n"
+		"FABRICLAB_SHIM_DEV, FABRICLAB_SHIM_STEP (512K: Simple's step, slices of 2),\n"
+		"FABRICLAB_SHIM_PROTO (simple, ll, ll128), NCCL_P2P_NET_CHUNKSIZE (128K),\n"
 		"FABRICLAB_SHIM_TIMEOUT (120 s), FABRICLAB_SHIM_PIDFILE (with --ranks:\n"
 		"\"rank pid\" lines)\n");
 }
