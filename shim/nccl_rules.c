@@ -30,6 +30,8 @@
 #define LL_STEP (8 * 512 * 16)        /* 64 KiB */
 #define LL128_STEP (120 * 640 * 8)    /* 600 KiB */
 #define P2P_NET_CHUNK (128 * 1024)    /* NCCL_P2P_NET_CHUNKSIZE's default, init.cc:818 */
+/* NCCL_MAX_NET_SIZE, src/include/collectives.h:16 (2.23.4 net.cc:1035 MAX_NET_SIZE) */
+#define MAX_NET_SIZE ((size_t)1 << 30)
 /* An LL line: 8 bytes of data and two 4-byte flags (device.h:75-89). */
 #define LL_LINE 16
 #define LL_LINE_DATA 8
@@ -90,7 +92,7 @@ static int read_proto(struct shim_rules *r)
  */
 static int read_p2p(struct shim_rules *r)
 {
-	long optional, force;
+	long optional, force, reg;
 	int rc = shim_env_bytes("NCCL_P2P_NET_CHUNKSIZE", P2P_NET_CHUNK, 4, 1UL << 30,
 				&r->p2p_chunk);
 
@@ -102,12 +104,15 @@ static int read_p2p(struct shim_rules *r)
 	/* NCCL_NET_FORCE_FLUSH defaults to 0 (src/graph/paths.cc:572) */
 	if (!rc)
 		rc = shim_env_long("NCCL_NET_FORCE_FLUSH", 0, 0, 1, &force);
+	if (!rc)
+		rc = shim_env_long("FABRICLAB_SHIM_REG_PASSES", -1, -1, 1000000, &reg);
 	if (rc)
 		return rc;
 	if (r->p2p_chunk > r->step[SHIM_PROTO_SIMPLE])
 		r->p2p_chunk = r->step[SHIM_PROTO_SIMPLE];
 	r->optional_recv = (int)optional;
 	r->force_flush = (int)force;
+	r->reg_passes = (int)reg;
 	return FL_OK;
 }
 
@@ -283,6 +288,45 @@ void shim_rules_p2p(const struct shim_rules *r, size_t bytes, struct shim_p2p_sh
 		if (nbytes < s->recv_bytes)
 			s->recv_bytes = nbytes;
 	}
+}
+
+/*
+ * User buffers (ncclCommRegister, CUDA graphs: allowUB) are registered for a point-to-point op
+ * over the network when it has bytes, runs Simple in the proxy's own process without PXN, and
+ * the connection reaches GPU memory directly (NCCL_DIRECT_NIC) (enqueue.cc:953-971; 2.23.4
+ * enqueue.cc). The shim is its own proxy, runs no PXN and sends Simple point-to-point, so what
+ * is left is the user's asking and GPUDirect; NCCL falls back to its own buffers otherwise.
+ */
+int shim_rules_p2p_registered(const struct shim_rules *r, int gdr, size_t bytes)
+{
+	return r->reg_passes >= 0 && gdr && bytes > 0;
+}
+
+/*
+ * A registered op moves in NCCL_MAX_NET_SIZE steps (enqueue.cc:1080-1085), each receive posting
+ * the user's buffer for just what is left of it (net.cc:1543-1545: min(NCCL_MAX_NET_SIZE,
+ * nbytes - posted * NCCL_MAX_NET_SIZE)), never a slot; 2.23 posts the whole op, at most
+ * MAX_NET_SIZE, one step at a time (2.23.4 net.cc:1262, 1271-1273).
+ */
+void shim_rules_p2p_reg(const struct shim_rules *r, size_t bytes, struct shim_p2p_shape *s)
+{
+	(void)r;
+	s->chunk = MAX_NET_SIZE;
+	s->nsteps = (bytes + MAX_NET_SIZE - 1) / MAX_NET_SIZE;
+	s->recv_bytes = bytes < MAX_NET_SIZE ? bytes : MAX_NET_SIZE;
+}
+
+/*
+ * The receive proxy starts a registered op's step (its ProxyStep event: net.cc:1534), then
+ * `continue`s without posting it while the kernel has not started (connFifo[base].size is
+ * still -1: :1544 shared, :1558 not), and starts the same step again on the next pass; once the
+ * kernel is there regBufferReady holds for the op's other steps (:1545). 2.24-2.29 the same
+ * (2.28.9 net.cc:1432-1443); 2.23 waits the same way on every step of its one-step ops
+ * (2.23.4 net.cc:1261, 1270-1271). How long the kernel takes is the setting.
+ */
+int shim_rules_reg_wait(const struct shim_rules *r)
+{
+	return r->reg_passes > 0 ? r->reg_passes : 0;
 }
 
 /*

@@ -14,6 +14,10 @@
  *   FABRICLAB_SHIM_NCCL   the release emulated, 2.23 .. 2.30[.P] (2.30.7)
  *   FABRICLAB_SHIM_PROTO  all_reduce's protocol: simple (default), ll, ll128
  *   FABRICLAB_SHIM_STEP   Simple's step: NCCL_BUFFSIZE / NCCL_STEPS (512K)
+ *   FABRICLAB_SHIM_REG_PASSES  user buffers registered with NCCL (ncclCommRegister, CUDA
+ *                         graphs): point-to-point goes straight to and from them where NCCL
+ *                         registers them (shim_rules_p2p_reg), each op's first receive started
+ *                         again on this many proxy passes before the kernel is there; unset: off
  *   NCCL_P2P_NET_CHUNKSIZE, NCCL_CHUNK_SIZE, NCCL_NET_OPTIONAL_RECV_COMPLETION,
  *   NCCL_NET_FORCE_FLUSH  as NCCL reads them
  */
@@ -39,6 +43,7 @@ struct shim_rules {
 	size_t chunk_param;   /* NCCL_CHUNK_SIZE; 0: unset */
 	int optional_recv;    /* NCCL_NET_OPTIONAL_RECV_COMPLETION */
 	int force_flush;      /* NCCL_NET_FORCE_FLUSH */
+	int reg_passes;       /* FABRICLAB_SHIM_REG_PASSES; -1: user buffers not registered */
 };
 
 /* A collective's pipeline on one connection, for one protocol. */
@@ -79,6 +84,15 @@ int shim_rules_depth(int nsubs, int slice_steps);
 
 /* A point-to-point operation of `bytes` (always Simple over the network). */
 void shim_rules_p2p(const struct shim_rules *r, size_t bytes, struct shim_p2p_shape *s);
+/*
+ * Whether NCCL moves a point-to-point operation of `bytes` straight from and into the user's
+ * registered buffers (gdr: the NIC reaches them, NCCL's direct NIC); then its shape.
+ */
+int shim_rules_p2p_registered(const struct shim_rules *r, int gdr, size_t bytes);
+void shim_rules_p2p_reg(const struct shim_rules *r, size_t bytes, struct shim_p2p_shape *s);
+/* Proxy passes a registered receive op waits for the kernel, each starting its step again. */
+int shim_rules_reg_wait(const struct shim_rules *r);
+
 /* Whether sub-operations to one peer share a comm (else each has a connection of its own). */
 int shim_rules_subs_share_comm(int max_recvs);
 

@@ -12,6 +12,12 @@
  * the plugin's maxRecvs per irecv, one irecv per step of the group with a buffer for each sub
  * that still has that step (:1473-1512 groups, :1520-1605 posts), each tagged with its sender
  * (:1575).
+ *
+ * With FABRICLAB_SHIM_REG_PASSES=N and GPUDirect, the user's buffers are registered as NCCL
+ * registers them (nccl_rules.h, shim_rules_p2p_registered): each sub moves in
+ * NCCL_MAX_NET_SIZE steps straight from the send buffer into the receive buffer, receives
+ * posting just what is left of the op, no copy out of a slot; and each op's receives wait N
+ * passes for the kernel, their first step started again on each (shim_rules_reg_wait).
  */
 #include "shim.h"
 
@@ -32,12 +38,14 @@ struct sr_group {
 
 struct sr_state {
 	int nsubs, ngroups, depth, nranks;
+	int reg;            /* the user's buffers registered: receives land in dst itself */
+	int kernel_wait;    /* passes before the kernel starts (registered receives wait) */
 	size_t slot_bytes;  /* p2pChunkSize: the shared pool's slots */
 	struct sr_sub sub[FL_MAX_RECVS];
 	struct sr_group group[FL_MAX_RECVS];
 	struct shim_link *link;
 	char *src, *dst;
-	void *src_mh;
+	void *src_mh, *dst_mh;
 };
 
 /* Transfer j of a sub: its bytes [*off, *off + len). */
@@ -74,7 +82,22 @@ static char *slot_of(const struct sr_state *st, int i, uint64_t k)
 	return st->link->staging + slot * st->slot_bytes;
 }
 
-/* One irecv of group g's step k: a buffer for each of its subs that has that step. */
+/* Where sub i's step k lands: the user's buffer when registered, else its slot of the pool. */
+static char *land_of(const struct sr_state *st, int i, uint64_t k)
+{
+	size_t off;
+
+	if (!st->reg)
+		return slot_of(st, i, k);
+	xfer_len(&st->sub[i], k, &off);
+	return st->dst + off;
+}
+
+/*
+ * One irecv of group g's step k: a buffer for each of its subs that has that step. A
+ * registered sub waiting for the kernel is started and left out (net.cc:1534-1546); the
+ * shim's kernel starts for every sub of the op at once, so then none is posted.
+ */
 static int post_group_recv(struct shim_world *w, struct sr_state *st, struct sr_group *g)
 {
 	void *data[FL_MAX_RECVS];
@@ -87,12 +110,19 @@ static int post_group_recv(struct shim_world *w, struct sr_state *st, struct sr_
 
 		if (k >= s->shape.nsteps)
 			continue;
-		data[n] = slot_of(st, i, k);
-		bytes[n] = s->shape.recv_bytes;
+		if (st->reg && st->kernel_wait > 0) {
+			shim_fifo_restart(&g->recvs, n);
+			continue;
+		}
+		data[n] = land_of(st, i, k);
 		expect[n] = xfer_len(s, k, &off);
+		bytes[n] = st->reg ? expect[n] : s->shape.recv_bytes;
 		tags[n++] = st->link->recv_peer + s->tag;
 	}
-	return shim_fifo_recv(w, &g->recvs, n, data, bytes, expect, tags, st->link->staging_mh);
+	if (!n)
+		return FL_OK;
+	return shim_fifo_recv(w, &g->recvs, n, data, bytes, expect, tags,
+			      st->reg ? st->dst_mh : st->link->staging_mh);
 }
 
 /* Group g's next irecv, if its subs have room; *posted says whether the plugin took it. */
@@ -117,7 +147,7 @@ static int complete_recvs(struct shim_world *w, struct sr_state *st, struct sr_g
 
 	if (rc || !shim_fifo_landed(&g->recvs))
 		return rc;
-	for (int i = g->first; !rc && i < g->first + g->n; i++) {
+	for (int i = g->first; !rc && !st->reg && i < g->first + g->n; i++) {
 		const struct sr_sub *s = &st->sub[i];
 		size_t off, len;
 
@@ -147,6 +177,8 @@ static void plan_init(struct shim_world *w, struct sr_state *st, struct shim_lin
 {
 	int per = group_size(w);
 
+	st->reg = shim_rules_p2p_registered(&w->rules, w->mem.gdr, bytes);
+	st->kernel_wait = st->reg ? shim_rules_reg_wait(&w->rules) : 0;
 	st->nsubs = subs_of(w);
 	st->nranks = w->nranks;
 	st->link = link;
@@ -158,7 +190,10 @@ static void plan_init(struct shim_world *w, struct sr_state *st, struct shim_lin
 		s->off = bytes * (size_t)i / (size_t)st->nsubs;
 		s->bytes = bytes * (size_t)(i + 1) / (size_t)st->nsubs - s->off;
 		s->tag = i * w->nranks;
-		shim_rules_p2p(&w->rules, s->bytes, &s->shape);
+		if (st->reg)
+			shim_rules_p2p_reg(&w->rules, s->bytes, &s->shape);
+		else
+			shim_rules_p2p(&w->rules, s->bytes, &s->shape);
 		shim_fifo_init(&s->sends, link, "sendrecv", 1);
 		s->sends.depth = st->depth;
 	}
@@ -205,7 +240,22 @@ static int sr_pass(struct shim_world *w, struct sr_state *st)
 			rc = complete_recvs(w, st, &st->group[g]);
 	for (int i = 0; !rc && st->src && i < st->nsubs; i++)
 		rc = send_turn(w, st, &st->sub[i]);
+	if (st->kernel_wait > 0)
+		st->kernel_wait--;
 	return rc;
+}
+
+/* The registered receives' repeated starts, said once per op (NCCL_DEBUG=INFO). */
+static void say_restarts(const struct sr_state *st)
+{
+	uint64_t n = 0;
+
+	for (int g = 0; st->dst && g < st->ngroups; g++)
+		n += st->group[g].recvs.restarts;
+	if (n)
+		SHIM_INFO(SHIM_LOG_NET, "sendrecv: registered receives from rank %d: %llu step "
+			  "start(s) repeated while the kernel had not started (net.cc:1534-1546)",
+			  st->link->recv_peer, (unsigned long long)n);
 }
 
 static int link_sendrecv(struct shim_world *w, struct shim_link *link,
@@ -219,6 +269,7 @@ static int link_sendrecv(struct shim_world *w, struct shim_link *link,
 	st.src = send ? send->net : NULL;
 	st.dst = recv ? recv->net : NULL;
 	st.src_mh = send ? send->send_mh[0] : NULL;
+	st.dst_mh = recv ? recv->recv_mh[0] : NULL;
 	plan_init(w, &st, link, bytes);
 	for (int i = 0; i < FL_MAX_RECVS; i++) {
 		fifos[i] = st.src && i < st.nsubs ? &st.sub[i].sends : NULL;
@@ -230,6 +281,8 @@ static int link_sendrecv(struct shim_world *w, struct shim_link *link,
 		if (!rc)
 			rc = shim_watch_pass_fifos(w, &watch, fifos, 2 * FL_MAX_RECVS);
 	}
+	if (!rc)
+		say_restarts(&st);
 	return shim_op_end(w, rc);
 }
 

@@ -56,6 +56,12 @@ static void handles(struct shim_fifo *f, unsigned slot, int n, void **out)
 	}
 }
 
+void shim_fifo_restart(struct shim_fifo *f, int part)
+{
+	f->ph[f->posted % SHIM_STEPS][part] = (struct shim_phandle){ .mark = &shim_phandle_mark };
+	f->restarts++;
+}
+
 int shim_fifo_send(struct shim_world *w, struct shim_fifo *f, void *data, size_t bytes, int tag,
 		   void *mhandle)
 {

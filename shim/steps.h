@@ -34,6 +34,7 @@ struct shim_fifo {
 	void *data[SHIM_STEPS][FL_MAX_RECVS];
 	void *mh[SHIM_STEPS];
 	struct shim_phandle ph[SHIM_STEPS][FL_MAX_RECVS]; /* what each part's pHandle points to */
+	uint64_t restarts; /* receive steps started again before they could be posted */
 };
 
 struct shim_watch {
@@ -71,6 +72,12 @@ int shim_fifo_send(struct shim_world *w, struct shim_fifo *f, void *data, size_t
  */
 int shim_fifo_recv(struct shim_world *w, struct shim_fifo *f, int n, void **data,
 		   const size_t *bytes, const size_t *expect, const int *tags, void *mhandle);
+/*
+ * The next receive's part `part` was started and cannot be posted yet (a registered buffer
+ * waiting for the kernel): NCCL starts its step again on the next pass, its pHandle then naming
+ * the new start (2.30.7 src/plugin/profiler.cc:611-614); counted in f->restarts.
+ */
+void shim_fifo_restart(struct shim_fifo *f, int part);
 /*
  * Tests the oldest transfer: a send is done when test says so; a receive is received when test
  * says so with each size what was sent (or unwritten: 0), then landed once its flush (where

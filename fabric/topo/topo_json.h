@@ -17,5 +17,7 @@ int ft_parse_json(const char *text, size_t n, const char *name, struct ft_topo *
 		  size_t len);
 /* Writes t to path (through a temporary file, renamed); 0, or -1 with the reason. */
 int ft_write_json(const struct ft_topo *t, const char *path, char *why, size_t len);
+/* The same as text (the lab's page draws it): malloc'd, NULL when out of memory. */
+char *ft_json_text(const struct ft_topo *t);
 
 #endif

@@ -187,3 +187,12 @@ int ft_write_json(const struct ft_topo *t, const char *path, char *why, size_t l
 	}
 	return 0;
 }
+
+char *ft_json_text(const struct ft_topo *t)
+{
+	json_t *o = topo_json(t);
+	char *text = json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+
+	json_decref(o);
+	return text;
+}

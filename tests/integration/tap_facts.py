@@ -19,6 +19,7 @@ expression EXPR is true over the facts below, else prints the facts it names and
   tags          set of the tags sent with
   flushes       iflush calls
   received_bytes_steps  receives whose test wrote more than 0 bytes in all
+  force_flush   set of the forceFlush getProperties handed on (v9+ taps)
 """
 import glob
 import sys
@@ -27,7 +28,7 @@ import sys
 def facts(folder):
     f = dict(profiler=set(), sent=[], sends_per_rank=set(), recv_sizes=set(), recv_parts=set(),
              recv_got=[], hints=set(), handles=True, send_depth=0, recv_depth=0, tag_depth={},
-             tags=set(), flushes=0, received_bytes_steps=0)
+             tags=set(), flushes=0, received_bytes_steps=0, force_flush=set())
     for path in sorted(glob.glob(folder + "/tap.*")):
         live, depth, sends = {}, {}, 0
         for line in open(path):
@@ -64,6 +65,8 @@ def facts(folder):
                     f["received_bytes_steps"] += sum(got) > 0
             elif w[0] == "iflush":
                 f["flushes"] += 1
+            elif w[0] == "props":
+                f["force_flush"].add(int(w[1]))
         f["sends_per_rank"].add(sends)
     f["max_send"] = max(f["sent"], default=0)
     f["tag_depth"] = set(f["tag_depth"].values())

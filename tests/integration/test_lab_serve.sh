@@ -8,6 +8,9 @@
 #    rebinding Host) and each of its parts alone get a 4xx and start nothing; the pre-flight a
 #    browser would need is refused; a same-origin JSON request works; duplicate keys and a path
 #    as scenario get the accepted values; --listen on a non-loopback address needs --allow-remote;
+#  - a preset and switches (like, topology, leaves, spines, slow-spine...) are checked before a
+#    lab starts; GET /api/layout gives the description the lab would build, /api/topology the
+#    run's (none over tcp);
 #  - 64 half-open connections and 64 event streams held: status and cancel answer within 1 s;
 #    an idle connection is closed (10 s); right after a cancel's 200 a new run starts (3 times);
 #  - what the server sends as the page is tools/lab/page/ byte for byte;
@@ -70,6 +73,7 @@ expect() { # what method path body want-code want-text [curl args...]
 expect "status before" GET /api/status "" 200 '{"state":"idle","run":0}'
 expect "events before" GET /api/events "" 409 "no run started yet"
 expect "result before" GET /api/result "" 409 "no finished run yet"
+expect "topology before" GET /api/topology "" 409 "no run started yet"
 expect "17 nodes" POST /api/run '{"nodes":17}' 400 "nodes: expected an integer from 1 to 16"
 expect "unknown scenario" POST /api/run '{"scenario":"meteor"}' 400 "scenario: expected healthy"
 expect "flaky-roce on ib" POST /api/run '{"fabric":"ib","scenario":"flaky-roce"}' 400 \
@@ -80,7 +84,7 @@ expect "big body" POST /api/run "$(head -c 5000 /dev/zero | tr '\0' ' ')" 413 "b
 expect "no such page" GET /nope "" 404 "no such page"
 expect "wrong method" DELETE /api/run "" 405 "GET or POST only"
 expect "page" GET / "" 200 '<h1>GPU Fabric Lab</h1>'
-for f in index.html:/ lab.js:/lab.js lab.css:/lab.css; do
+for f in index.html:/ lab.js:/lab.js fabric.js:/fabric.js lab.css:/lab.css; do
 	curl -s "$url${f#*:}" | cmp -s - "$here/../../tools/lab/page/${f%%:*}" ||
 		not_ok "GET ${f#*:} is not tools/lab/page/${f%%:*} (run tools/lab/page/embed.py)"
 done
@@ -114,6 +118,25 @@ path=$(call POST /api/run '{"scenario":"../../etc/passwd"}')
 expect "link rate" POST /api/run '{"link_rate":"9tbit"}' 400 "link_rate: expected 100mbit"
 expect "rails over tcp" POST /api/run '{"nodes":2,"rails":2}' 400 "rails: more than 1 needs"
 expect "too many ranks" POST /api/run '{"fabric":"ib","nodes":9,"rails":2}' 400 "nodes x rails"
+# The emulated fabric's preset and switches (lab_web_fabric.c), refused before any lab starts.
+expect "unknown preset" POST /api/run '{"like":"qdr"}' 400 "like: expected"
+expect "preset's fabric" POST /api/run '{"fabric":"roce","like":"ndr"}' 400 "fabric: the preset's own"
+expect "preset and a rate" POST /api/run '{"fabric":"ib","like":"ndr","link_rate":"1gbit"}' 400 \
+	"link_rate: a preset sets the rate"
+expect "switches without a preset" POST /api/run '{"fabric":"ib","topology":"fat-tree"}' 400 \
+	"topology: switches need a preset"
+expect "too many leaves" POST /api/run \
+	'{"fabric":"ib","like":"ndr","nodes":4,"topology":"fat-tree","leaves":5}' 400 "leaves: expected"
+expect "spine fault, no switches" POST /api/run '{"fabric":"ib","like":"ndr","scenario":"slow-spine"}' \
+	400 "need a topology with switches"
+expect "no such spine" POST /api/run \
+	'{"fabric":"ib","like":"ndr","topology":"fat-tree","spines":2,"scenario":"slow-spine","spine":2}' \
+	400 "spine: expected a spine below spines"
+expect "layout" GET "/api/layout?fabric=ib&like=ndr&nodes=4&topology=fat-tree&leaves=2&spines=2" "" \
+	200 '"name": "spine1"'
+expect "layout over tcp" GET "/api/layout?fabric=tcp" "" 400 "tcp has none"
+expect "layout, too many leaves" GET "/api/layout?fabric=ib&like=ndr&nodes=2&topology=fat-tree&leaves=3" \
+	"" 400 "leaves: expected"
 "$tool" lab --serve --listen 0.0.0.0:0 --dir "$tmp/runs" >"$tmp/remote.out" 2>&1
 [ $? -eq 2 ] && grep -q -- '--allow-remote' "$tmp/remote.out" &&
 	echo "ok - a non-loopback listen needs --allow-remote" ||
@@ -138,6 +161,7 @@ got=$(curl -s "$url/api/result" | python3 -c \
 	'import json,sys; v=json.load(sys.stdin)["verdict"]; print(v["kind"], v["node"])')
 [ "$got" = "device node2" ] || not_ok "result verdict: $got, expected device node2"
 [ "$got" = "device node2" ] && echo "ok - result: $got"
+expect "topology of a tcp run" GET /api/topology "" 404 "no emulated fabric (tcp)"
 curl -s "$url/report.html" | grep -q '<p class="verdict" id="verdict">verdict: device on node2</p>' ||
 	not_ok "report.html does not show the verdict"
 

@@ -8,7 +8,8 @@
 #  - the same description as a FILE, with the spine at 25% written into it (as a user would):
 #    the step slows by half or more and the slowest hop is one that crosses the spine; the lab,
 #    which knows its switches, names `switch spine0` (or a hop through it, spine0 next);
-#    `fabriclab report --topology` on its reports too; without the topology, no switch;
+#    `fabriclab report --topology` on its reports too, its commands tracing the slow hop and
+#    reading the switch's port; without the topology, no switch;
 #  - --topology rail with --rails 2: NIC k of every node on leaf k; slow-rail still names the rail.
 # Usage: test_lab_topology.sh [BUILD_DIR]
 set -u
@@ -108,6 +109,19 @@ report_topology() { # run folder
 		ok "report --topology: the switch spine0 named, or next behind a hop through it ($(head -n 1 "$tmp/topo.out" | cut -c1-70))"
 	else
 		not_ok "report --topology: $(head -n 2 "$tmp/topo.out")"
+	fi
+	# The commands that confirm it name the switch and its port: the slow hop's route, and
+	# perfquery on spine0's ports (a switch verdict, or not enough evidence with spine0 next)
+	# or on the leaf ports of the slow hop's ends (a link).
+	sed -n '/^to confirm on the machines:/,/^$/p' "$tmp/topo.out" >"$tmp/confirm.out"
+	local port="<leaf[01]'s LID> [0-9]+ "
+	grep -Eq '^verdict: (switch  spine0 |not-enough-evidence .*next: switch spine0,)' \
+		"$tmp/topo.out" && port="<spine0's LID> [0-9]+ "
+	if grep -q '^  ibtracert -G 0x0c42a103' "$tmp/confirm.out" &&
+		grep -Eq "^  perfquery -x $port" "$tmp/confirm.out"; then
+		ok "report --topology: the commands trace the slow hop and read the switch's port ($(grep -Em1 "perfquery -x $port" "$tmp/confirm.out" | cut -c3-40))"
+	else
+		not_ok "report --topology: no ibtracert or perfquery on /$port/ in: $(cat "$tmp/confirm.out")"
 	fi
 	grep -q '^verdict: switch' "$tmp/plain.out" &&
 		not_ok "report without --topology named a switch: $(head -n 1 "$tmp/plain.out")" ||

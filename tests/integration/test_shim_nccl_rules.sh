@@ -22,6 +22,13 @@
 #   flush    GPUDirect (fake CUDA, fake verbs): iflush after every receive that brought bytes
 #            on compute capability 8.0, none on 9.0, again with the plugin's forceFlush or
 #            NCCL_NET_FORCE_FLUSH=1 (src/graph/paths.cc:575-596, net.cc:1637-1641)
+#   datadirect fabriclab's ib on an mlx5 DataDirect NIC (fake verbs and libmlx5) sets forceFlush
+#            as NCCL's IB does (src/transport/net_ib/init.cc:374-394, 554-557), so 9.0 flushes;
+#            not with NCCL_IB_DATA_DIRECT=0, nor without dma-buf (init.cc:378)
+#   reg      user buffers registered (FABRICLAB_SHIM_REG_PASSES): point-to-point over GPUDirect
+#            posts receives of just the op into the user's buffer, one send per op
+#            (enqueue.cc:953-971, 1080-1085; net.cc:1543-1545), each op's receive started again
+#            on every pass before the kernel (net.cc:1534-1546); host memory: NCCL's own slots
 # Usage: test_shim_nccl_rules.sh [BUILD_DIR]
 set -u
 build=$(cd "${1:-build}" && pwd)
@@ -33,7 +40,8 @@ unset RANK WORLD_SIZE MASTER_ADDR MASTER_PORT NCCL_NET_PLUGIN FABRICLAB_SHIM_STE
 	FABRICLAB_SHIM_NCCL FABRICLAB_SHIM_PROTO FABRICLAB_SHIM_RECV_GROUP FABRICLAB_SHIM_CHANNELS \
 	FABRICLAB_SHIM_NET_VERSION FABRICLAB_SHIM_NET_MAX_VERSION FABRICLAB_TRANSPORT \
 	NCCL_P2P_NET_CHUNKSIZE NCCL_CHUNK_SIZE NCCL_NET_OPTIONAL_RECV_COMPLETION NCCL_NET_FORCE_FLUSH \
-	FABRICLAB_TAP_LIE FABRICLAB_TAP_FORCE_FLUSH FABRICLAB_SHIM_MEM
+	FABRICLAB_TAP_LIE FABRICLAB_TAP_FORCE_FLUSH FABRICLAB_SHIM_MEM FABRICLAB_SHIM_REG_PASSES \
+	FABRICLAB_MLX5_LIB FABRICLAB_FAKEVERBS_DATA_DIRECT FABRICLAB_FAKEVERBS_DMABUF NCCL_IB_DATA_DIRECT
 export FABRICLAB_SOCKET_IFNAME=lo FABRICLAB_REPORT=off
 failures=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fabriclab-rules.XXXXXX")
@@ -168,6 +176,31 @@ flush_case flush-cc80 yes FABRICLAB_FAKECUDA_CC=8.0
 flush_case flush-cc90 no FABRICLAB_FAKECUDA_CC=9.0
 flush_case flush-cc90-force yes FABRICLAB_FAKECUDA_CC=9.0 FABRICLAB_TAP_FORCE_FLUSH=1
 flush_case flush-cc90-env yes FABRICLAB_FAKECUDA_CC=9.0 NCCL_NET_FORCE_FLUSH=1
+dd=(FABRICLAB_MLX5_LIB="$build/libfabriclab-fakeverbs.so" FABRICLAB_FAKEVERBS_DATA_DIRECT=mlx5_0,mlx5_1)
+flush_case flush-cc90-datadirect yes FABRICLAB_FAKECUDA_CC=9.0 FABRICLAB_FAKEVERBS_DMABUF=1 "${dd[@]}" &&
+	check flush-cc90-datadirect "the DataDirect NIC's properties carry forceFlush" "force_flush == {1}"
+flush_case flush-cc90-datadirect-off no FABRICLAB_FAKECUDA_CC=9.0 FABRICLAB_FAKEVERBS_DMABUF=1 \
+	"${dd[@]}" NCCL_IB_DATA_DIRECT=0 &&
+	check flush-cc90-datadirect-off "NCCL_IB_DATA_DIRECT=0: no forceFlush" "force_flush == {0}"
+flush_case flush-cc90-datadirect-nodmabuf no FABRICLAB_FAKECUDA_CC=9.0 "${dd[@]}"
+
+# ---- registered user buffers: point-to-point straight into them, after the kernel ----
+tap reg "$v12" "$fabriclab" 2 sendrecv 1000 1000000 -f 10 "${gdr[@]}" FABRICLAB_SHIM_REG_PASSES=5 \
+	NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=NET; ran $? reg &&
+{
+	check reg "receives post just the op, one send per op, what was sent arrives" \
+		"recv_sizes == {1000, 10000, 100000, 1000000} and set(sent) == recv_sizes and sorted(recv_got) == sorted(sent)"
+	restarts=$(grep -o "from rank [01]: [0-9]* step start(s) repeated" "$tmp/reg.err" | awk '{print $4}' | sort -u)
+	if [ "$restarts" = 5 ]; then
+		echo "ok - reg: every op's receive started again on each of the 5 passes before the kernel"
+	else
+		not_ok "reg: repeated starts per op: '${restarts:-none}', 5 expected"
+	fi
+}
+tap reg-host "$v12" "$fabriclab" 2 sendrecv 1000000 1000000 FABRICLAB_SHIM_REG_PASSES=5 \
+	NCCL_DEBUG=INFO; ran $? reg-host &&
+	check reg-host "host memory (no direct NIC): NCCL registers nothing, 128 KiB slots" \
+		"recv_sizes == {131072}"
 
 # ---- what the shim cannot emulate is refused, naming the setting ----
 refused() { # name message env...

@@ -20,7 +20,8 @@
 
 static const char *const vars[] = { "FABRICLAB_SHIM_NCCL", "FABRICLAB_SHIM_PROTO",
 				     "NCCL_P2P_NET_CHUNKSIZE", "NCCL_CHUNK_SIZE",
-				     "NCCL_NET_OPTIONAL_RECV_COMPLETION", "NCCL_NET_FORCE_FLUSH" };
+				     "NCCL_NET_OPTIONAL_RECV_COMPLETION", "NCCL_NET_FORCE_FLUSH",
+				     "FABRICLAB_SHIM_REG_PASSES" };
 
 static void rules_with(struct shim_rules *r, const char *release, size_t step)
 {
@@ -219,6 +220,38 @@ static void test_flush(void **state)
 	assert_false(shim_rules_flush_step(SHIM_PROTO_SIMPLE, 0, 4096));
 }
 
+/*
+ * Registered user buffers (FABRICLAB_SHIM_REG_PASSES): only over GPUDirect and with bytes
+ * (2.30.7 enqueue.cc:953-971), in NCCL_MAX_NET_SIZE steps posting just the op
+ * (enqueue.cc:1080-1085, net.cc:1543-1545), the kernel waited for that many passes.
+ */
+static void test_registered(void **state)
+{
+	struct shim_rules r;
+	struct shim_p2p_shape s;
+
+	(void)state;
+	rules_with(&r, NULL, 512 * KiB);
+	assert_false(shim_rules_p2p_registered(&r, 1, 1000)); /* unset: nothing registered */
+	assert_int_equal(shim_rules_reg_wait(&r), 0);
+	setenv("FABRICLAB_SHIM_REG_PASSES", "3", 1);
+	assert_int_equal(shim_rules_read(&r, 512 * KiB), FL_OK);
+	assert_true(shim_rules_p2p_registered(&r, 1, 1000));
+	assert_false(shim_rules_p2p_registered(&r, 0, 1000)); /* no direct NIC */
+	assert_false(shim_rules_p2p_registered(&r, 1, 0));
+	assert_int_equal(shim_rules_reg_wait(&r), 3);
+	shim_rules_p2p_reg(&r, 1000, &s);
+	assert_int_equal(s.nsteps, 1);
+	assert_int_equal(s.recv_bytes, 1000);
+	shim_rules_p2p_reg(&r, (3UL << 30) + 5, &s);
+	assert_int_equal(s.nsteps, 4);
+	assert_int_equal(s.chunk, 1UL << 30);
+	assert_int_equal(s.recv_bytes, 1UL << 30);
+	setenv("FABRICLAB_SHIM_REG_PASSES", "-2", 1);
+	assert_int_not_equal(shim_rules_read(&r, 512 * KiB), FL_OK);
+	unsetenv("FABRICLAB_SHIM_REG_PASSES");
+}
+
 /* LL and LL128 lines: packed, not ready under another step's flag, read back whole. */
 static void test_lines(void **state)
 {
@@ -248,7 +281,7 @@ int main(void)
 		cmocka_unit_test(test_simple_slices), cmocka_unit_test(test_wire_and_depth),
 		cmocka_unit_test(test_p2p),         cmocka_unit_test(test_hint),
 		cmocka_unit_test(test_flush),       cmocka_unit_test(test_lines),
-		cmocka_unit_test(test_ring),
+		cmocka_unit_test(test_ring),        cmocka_unit_test(test_registered),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -251,6 +251,70 @@ static void test_elements_the_hops_share(void **state)
 	ft_free(&t);
 }
 
+/* A verdict of kind k on hop h of ring, naming node (a switch: its element). */
+static struct fl_verdict verdict(enum fl_verdict_kind k, int h, const char *node)
+{
+	struct fl_verdict v;
+
+	memset(&v, 0, sizeof(v));
+	v.kind = k;
+	v.hop = h;
+	snprintf(v.node, sizeof(v.node), "%s", node);
+	snprintf(v.dev, sizeof(v.dev), "mlx5_0");
+	return v;
+}
+
+/* The commands confirming a verdict name the switch and its port, with the topology's LIDs. */
+static void test_verdict_commands_name_the_switch(void **state)
+{
+	struct fl_hop_figures ring[4] = { hop(0, 1), hop(1, 2), hop(2, 3), hop(3, 0) };
+	struct fl_hop_elements e;
+	struct fl_verdict v;
+	struct ft_topo t;
+	char why[256], cmds[2048];
+
+	(void)state;
+	assert_int_equal(topo_read(FIXTURES "/ibnetdiscover-fat-tree.txt", &t, why, sizeof(why)), 0);
+	assert_int_equal(topo_hop_elements(&t, ring, 4, &e, why, sizeof(why)), 0);
+	/* the spine layer, slow hop node1 -> node2: its route, each spine, its ports to leaf0
+	 * (node1's, ports 1-2 of each spine) and leaf1 (node2's, ports 3-4) */
+	v = verdict(FL_VERDICT_SWITCH, 1, "the spine layer (spine0, spine1)");
+	assert_true(topo_confirm_verdict(&t, &e, &v, ring, 4, cmds, sizeof(cmds)) >= 11);
+	print_message("%s", cmds);
+	assert_non_null(strstr(cmds, "ibtracert -G 0x0c42a10300010000 0x0c42a10300020000"));
+	assert_non_null(strstr(cmds, "perfquery -x -a 21"));
+	assert_non_null(strstr(cmds, "perfquery -x -a 22"));
+	assert_non_null(strstr(cmds, "perfquery -x 21 1   # spine0 port 1: cable 1 of 2 to leaf0"));
+	assert_non_null(strstr(cmds, "perfquery -x 22 4   # spine1 port 4: cable 2 of 2 to leaf1"));
+	/* a device: the leaf port its NIC hangs off */
+	v = verdict(FL_VERDICT_DEVICE, 1, "node1");
+	assert_int_equal(topo_confirm_verdict(&t, &e, &v, ring, 4, cmds, sizeof(cmds)), 3);
+	assert_non_null(strstr(cmds, "perfquery -x 11 2   # leaf0 port 2"));
+	assert_non_null(strstr(cmds, "ibportstate 11 2 query"));
+	/* a link: both ends' leaf ports, its route once */
+	v = verdict(FL_VERDICT_LINK, 1, "");
+	assert_int_equal(topo_confirm_verdict(&t, &e, &v, ring, 4, cmds, sizeof(cmds)), 5);
+	assert_non_null(strstr(cmds, "perfquery -x 11 2"));
+	assert_non_null(strstr(cmds, "perfquery -x 12 1"));
+	assert_non_null(strstr(cmds, "ibtracert"));
+	assert_null(strstr(strstr(cmds, "ibtracert") + 1, "ibtracert"));
+	/* not enough evidence with the spine layer next: its commands tell the two apart */
+	v = verdict(FL_VERDICT_UNSURE, -1, "");
+	v.runner_up.kind = FL_VERDICT_SWITCH;
+	snprintf(v.runner_up.culprit, sizeof(v.runner_up.culprit), "%s",
+		 "the spine layer (spine0, spine1)");
+	assert_true(topo_confirm_verdict(&t, &e, &v, ring, 4, cmds, sizeof(cmds)) >= 3);
+	assert_non_null(strstr(cmds, "perfquery -x -a 21"));
+	/* healthy, or a switch the topology does not have: nothing */
+	v = verdict(FL_VERDICT_NONE, -1, "");
+	assert_int_equal(topo_confirm_verdict(&t, &e, &v, ring, 4, cmds, sizeof(cmds)), 0);
+	v = verdict(FL_VERDICT_SWITCH, 1, "spine7");
+	assert_int_equal(topo_confirm_verdict(&t, &e, &v, ring, 4, cmds, sizeof(cmds)), 0);
+	assert_string_equal(cmds, "");
+	fl_hop_elements_free(&e);
+	ft_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,6 +323,7 @@ int main(void)
 		cmocka_unit_test(test_ibnetdiscover),
 		cmocka_unit_test(test_lldp),
 		cmocka_unit_test(test_elements_the_hops_share),
+		cmocka_unit_test(test_verdict_commands_name_the_switch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

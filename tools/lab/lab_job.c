@@ -41,6 +41,7 @@ static struct {
 	char dir[PATH_MAX];
 	char self[PATH_MAX];
 	char run_dir[PATH_MAX + 32];
+	bool switches; /* the run's fabric has switches: its verdict takes them */
 } job = { .lock = PTHREAD_MUTEX_INITIALIZER, .pid = -1 };
 
 /* A run may take this long; then it is cancelled (bounded runs: one at a time, for a while). */
@@ -80,7 +81,8 @@ static int refuse(int *http, int code, char *why, size_t len, const char *text)
 	return -1;
 }
 
-#define SCENARIOS_TEXT "healthy, halve-cable, slow-node, gdr-off, flaky-roce or slow-rail"
+#define SCENARIOS_TEXT "healthy, halve-cable, slow-node, gdr-off, flaky-roce, slow-rail, " \
+	"slow-spine, slow-uplink or slow-leafport"
 
 static int check_rails(const struct lab_job_request *r, enum lab_fabric fabric,
 		       enum lab_scenario scenario, int *http, char *why, size_t len)
@@ -110,7 +112,9 @@ static int check_request(const struct lab_job_request *r, int *http, char *why, 
 	if (r->nodes < 1 || r->nodes > LAB_MAX_RANKS)
 		return refuse(http, 400, why, len, "nodes: expected an integer from 1 to "
 			      LAB_MAX_RANKS_TEXT);
-	if (lab_scenario_parse(r->scenario, &scenario) || scenario == LAB_CUSTOM)
+	if (lab_web_switch_scenario(r->scenario))
+		scenario = LAB_HEALTHY; /* the fault is the fabric's (--hw-fault) */
+	else if (lab_scenario_parse(r->scenario, &scenario) || scenario == LAB_CUSTOM)
 		return refuse(http, 400, why, len, "scenario: expected " SCENARIOS_TEXT);
 	if (r->target < -1 || r->target >= r->nodes)
 		return refuse(http, 400, why, len, "target: expected -1 (random) or a node below "
@@ -122,7 +126,13 @@ static int check_request(const struct lab_job_request *r, int *http, char *why, 
 		return refuse(http, 400, why, len, "link_rate: expected " LAB_WEB_LINK_RATES_TEXT);
 	if (scenario == LAB_FLAKY_ROCE && fabric == LAB_IB)
 		return refuse(http, 400, why, len, "flaky-roce is an Ethernet fault: choose roce");
-	return check_rails(r, fabric, scenario, http, why, len);
+	if (check_rails(r, fabric, scenario, http, why, len))
+		return -1;
+	if (lab_web_check_fabric(r, why, len)) {
+		*http = 400;
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -173,7 +183,7 @@ static pid_t fork_clean(void)
 static void exec_lab(const struct lab_job_request *r, const char *run_dir)
 {
 	char out[PATH_MAX + 48], progress[PATH_MAX + 48], nodes[8], rails[8], target[16],
-		rail[8], steps[16], fault[128];
+		rail[8], steps[16], fault[128], topology[64], hw[96];
 	const char *argv[32];
 	int argc = 0, fd;
 
@@ -190,15 +200,24 @@ static void exec_lab(const struct lab_job_request *r, const char *run_dir)
 	snprintf(target, sizeof(target), "node%d", r->target);
 	snprintf(rail, sizeof(rail), "%d", r->rail);
 	one_nic_fault(r, fault, sizeof(fault));
+	lab_web_topology_spec(r, topology, sizeof(topology));
+	lab_web_hw_fault(r, hw, sizeof(hw));
 	ADD(job.self), ADD("lab"), ADD("--dir"), ADD(run_dir), ADD("-n"), ADD(nodes);
-	ADD("--fabric"), ADD(r->fabric);
+	if (r->like[0]) /* the preset sets the fabric and the rate */
+		ADD("--like"), ADD(r->like);
+	else
+		ADD("--fabric"), ADD(r->fabric);
 	if (r->rails > 1)
 		ADD("--rails"), ADD(rails);
 	if (r->steps > 0)
 		ADD("--steps"), ADD(steps);
 	if (r->link_rate[0])
 		ADD("--link-rate"), ADD(r->link_rate);
-	if (fault[0]) {
+	if (topology[0])
+		ADD("--topology"), ADD(topology);
+	if (hw[0]) {
+		ADD("--hw-fault"), ADD(hw), ADD("healthy");
+	} else if (fault[0]) {
 		ADD("--fault"), ADD(fault);
 	} else {
 		if (r->target >= 0)
@@ -212,10 +231,15 @@ static void exec_lab(const struct lab_job_request *r, const char *run_dir)
 	_exit(127);
 }
 
-/* `fabriclab report <run>/<lab's folder>/reports --json --html FILE` into the run's folder. */
-static int merge_reports(const char *run_dir)
+/*
+ * `fabriclab report <run>/<lab's folder>/reports --json --html FILE` into the
+ * run's folder; with `--topology <lab's folder>/topology.json` where the run
+ * had switches, as the lab judges its own reports.
+ */
+static int merge_reports(const char *run_dir, bool switches)
 {
-	char pattern[PATH_MAX + 48], html[PATH_MAX + 48], json[PATH_MAX + 48];
+	char pattern[PATH_MAX + 48], html[PATH_MAX + 48], json[PATH_MAX + 48],
+		topology[PATH_MAX + 48];
 	int status = -1, fd;
 	glob_t g;
 	pid_t pid;
@@ -225,13 +249,20 @@ static int merge_reports(const char *run_dir)
 	snprintf(json, sizeof(json), "%s/result.json", run_dir);
 	if (glob(pattern, 0, NULL, &g) || g.gl_pathc != 1)
 		return -1;
+	/* .../reports -> .../topology.json */
+	snprintf(topology, sizeof(topology), "%.*s/topology.json",
+		 (int)(strlen(g.gl_pathv[0]) - strlen("/reports")), g.gl_pathv[0]);
 	pid = fork_clean();
 	if (pid == 0) {
 		fd = open(json, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
 			_exit(127);
-		execl(job.self, job.self, "report", g.gl_pathv[0], "--json", "--html", html,
-		      (char *)NULL);
+		if (switches)
+			execl(job.self, job.self, "report", g.gl_pathv[0], "--json", "--html", html,
+			      "--topology", topology, (char *)NULL);
+		else
+			execl(job.self, job.self, "report", g.gl_pathv[0], "--json", "--html", html,
+			      (char *)NULL);
 		_exit(127);
 	}
 	globfree(&g);
@@ -248,7 +279,8 @@ static void *watch(void *arg)
 
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && !merge_reports(job.run_dir);
+	ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	     !merge_reports(job.run_dir, job.switches);
 	pthread_mutex_lock(&job.lock);
 	end = job.cancelled ? JOB_CANCELLED : ok ? JOB_DONE : JOB_FAILED;
 	job.state = end;
@@ -267,6 +299,8 @@ static int launch(const struct lab_job_request *r, int *http, char *why, size_t 
 	mkdir(job.dir, 0755);
 	if (mkdir(job.run_dir, 0755) && errno != EEXIST)
 		return refuse(http, 500, why, len, strerror(errno));
+	/* before the watcher exists, which reads it once the lab is gone */
+	job.switches = r->topology[0] && strcmp(r->topology, "flat");
 	pid = fork_clean();
 	if (pid < 0)
 		return refuse(http, 500, why, len, strerror(errno));
@@ -364,6 +398,25 @@ int lab_job_path(const char *name, char *path, size_t len)
 	pthread_mutex_lock(&job.lock);
 	rc = job.run ? 0 : -1;
 	snprintf(path, len, "%s/%s", job.run_dir, name);
+	pthread_mutex_unlock(&job.lock);
+	return rc;
+}
+
+int lab_job_topology(char *path, size_t len)
+{
+	char pattern[PATH_MAX + 48];
+	glob_t g;
+	int rc = -1;
+
+	pthread_mutex_lock(&job.lock);
+	snprintf(pattern, sizeof(pattern), "%s/*/topology.json", job.run_dir);
+	if (job.run && !glob(pattern, 0, NULL, &g)) {
+		if (g.gl_pathc == 1) {
+			snprintf(path, len, "%s", g.gl_pathv[0]);
+			rc = 0;
+		}
+		globfree(&g);
+	}
 	pthread_mutex_unlock(&job.lock);
 	return rc;
 }

@@ -2,7 +2,7 @@
  * The web lab's HTTP side, on libmicrohttpd. JSON over HTTP:
  *   GET  /, /lab.js, /lab.css  the page (everything it needs comes from here)
  *   POST /api/run        {"fabric","nodes","rails","scenario","target","rail","steps",
- *                         "link_rate"}
+ *                         "link_rate","like","topology","leaves","spines","leaf","spine"}
  *                        -> 202 {"run":N}
  *   POST /api/cancel     the run going on stops; answers once it has (or says cancelling)
  *   GET  /api/status     {"state","run"}
@@ -10,6 +10,9 @@
  *                        then "end"
  *   GET  /api/result     the merged report (fabriclab report --json)
  *   GET  /report.html    the same as one page (fabriclab report --html)
+ *   GET  /api/topology   the run's emulated fabric (its topology.json), once written
+ *   GET  /api/layout?fabric=&nodes=&rails=&like=&topology=&leaves=&spines=
+ *                        the fabric the lab would build for those, before any run
  *
  * For its user only (lab_serve_guard.c): Host, Origin and Content-Type are
  * checked before anything else, and none of them may come twice. One polling
@@ -131,39 +134,131 @@ static int parse_request(const struct upload *u, struct lab_job_request *r, char
 {
 	json_error_t err;
 	json_t *v = json_loadb(u->body, u->len, JSON_REJECT_DUPLICATES, &err);
-	const char *fabric = "tcp", *scenario = "healthy", *rate = "";
-	json_int_t nodes = 4, rails = 1, target = -1, rail = -1, steps = 0;
+	const char *fabric = "tcp", *scenario = "healthy", *rate = "", *like = "", *topology = "";
+	json_int_t nodes = 4, rails = 1, target = -1, rail = -1, steps = 0, leaves = 2, spines = 1,
+		   leaf = 0, spine = 0;
 	int rc = 0;
 
-	if (!v || json_unpack_ex(v, &err, JSON_STRICT, "{s?s, s?I, s?I, s?s, s?I, s?I, s?I, s?s}",
+	if (!v || json_unpack_ex(v, &err, JSON_STRICT, "{s?s, s?I, s?I, s?s, s?I, s?I, s?I, s?s, "
+				 "s?s, s?s, s?I, s?I, s?I, s?I}",
 				 "fabric", &fabric, "nodes", &nodes, "rails", &rails, "scenario",
 				 &scenario, "target", &target, "rail", &rail, "steps", &steps,
-				 "link_rate", &rate)) {
+				 "link_rate", &rate, "like", &like, "topology", &topology,
+				 "leaves", &leaves, "spines", &spines, "leaf", &leaf, "spine",
+				 &spine)) {
 		snprintf(why, len, "body: expected {\"fabric\":..., \"nodes\":N, \"rails\":K, "
 			 "\"scenario\":..., \"target\":T, \"rail\":R, \"steps\":S, "
-			 "\"link_rate\":...} (each once, each optional): %s", err.text);
+			 "\"link_rate\":..., \"like\":..., \"topology\":..., \"leaves\":L, "
+			 "\"spines\":S, \"leaf\":I, \"spine\":J} (each once, each optional): %s",
+			 err.text);
 		rc = -1;
 	} else {
 		copy_name(fabric, r->fabric, sizeof(r->fabric));
 		copy_name(scenario, r->scenario, sizeof(r->scenario));
-		/* too long: "?" so that the check lists the accepted rates */
+		/* too long: "?" so that the check lists the accepted values */
 		snprintf(r->link_rate, sizeof(r->link_rate), "%s",
 			 strlen(rate) < sizeof(r->link_rate) ? rate : "?");
+		snprintf(r->like, sizeof(r->like), "%s", strlen(like) < sizeof(r->like) ? like : "?");
+		snprintf(r->topology, sizeof(r->topology), "%s",
+			 strlen(topology) < sizeof(r->topology) ? topology : "?");
 		/* out of range stays out of range, for lab_job_start's message */
 		r->nodes = nodes < 0 || nodes > 1000 ? 0 : (int)nodes;
 		r->rails = rails < 0 || rails > 1000 ? 0 : (int)rails;
 		r->target = target < -1 || target > 1000 ? 1000 : (int)target;
 		r->rail = rail < -1 || rail > 1000 ? 1000 : (int)rail;
 		r->steps = steps < 0 || steps > 100000 ? -1 : (int)steps;
+		r->leaves = leaves < 0 || leaves > 1000 ? 0 : (int)leaves;
+		r->spines = spines < 0 || spines > 1000 ? 0 : (int)spines;
+		r->leaf = leaf < -1 || leaf > 1000 ? -1 : (int)leaf;
+		r->spine = spine < -1 || spine > 1000 ? -1 : (int)spine;
 	}
 	json_decref(v);
+	return rc;
+}
+
+/* GET /api/layout's query: the fields of a run that shape the fabric (the same names). */
+static void layout_request(struct MHD_Connection *c, struct lab_job_request *r)
+{
+	static const char *const ints[] = { "nodes", "rails", "leaves", "spines" };
+	int *to[] = { &r->nodes, &r->rails, &r->leaves, &r->spines };
+	const char *v;
+
+	*r = (struct lab_job_request){ .nodes = 4, .rails = 1, .target = -1, .rail = -1,
+				       .leaves = 2, .spines = 1 };
+	snprintf(r->scenario, sizeof(r->scenario), "healthy");
+	v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fabric");
+	copy_name(v ? v : "ib", r->fabric, sizeof(r->fabric));
+	v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "like");
+	snprintf(r->like, sizeof(r->like), "%s", !v ? "" : strlen(v) < sizeof(r->like) ? v : "?");
+	v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "topology");
+	snprintf(r->topology, sizeof(r->topology), "%s",
+		 !v ? "" : strlen(v) < sizeof(r->topology) ? v : "?");
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+		char *end;
+		long x;
+
+		v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, ints[i]);
+		if (!v)
+			continue;
+		x = strtol(v, &end, 10);
+		*to[i] = *v && !*end && x >= 0 && x <= 1000 ? (int)x : 0;
+	}
+}
+
+/*
+ * The fabric the lab would build for a request, drawn by the page before any
+ * run: the lab's own code on the same fields, never a guess of the page's.
+ */
+static enum MHD_Result send_layout(struct MHD_Connection *c)
+{
+	struct lab_job_request r;
+	char why[320], *text;
+	enum MHD_Result rc;
+
+	layout_request(c, &r);
+	if (r.nodes < 1 || r.nodes > LAB_MAX_RANKS || r.rails < 1 || r.rails > 8 ||
+	    r.nodes * r.rails > LAB_MAX_RANKS)
+		return send_error(c, MHD_HTTP_BAD_REQUEST, "nodes x rails: from 1 to "
+				  LAB_MAX_RANKS_TEXT " ranks, rails at most 8");
+	if (lab_web_check_fabric(&r, why, sizeof(why)))
+		return send_error(c, MHD_HTTP_BAD_REQUEST, why);
+	text = lab_web_layout(&r, why, sizeof(why));
+	if (!text)
+		return send_error(c, MHD_HTTP_BAD_REQUEST, why);
+	rc = send_text(c, MHD_HTTP_OK, "application/json", text, strlen(text));
+	free(text);
+	return rc;
+}
+
+/* The current run's fabric description, as soon as the lab wrote it (before its first step). */
+static enum MHD_Result send_topology(struct MHD_Connection *c)
+{
+	char path[PATH_MAX + 64], *text;
+	size_t len = 0;
+	enum MHD_Result rc;
+	FILE *f;
+	int run;
+
+	lab_job_state(&run);
+	if (!run)
+		return send_error(c, MHD_HTTP_CONFLICT, "no run started yet");
+	if (lab_job_topology(path, sizeof(path)) || !(f = fopen(path, "r")))
+		return send_error(c, MHD_HTTP_NOT_FOUND, "this run has no emulated fabric (tcp), "
+				  "or has not written it yet");
+	text = malloc(1 << 20);
+	if (text)
+		len = fread(text, 1, 1 << 20, f);
+	fclose(f);
+	rc = text ? send_text(c, MHD_HTTP_OK, "application/json", text, len)
+		  : send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+	free(text);
 	return rc;
 }
 
 static enum MHD_Result start_run(struct MHD_Connection *c, const struct upload *u)
 {
 	struct lab_job_request req;
-	char why[320];
+	char why[512];
 	int http, run;
 
 	if (u->too_big)
@@ -257,6 +352,10 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url, struct u
 		return send_events(c);
 	if (!strcmp(url, "/api/result") && !u->post)
 		return send_file(c, "result.json", "application/json");
+	if (!strcmp(url, "/api/topology") && !u->post)
+		return send_topology(c);
+	if (!strcmp(url, "/api/layout") && !u->post)
+		return send_layout(c);
 	if (!strcmp(url, "/report.html") && !u->post)
 		return send_file(c, "report.html", "text/html; charset=utf-8");
 	return send_error(c, MHD_HTTP_NOT_FOUND, "no such page (see / for the lab)");

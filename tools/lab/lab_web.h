@@ -31,10 +31,29 @@ struct lab_job_request {
 	int rail;   /* -1: every NIC of the target (or slow-rail: a random rail) */
 	int steps;  /* 0: the lab's default */
 	char link_rate[16]; /* "" : the lab's default; else one of LAB_WEB_LINK_RATES */
+	char like[12];      /* "" or a preset (lab --like): hdr, ndr, xdr, roce400 */
+	char topology[12];  /* "", "flat", "fat-tree" or "rail" (lab --topology; needs like) */
+	int leaves, spines; /* fat-tree: leaves 1..nodes; fat-tree and rail: spines 1..8 */
+	int leaf, spine;    /* slow-uplink: leafI-spineJ; slow-spine: spineJ */
 };
 
 /* The link rates the page may ask for (lab --link-rate), as the error message lists them. */
 #define LAB_WEB_LINK_RATES_TEXT "100mbit, 200mbit, 400mbit or 1gbit"
+
+/*
+ * The emulated fabric of a request (lab_web_fabric.c): presets, switches and
+ * a switch's faults (scenarios slow-spine, slow-uplink, slow-leafport: a
+ * healthy job on a fabric with that --hw-fault).
+ */
+bool lab_web_switch_scenario(const char *scenario);
+/* 0, or -1 with the field and its accepted values in why (a 400). */
+int lab_web_check_fabric(const struct lab_job_request *r, char *why, size_t len);
+/* lab --topology's and --hw-fault's values; "" when the request has none. */
+void lab_web_topology_spec(const struct lab_job_request *r, char *spec, size_t len);
+void lab_web_hw_fault(const struct lab_job_request *r, char *spec, size_t len);
+/* The description the lab would write for a checked request, as JSON text (malloc'd), or NULL
+ * with why. */
+char *lab_web_layout(const struct lab_job_request *r, char *why, size_t len);
 
 /* Where runs go and which binary runs them; once, before the server starts. */
 void lab_job_setup(const char *dir, const char *self_path);
@@ -52,6 +71,9 @@ const char *lab_job_state_name(enum lab_job_state s);
 bool lab_job_busy(enum lab_job_state s);
 /* A file of the current run ("progress.tsv", "result.json", "report.html", "lab.out"). */
 int lab_job_path(const char *name, char *path, size_t len);
+/* The current run's fabric description (<run>/<lab's folder>/topology.json): 0 once the lab
+ * wrote it (roce and ib), -1 before or without one. */
+int lab_job_topology(char *path, size_t len);
 /* Once in a while: a run past its time limit is cancelled, a lab deaf to the cancel killed
  * (then the run's number, once; else 0). */
 int lab_job_tick(void);

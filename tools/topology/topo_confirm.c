@@ -75,11 +75,9 @@ static void ib_uplink(struct out *o, const struct ft_topo *t, const struct ft_up
 		     t->sw[u->spine].name, u->spine_port + c);
 }
 
-/* The route of the element's first hop, between its NICs' GUIDs. */
-static void ib_route(struct out *o, const struct ft_topo *t, const struct fl_hop_elements *e,
-		     const struct fl_shared_element *el, const struct fl_hop_figures *hops)
+/* The route of the slow hop, between its NICs' GUIDs. */
+static void ib_route(struct out *o, const struct ft_topo *t, const struct fl_hop_figures *h)
 {
-	const struct fl_hop_figures *h = &hops[e->hops[el->first]];
 	int a = topo_nic_of(t, h->src_node, h->src_dev), b = topo_nic_of(t, h->dst_node, h->dst_dev);
 
 	if (a < 0 || b < 0)
@@ -93,13 +91,47 @@ static void ib_route(struct out *o, const struct ft_topo *t, const struct fl_hop
 		     h->src_node, h->src_dev, h->dst_node, h->dst_dev);
 }
 
-static void ib_commands(struct out *o, const struct ft_topo *t, const struct fl_hop_elements *e,
-			const struct fl_shared_element *el, const struct fl_hop_figures *hops)
+/* The leaf a hop end hangs off, -1 unknown. */
+static int leaf_of(const struct ft_topo *t, const char *node, const char *dev)
+{
+	int c = topo_nic_of(t, node, dev);
+
+	return c < 0 ? -1 : t->nics[c].leaf;
+}
+
+/*
+ * A spine's ports towards the traced hop's two leaves: the hop took one of
+ * their cables (which one, the connection's hash decided), so those are the
+ * ports whose counters tell. Two cables of each at most: the rest alike.
+ */
+static void ib_spine_ports(struct out *o, const struct ft_topo *t, int spine,
+			   const struct fl_hop_figures *h)
+{
+	int la = leaf_of(t, h->src_node, h->src_dev), lb = leaf_of(t, h->dst_node, h->dst_dev);
+	char a[64];
+
+	ib_addr(&t->sw[spine], a, sizeof(a));
+	for (int u = 0; u < t->nup; u++) {
+		const struct ft_uplink *up = &t->up[u];
+
+		if (up->spine != spine || (up->leaf != la && up->leaf != lb) || !up->spine_port)
+			continue;
+		for (int c = 0; c < up->cables && c < 2; c++)
+			line(o, "perfquery -x %s %d   # %s port %d: cable %d of %d to %s, the traced "
+			     "hop's way %s if ECMP put it there", a, up->spine_port + c,
+			     t->sw[spine].name, up->spine_port + c, c + 1, up->cables,
+			     t->sw[up->leaf].name, up->leaf == la ? "up" : "down");
+	}
+}
+
+static void ib_commands(struct out *o, const struct ft_topo *t,
+			const struct fl_shared_element *el, const struct fl_hop_figures *route)
 {
 	int s = el->sw[0] ? ft_find_switch(t, el->sw) : -1;
 	char a[64];
 
-	ib_route(o, t, e, el, hops);
+	if (route)
+		ib_route(o, t, route);
 	switch (el->kind) {
 	case FL_ELEMENT_LEAF_PORT:
 		if (s >= 0)
@@ -121,14 +153,15 @@ static void ib_commands(struct out *o, const struct ft_topo *t, const struct fl_
 			ib_addr(&t->sw[i], a, sizeof(a));
 			line(o, "perfquery -x -a %s   # %s, every port's counters summed; then port "
 			     "by port where they rise", a, t->sw[i].name);
+			if (route && t->sw[i].role == FT_SPINE)
+				ib_spine_ports(o, t, i, route);
 		}
 	}
 }
 
-static void eth_commands(struct out *o, const struct ft_topo *t, const struct fl_hop_elements *e,
-			 const struct fl_shared_element *el, const struct fl_hop_figures *hops)
+static void eth_commands(struct out *o, const struct ft_topo *t,
+			 const struct fl_shared_element *el, const struct fl_hop_figures *h)
 {
-	const struct fl_hop_figures *h = &hops[e->hops[el->first]];
 	int c = topo_nic_of(t, h->src_node, h->src_dev);
 
 	if (el->kind == FL_ELEMENT_LEAF_PORT && el->sw[0]) {
@@ -151,9 +184,9 @@ static void eth_commands(struct out *o, const struct ft_topo *t, const struct fl
 		     t->nodes[t->nics[c].node].name);
 }
 
-int topo_confirm_commands(const struct ft_topo *t, const struct fl_hop_elements *e,
-			  const struct fl_shared_element *el, const struct fl_hop_figures *hops,
-			  char *buf, size_t len)
+int topo_confirm_route(const struct ft_topo *t, const struct fl_hop_elements *e,
+		       const struct fl_shared_element *el, const struct fl_hop_figures *route,
+		       bool trace, char *buf, size_t len)
 {
 	struct out o = { .buf = buf, .len = len };
 
@@ -162,8 +195,19 @@ int topo_confirm_commands(const struct ft_topo *t, const struct fl_hop_elements 
 	if (!el->count)
 		return 0;
 	if (e->infiniband)
-		ib_commands(&o, t, e, el, hops);
+		ib_commands(&o, t, el, trace ? route : NULL);
 	else
-		eth_commands(&o, t, e, el, hops);
+		eth_commands(&o, t, el, route);
 	return o.lines;
+}
+
+int topo_confirm_commands(const struct ft_topo *t, const struct fl_hop_elements *e,
+			  const struct fl_shared_element *el, const struct fl_hop_figures *hops,
+			  char *buf, size_t len)
+{
+	if (len)
+		buf[0] = '\0';
+	if (!el->count)
+		return 0;
+	return topo_confirm_route(t, e, el, &hops[e->hops[el->first]], true, buf, len);
 }

@@ -10,6 +10,7 @@
 #ifndef FABRICLAB_TOPOLOGY_H
 #define FABRICLAB_TOPOLOGY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -54,6 +55,24 @@ int topo_nic_of(const struct ft_topo *t, const char *node, const char *dev);
 int topo_confirm_commands(const struct ft_topo *t, const struct fl_hop_elements *e,
 			  const struct fl_shared_element *el, const struct fl_hop_figures *hops,
 			  char *buf, size_t len);
+/*
+ * The same with the hop to trace given (a verdict's slow hop; its leaves also
+ * pick a spine's ports); trace false: no ibtracert (a second element of one
+ * verdict, whose hop is traced already).
+ */
+int topo_confirm_route(const struct ft_topo *t, const struct fl_hop_elements *e,
+		       const struct fl_shared_element *el, const struct fl_hop_figures *route,
+		       bool trace, char *buf, size_t len);
+/*
+ * The commands that name the switch and its port behind verdict v
+ * (topo_confirm_verdict.c): a switch verdict's element; the leaf port of a
+ * device's NIC; a link's two leaf ports and its route; the leaf of a rail;
+ * not enough evidence with a switch next: that switch's.
+ * One per line into buf; their number, 0 where the topology says nothing more.
+ */
+int topo_confirm_verdict(const struct ft_topo *t, const struct fl_hop_elements *e,
+			 const struct fl_verdict *v, const struct fl_hop_figures *hops,
+			 size_t nhops, char *buf, size_t len);
 
 /*
  * `fabriclab report --topology FILE` (topo_report.c): reads it and prints the

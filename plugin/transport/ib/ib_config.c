@@ -40,6 +40,8 @@ int ib_config_load(struct ib_config *cfg)
 		{ "NCCL_IB_DISABLE", 0, 0, 1, &cfg->disabled },
 		{ "NCCL_IB_PCI_RELAXED_ORDERING", 2, 0, 2, &cfg->relaxed_ordering },
 		{ "FABRICLAB_IB_PACE_PIECE_US", 100, 10, 1000000, &cfg->pace_piece_us },
+		/* NCCL's default and range (2.30.7 src/transport/net_ib/init.cc:13, 378-386) */
+		{ "NCCL_IB_DATA_DIRECT", 1, 0, 2, &cfg->data_direct },
 	};
 	int rc;
 

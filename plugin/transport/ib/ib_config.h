@@ -14,6 +14,8 @@ struct ib_config {
 	int disabled;   /* NCCL_IB_DISABLE=1 */
 	int relaxed_ordering; /* NCCL_IB_PCI_RELAXED_ORDERING: 0 off, 1 or 2 (default): if usable */
 	int pace_piece_us; /* FABRICLAB_IB_PACE_PIECE_US: wire time of a paced piece (100) */
+	int data_direct; /* NCCL_IB_DATA_DIRECT: 0 off, 1 (default) the DataDirect device only,
+			  * 2 both (ib_mlx5.h) */
 	char sysfs_root[PATH_MAX]; /* FABRICLAB_SYSFS_ROOT, default /sys */
 };
 

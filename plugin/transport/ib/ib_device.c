@@ -11,6 +11,7 @@
 #include "gdr_detect.h"
 #include "ib_config.h"
 #include "ib_hca.h"
+#include "ib_mlx5.h"
 #include "ib_speed.h"
 #include "base/log.h"
 #include "base/sysfs_read.h"
@@ -125,7 +126,7 @@ static void log_device(int i, const struct ib_device *d)
 
 	ib_gid_format(d->gid.raw, addr, sizeof(addr));
 	snprintf(gid, sizeof(gid), "%s %s", ib_gid_kind_name(d->gid_kind), addr);
-	FL_INFO("ib device %d: %s, %s, %dX %s = %d Mbps, %s %d (%s), pci %s%s%s", i, d->dev_name,
+	FL_INFO("ib device %d: %s, %s, %dX %s = %d Mbps, %s %d (%s), pci %s%s%s%s", i, d->dev_name,
 		d->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand",
 		ib_width_lanes(d->width), ib_speed_name(d->lane_speed), d->speed_mbps,
 		d->link_layer == IBV_LINK_LAYER_ETHERNET ? "GID" : "LID",
@@ -133,7 +134,8 @@ static void log_device(int i, const struct ib_device *d)
 		d->link_layer == IBV_LINK_LAYER_ETHERNET ? gid : "GID 0",
 		d->pci_path ? d->pci_path : "none",
 		d->ptr_support & FL_PTR_CUDA ? ", GPUDirect" : "",
-		d->ptr_support & FL_PTR_DMABUF ? ", dma-buf" : "");
+		d->ptr_support & FL_PTR_DMABUF ? ", dma-buf" : "",
+		d->data_direct ? ", mlx5 DataDirect (forceFlush)" : "");
 }
 
 static int ptr_support(struct ib_hca *hca)
@@ -147,13 +149,30 @@ static int ptr_support(struct ib_hca *hca)
 	return p;
 }
 
+/*
+ * The DataDirect device's PCI path: libmlx5's sysfs path under /sys (2.30.7
+ * src/transport/net_ib/init.cc:337, 380, 425), resolved under FABRICLAB_SYSFS_ROOT when it is
+ * there, else as given.
+ */
+static char *dd_pci_path(const char *sysfs_rel)
+{
+	char joined[PATH_MAX + 8], *real;
+
+	snprintf(joined, sizeof(joined), "%s%s%s", ib_cfg.sysfs_root,
+		 sysfs_rel[0] == '/' ? "" : "/", sysfs_rel);
+	real = realpath(joined, NULL);
+	return real ? real : strdup(joined);
+}
+
 static int add_port(struct ib_hca *hca, int port, const struct ibv_port_attr *pa,
-		    struct ib_device *d)
+		    const char *dd_path, struct ib_device *d)
 {
 	memset(d, 0, sizeof(*d));
 	d->hca = hca;
 	d->port = port;
-	snprintf(d->dev_name, sizeof(d->dev_name), "%.11s:%u", hca->name, (unsigned char)port);
+	snprintf(d->name, sizeof(d->name), "%.*s%s", IB_NAME_LEN - 5, hca->name,
+		 dd_path ? "_dma" : "");
+	snprintf(d->dev_name, sizeof(d->dev_name), "%.11s:%u", d->name, (unsigned char)port);
 	d->link_layer = pa->link_layer == IBV_LINK_LAYER_ETHERNET ? IBV_LINK_LAYER_ETHERNET :
 								     IBV_LINK_LAYER_INFINIBAND;
 	d->lid = pa->lid;
@@ -163,9 +182,42 @@ static int add_port(struct ib_hca *hca, int port, const struct ibv_port_attr *pa
 	d->speed_mbps = ib_port_mbps(pa->active_width, pa->active_speed);
 	if (choose_gid(d, pa->gid_tbl_len))
 		return FL_ERR_USAGE;
-	d->pci_path = fl_sysfs_device_path(ib_cfg.sysfs_root, "infiniband", hca->name);
+	d->pci_path = dd_path ? dd_pci_path(dd_path) :
+		fl_sysfs_device_path(ib_cfg.sysfs_root, "infiniband", hca->name);
 	d->ptr_support = ptr_support(hca);
+	d->data_direct = dd_path != NULL;
 	return FL_OK;
+}
+
+/*
+ * Whether the HCA has an mlx5 DataDirect device: NCCL_IB_DATA_DIRECT on, dma-buf capable, and
+ * libmlx5 answering (2.30.7 src/transport/net_ib/init.cc:376-394); path gets its sysfs path.
+ */
+static int hca_data_direct(struct ibv_device *dev, struct ib_hca *hca, char *path, size_t len)
+{
+	if (!ib_cfg.data_direct || !(ptr_support(hca) & FL_PTR_DMABUF))
+		return 0;
+	if (!ib_mlx5_data_direct(dev, hca->ctx, path, len))
+		return 0;
+	FL_INFO("ib: %s: mlx5 DataDirect device at /sys%s%s", hca->name, path,
+		ib_cfg.data_direct == 2 ? " (offered beside the plain one: NCCL_IB_DATA_DIRECT=2)" : "");
+	return 1;
+}
+
+/*
+ * A port's devices, as NCCL exposes them: the plain one, or for DataDirect only the DataDirect
+ * one unless NCCL_IB_DATA_DIRECT=2 asks for both (init.cc:383-386, 397).
+ */
+static int add_devices(struct ib_hca *hca, int port, const struct ibv_port_attr *pa,
+		       const char *dd_path, struct ib_device *out, int max, int *count)
+{
+	int plain = !dd_path || ib_cfg.data_direct == 2, rc = FL_OK, added = 0;
+
+	if (plain && *count < max && !(rc = add_port(hca, port, pa, NULL, &out[*count])))
+		(*count)++, added++;
+	if (!rc && dd_path && *count < max && !(rc = add_port(hca, port, pa, dd_path, &out[*count])))
+		(*count)++, added++;
+	return rc ? -1 : added;
 }
 
 /* Opens one HCA; 0 with nothing kept when the filter leaves none of its ports. */
@@ -174,7 +226,8 @@ static int open_hca(struct ibv_device *dev, const struct ib_hca_filter *filter,
 {
 	struct ib_hca *hca = &hcas[nhcas];
 	const char *name = ib_verbs->get_device_name(dev);
-	int kept = 0;
+	char dd_path[PATH_MAX];
+	int kept = 0, dd;
 
 	if (!name || nhcas == IB_MAX_HCAS)
 		return FL_OK;
@@ -192,16 +245,18 @@ static int open_hca(struct ibv_device *dev, const struct ib_hca_filter *filter,
 		return FL_OK;
 	}
 	ib_mr_cache_init(&hca->mrs, &mr_ops, hca);
+	dd = hca_data_direct(dev, hca, dd_path, sizeof(dd_path));
 	for (int port = 1; port <= hca->attr.phys_port_cnt && *count < max; port++) {
 		struct ibv_port_attr pa;
+		int added;
 
 		if (fl_verbs_query_port(ib_verbs, hca->ctx, (uint8_t)port, &pa) ||
 		    pa.state != IBV_PORT_ACTIVE || !ib_hca_match(filter, name, port))
 			continue;
-		if (add_port(hca, port, &pa, &out[*count]))
+		added = add_devices(hca, port, &pa, dd ? dd_path : NULL, out, max, count);
+		if (added < 0)
 			return FL_ERR_USAGE;
-		(*count)++;
-		kept++;
+		kept += added;
 	}
 	if (!kept) {
 		ib_mr_cache_destroy(&hca->mrs);

@@ -30,6 +30,7 @@ struct ib_hca {
 
 struct ib_device {
 	struct ib_hca *hca;
+	char name[IB_NAME_LEN];         /* what NCCL calls it: the HCA's, "<hca>_dma" for DataDirect */
 	char dev_name[FL_DEV_NAME_LEN]; /* "mlx5_0:1", for identities and logs */
 	int port;
 	int link_layer; /* IBV_LINK_LAYER_* */
@@ -42,6 +43,7 @@ struct ib_device {
 	int width, lane_speed; /* the codes, for logs */
 	char *pci_path; /* malloc'd realpath; NULL when sysfs has none */
 	int ptr_support;
+	int data_direct; /* mlx5 DataDirect (ib_mlx5.h): NCCL's IB sets forceFlush for it */
 	_Atomic int port_down; /* IBV_EVENT_PORT_ERR seen, not yet PORT_ACTIVE */
 };
 

@@ -106,7 +106,7 @@ static int ib_get_properties(int dev, struct fl_props *props)
 		return rc;
 	d = &devs[dev];
 	memset(props, 0, sizeof(*props));
-	props->name = d->hca->name;
+	props->name = d->name;
 	props->pci_path = d->pci_path;
 	props->guid = d->hca->attr.node_guid;
 	props->ptr_support = d->ptr_support;
@@ -122,6 +122,8 @@ static int ib_get_properties(int dev, struct fl_props *props)
 	props->max_multi_request_size = 1;
 	props->rail_id = -1;
 	props->plane_id = -1;
+	/* as NCCL's IB on mlx5 DataDirect (2.30.7 src/transport/net_ib/init.cc:554-557) */
+	props->force_flush = d->data_direct;
 	props->link_layer = d->link_layer == IBV_LINK_LAYER_ETHERNET ? FL_LINK_ETHERNET
 								      : FL_LINK_INFINIBAND;
 	return FL_OK;

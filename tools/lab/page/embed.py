@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Writes tools/lab/lab_page.c from the page's files here (index.html, lab.css, lab.js), so the
-binary serves them and nothing else: the page needs no outside asset. Run it after editing a
-file here; test_lab_serve.sh checks that what the server sends is these files byte for byte.
+"""Writes tools/lab/lab_page.c from the page's files here (index.html, lab.css, fabric.js,
+lab.js), so the binary serves them and nothing else: the page needs no outside asset. Run it
+after editing a file here; test_lab_serve.sh checks that what the server sends is these files
+byte for byte.
 Usage: tools/lab/page/embed.py"""
 import os
 import sys
@@ -9,6 +10,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ASSETS = [("/", "index.html", "text/html; charset=utf-8"),
           ("/lab.css", "lab.css", "text/css; charset=utf-8"),
+          ("/fabric.js", "fabric.js", "text/javascript; charset=utf-8"),
           ("/lab.js", "lab.js", "text/javascript; charset=utf-8")]
 
 

@@ -2,11 +2,16 @@
 "use strict";
 
 /*
- * The lab's presets (`fabriclab lab --like NAME`) go here, one line each, once the server takes
- * them: { name: "...", label: "...", fabric: "ib", nodes: 16, rails: 1 }. The list shows only
- * when it has entries; picking one fills the fields of the form.
+ * The lab's presets (`fabriclab lab --like NAME`, tools/lab/lab_like.c): a real fabric's rate and
+ * latency at one scale factor. One sets the fabric and the rate, and lets the fabric have
+ * switches (the "switches" field: `--topology`).
  */
-const PRESETS = [];
+const PRESETS = [
+  { name: "hdr", label: "HDR InfiniBand, 200 Gb/s", fabric: "ib" },
+  { name: "ndr", label: "NDR InfiniBand, 400 Gb/s", fabric: "ib" },
+  { name: "xdr", label: "XDR InfiniBand, 800 Gb/s", fabric: "ib" },
+  { name: "roce400", label: "RoCE, 400 Gb/s", fabric: "roce" },
+];
 
 /*
  * The projection's model, stated on the page (docs/lab.md, tools/lab/lab_project.c): the field
@@ -22,12 +27,17 @@ const SVGNS = "http://www.w3.org/2000/svg";
 const $ = (id) => document.getElementById(id);
 const FAULT_TEXT = {
   "halve-cable": "halve the cable of", "slow-node": "slow", "gdr-off": "switch GPUDirect off on",
-  "flaky-roce": "a PFC pause storm on", "slow-rail": "slow the leaf switch of", healthy: "",
+  "flaky-roce": "a PFC pause storm on", "slow-rail": "slow the leaf switch of",
+  "slow-spine": "slow", "slow-uplink": "slow the uplink", "slow-leafport": "slow the leaf port of",
+  healthy: "",
 };
+const SWITCH_FAULTS = ["slow-spine", "slow-uplink", "slow-leafport"];
 
 let series = { healthy: [], broken: [] };
 let baseline = null;     /* { key, steps } of the last healthy run */
 let running = false, source = null, liveSeen = new Set();
+/* The fabric's description being drawn: { key, data, from: "layout" | "run" }, or null. */
+let topo = null, topoLoad = Promise.resolve(), layoutAsked = 0;
 
 /* ---- the form ---- */
 
@@ -36,15 +46,35 @@ function num(id, lo, hi, dflt) {
   return Number.isFinite(v) ? Math.max(lo, Math.min(hi, v)) : dflt;
 }
 
+function preset() { return PRESETS.find((x) => x.name === $("preset").value) || null; }
+
 function setup() {
-  const fabric = $("fabric").value, nodes = num("nodes", 1, 16, 4);
+  const p = preset(), fabric = p ? p.fabric : $("fabric").value, nodes = num("nodes", 1, 16, 4);
   const rails = fabric === "tcp" ? 1 : Math.min(num("rails", 1, 8, 1), Math.floor(16 / nodes));
-  return { fabric, nodes, rails, steps: num("steps", 2, 50, 8), link_rate: $("link_rate").value };
+  const topology = p ? $("topology").value : "";
+  return { fabric, nodes, rails, steps: num("steps", 2, 50, 8), link_rate: $("link_rate").value,
+           like: p ? p.name : "", topology, leaves: num("leaves", 1, nodes, Math.min(2, nodes)),
+           spines: num("spines", 1, 8, 1) };
 }
 
 function fault() {
   return { scenario: $("scenario").value, target: parseInt($("target").value, 10),
-           rail: parseInt($("rail").value, 10) };
+           rail: parseInt($("rail").value, 10), element: $("element").value };
+}
+
+/* What POST /api/run takes for these settings (docs/lab.md, "The API"). */
+function request(s) {
+  const r = { fabric: s.fabric, nodes: s.nodes, rails: s.rails, steps: s.steps };
+  if (!s.like) return Object.assign(r, { link_rate: s.link_rate });
+  Object.assign(r, { like: s.like });
+  if (s.topology) Object.assign(r, { topology: s.topology, leaves: s.leaves, spines: s.spines });
+  return r;
+}
+
+/* A switch fault's fields: "spine1" -> spine 1; "leaf0-spine1" -> leaf 0, spine 1. */
+function switchFields(f) {
+  const m = /^(?:leaf(\d+)-)?spine(\d+)$/.exec(f.element || "");
+  return m ? { leaf: m[1] === undefined ? 0 : +m[1], spine: +m[2] } : {};
 }
 
 function fillSelect(sel, items, keep) {
@@ -69,9 +99,75 @@ function refreshForm() {
   for (let k = 0; k < s.rails && s.rails > 1; k++) rails.push([k, "rail " + k + " (" + dev(k) + ")"]);
   fillSelect($("rail"), rails, $("rail").value);
   $("rail-label").hidden = s.rails < 2;
+  refreshSwitchForm(s);
+  loadLayout(s);
   drawFabric();
   drawChart();
   drawProjection();
+}
+
+/* The switches' fields: with a preset only; the element a spine or uplink fault takes. */
+function refreshSwitchForm(s) {
+  $("fabric").disabled = !!s.like;
+  if (s.like) $("fabric").value = s.fabric;
+  $("link_rate").disabled = !!s.like;
+  $("topology").disabled = !s.like;
+  $("leaves-label").hidden = s.topology !== "fat-tree";
+  $("spines-label").hidden = !s.topology;
+  $("leaves").max = String(s.nodes);
+  for (const o of $("scenario").options)
+    if (SWITCH_FAULTS.includes(o.value)) o.disabled = !s.topology;
+  refreshElements();
+}
+
+function refreshElements() {
+  const sc = $("scenario").value, t = topo && topo.data;
+  let items = [];
+  if (sc === "slow-spine" && t) items = switchNames(t, "spine").map((n) => [n, n]);
+  if (sc === "slow-uplink" && t)
+    items = (t.uplinks || []).map((u) => [u.leaf + "-" + u.spine, u.leaf + "-" + u.spine]);
+  fillSelect($("element"), items, $("element").value);
+  $("element-label").hidden = !items.length;
+  $("target-label").hidden = sc === "slow-spine" || sc === "slow-uplink";
+}
+
+function layoutKey(s) {
+  return [s.fabric, s.nodes, s.rails, s.like, s.topology, s.leaves, s.spines].join("/");
+}
+
+/* The fabric the lab would build for the form (GET /api/layout): drawn before a run. */
+async function loadLayout(s) {
+  const key = layoutKey(s), asked = ++layoutAsked;
+  if (topo && topo.key === key) return;
+  topo = null;
+  if (!s.topology) return;
+  const q = new URLSearchParams({ fabric: s.fabric, nodes: s.nodes, rails: s.rails, like: s.like,
+                                  topology: s.topology, leaves: s.leaves, spines: s.spines });
+  const r = await fetch("/api/layout?" + q);
+  const j = await r.json().catch(() => ({}));
+  if (asked !== layoutAsked) return; /* the form changed since */
+  if (!r.ok) { say(j.error || "HTTP " + r.status); return; }
+  topo = { key, data: j, from: "layout" };
+  refreshElements();
+  drawFabric();
+}
+
+/* The run's own description (GET /api/topology), faults and all, once the lab has written it. */
+async function loadRunTopology(s) {
+  const key = layoutKey(s);
+  if (s.fabric === "tcp") return;
+  for (let i = 0; i < 60; i++) {
+    const r = await fetch("/api/topology");
+    if (r.ok) {
+      const j = await r.json();
+      if (layoutKey(setup()) !== key) return;
+      topo = { key, data: j, from: "run" };
+      drawFabric();
+      return;
+    }
+    if (r.status !== 404) return;
+    await new Promise((ok) => setTimeout(ok, 250));
+  }
 }
 
 function dev(k) { return ($("fabric").value === "tcp" ? "eth" : "mlx5_") + k; }
@@ -105,6 +201,16 @@ function breakPart(scenario, node, rail) {
   $("scenario").value = scenario;
   $("target").value = String(node);
   $("rail").value = String(rail);
+  refreshElements();
+  compare();
+}
+
+/* A spine ("spine1") or an uplink ("leaf0-spine1") of the drawn switches. */
+function breakSwitch(scenario, element) {
+  if (running) { say("a run is going on: cancel it first"); return; }
+  $("scenario").value = scenario;
+  refreshElements();
+  $("element").value = element;
   compare();
 }
 
@@ -127,14 +233,29 @@ function leafBox(k, s) {
   return { x: 10 + k * span + (span - w) / 2, y: GEOM.leafY, w, h: GEOM.leafH };
 }
 
+/* Where the culprit's label goes, over the nodes of the drawing shown. */
+let labelY = GEOM.nodeY - 8;
+
 function drawFabric() {
   const s = setup(), svg = $("fabric-map"), f = fault();
+  const t = topo && topo.key === layoutKey(s) && hasSwitches(topo.data) ? topo : null;
   svg.textContent = "";
+  svg.dataset.source = t ? t.from : "form";
   const defs = el("defs", {}, svg);
   const m = el("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5,
                            markerUnits: "userSpaceOnUse", markerWidth: 8, markerHeight: 8,
                            orient: "auto-start-reverse" }, defs);
   el("path", { d: "M0,0 L10,5 L0,10 z", fill: "#777" }, m);
+  if (t) {
+    labelY = SW.nodeY - 8;
+    drawSwitched(svg, s, t.data);
+    markSwitchFaults(t.data, f, t.from === "run");
+    markFault(f, s); /* the plugin's faults (halve-cable, slow-node...): the description has none */
+    return;
+  }
+  labelY = GEOM.nodeY - 8;
+  svg.setAttribute("viewBox", "0 0 " + GEOM.w + " " + GEOM.h);
+  svg.setAttribute("height", GEOM.h);
   const cables = el("g", {}, svg), leaves = el("g", {}, svg), nodes = el("g", {}, svg);
   for (let k = 0; k < s.rails; k++) {
     const b = leafBox(k, s), g = el("g", { class: "leaf", id: "leaf" + k }, leaves);
@@ -173,17 +294,17 @@ function drawFabric() {
            () => breakPart("gdr-off", i, s.rails > 1 ? k : -1));
     }
   }
-  drawRing(svg, s);
+  drawRing(svg, s, GEOM);
   el("text", { x: GEOM.w - 8, y: GEOM.h - 6, "text-anchor": "end", "font-size": 10 }, svg,
      s.fabric.toUpperCase() + ", " + s.nodes + " node" + (s.nodes > 1 ? "s" : "") + " x " +
      s.rails + " NIC" + (s.rails > 1 ? "s (NIC k of every node on leaf k)" : ""));
   markFault(f, s);
 }
 
-/* The ring: node k sends to node k+1, the last back to node0. */
-function drawRing(svg, s) {
-  const g = el("g", { id: "ring" }, svg), y = GEOM.ringY;
-  el("text", { x: 10, y: GEOM.h - 6, "font-size": 10 }, g, "ring: node0 \u2192 node1 \u2192 \u2026 \u2192 node0");
+/* The ring: node k sends to node k+1, the last back to node0 (geom: GEOM or SW). */
+function drawRing(svg, s, geom) {
+  const g = el("g", { id: "ring" }, svg), y = geom.ringY;
+  el("text", { x: 10, y: geom.h - 6, "font-size": 10 }, g, "ring: node0 \u2192 node1 \u2192 \u2026 \u2192 node0");
   if (s.nodes < 2) return;
   for (let i = 0; i < s.nodes; i++) {
     const a = nodeBox(i, s.nodes), j = (i + 1) % s.nodes, b = nodeBox(j, s.nodes);
@@ -220,7 +341,12 @@ function railOf(d) { const m = /(\d+)$/.exec(d || ""); return m ? +m[1] : 0; }
 function markCulprit(v, cls) {
   const s = setup(), n = nodeIndex(v.node);
   const hop = v.hop || null;
-  if (v.kind === "rail") { mark("leaf" + railOf(v.dev), cls); return $("leaf" + railOf(v.dev)); }
+  if (v.kind === "switch") return markParts(switchParts(v.node), cls);
+  if (v.kind === "rail") {
+    const leaf = $("leaf" + railOf(v.dev)) || $("sw-leaf" + railOf(v.dev));
+    if (leaf) leaf.classList.add(cls);
+    return leaf;
+  }
   if (v.kind === "link" && hop) {
     const a = nodeIndex(hop.src_node), b = nodeIndex(hop.dst_node);
     mark("hop" + a + "-" + b, cls);
@@ -241,8 +367,9 @@ function markCulprit(v, cls) {
 function labelCulprit(at, text) {
   if (!at) return;
   const box = at.getBBox(), x = Math.min(Math.max(box.x + box.width / 2, 80), GEOM.w - 80);
-  el("text", { class: "culprit-label", x, y: GEOM.nodeY - 8, "text-anchor": "middle" },
-     $("fabric-map"), text);
+  /* a switch's under it, between its row and the next; anything else's over the nodes */
+  const y = at.classList.contains("switch") ? box.y + box.height + 13 : labelY;
+  el("text", { class: "culprit-label", x, y, "text-anchor": "middle" }, $("fabric-map"), text);
 }
 
 /* ---- the chart ---- */
@@ -382,6 +509,7 @@ function runOne(req, name) {
   return new Promise(async (resolve) => {
     const r = await post("/api/run", req);
     if (!r.ok) { $("error").textContent = r.body.error || "HTTP " + r.status; resolve("refused"); return; }
+    topoLoad = loadRunTopology(setup());
     const total = req.steps;
     setState(name + " run " + r.body.run + ": starting " + req.nodes + " node" +
              (req.nodes > 1 ? "s" : "") + "...");
@@ -418,6 +546,7 @@ function culpritName(v) {
 }
 
 async function showResult() {
+  await topoLoad; /* the run's fabric drawn first: the culprit is marked on it */
   const r = await fetch("/api/result");
   if (!r.ok) { $("error").textContent = (await r.json()).error; return; }
   const rep = await r.json(), v = rep.verdict || { kind: "none" };
@@ -442,7 +571,7 @@ async function showResult() {
   $("report").src = "/report.html?" + Date.now();
 }
 
-function settingsKey(s) { return [s.fabric, s.nodes, s.rails, s.steps, s.link_rate].join("/"); }
+function settingsKey(s) { return [layoutKey(s), s.steps, s.link_rate].join("/"); }
 
 async function compare() {
   if (running) return;
@@ -453,7 +582,7 @@ async function compare() {
   series.broken = [];
   if (!baseline || baseline.key !== settingsKey(s)) {
     series.healthy = []; drawChart();
-    const end = await runOne(Object.assign({ scenario: "healthy" }, s), "healthy");
+    const end = await runOne(Object.assign({ scenario: "healthy" }, request(s)), "healthy");
     if (end !== "done") return finish("healthy run " + end);
     baseline = { key: settingsKey(s), steps: series.healthy.slice() };
   } else {
@@ -461,7 +590,8 @@ async function compare() {
   }
   drawChart(); showRatio(); drawProjection();
   if (f.scenario === "healthy") { await showResult(); return finish("done (healthy only)"); }
-  const end = await runOne(Object.assign({}, s, f), "broken");
+  const end = await runOne(Object.assign(request(s), { scenario: f.scenario, target: f.target,
+                                                      rail: f.rail }, switchFields(f)), "broken");
   showRatio(); drawProjection();
   if (end === "done") await showResult();
   finish(end === "done" ? "done: healthy and broken side by side" : "broken run " + end);
@@ -476,21 +606,15 @@ function finish(text) {
 
 /* ---- wiring ---- */
 
-function applyPreset() {
-  const p = PRESETS.find((x) => x.name === $("preset").value);
-  if (!p) return;
-  $("fabric").value = p.fabric; $("nodes").value = p.nodes; refreshForm();
-  $("rails").value = String(p.rails || 1); refreshForm();
-}
-
 if (PRESETS.length) {
   fillSelect($("preset"), [["", "(none)"]].concat(PRESETS.map((p) => [p.name, p.label || p.name])), "");
   $("preset-label").hidden = false;
-  $("preset").addEventListener("change", applyPreset);
 }
-for (const id of ["fabric", "nodes", "rails", "steps", "link_rate"])
+for (const id of ["preset", "fabric", "nodes", "rails", "steps", "link_rate", "topology", "leaves",
+                  "spines"])
   $(id).addEventListener("change", () => { series = { healthy: [], broken: [] }; refreshForm(); });
-for (const id of ["scenario", "target", "rail"]) $(id).addEventListener("change", drawFabric);
+$("scenario").addEventListener("change", () => { refreshElements(); drawFabric(); });
+for (const id of ["target", "rail", "element"]) $(id).addEventListener("change", drawFabric);
 $("setup").addEventListener("submit", (e) => { e.preventDefault(); compare(); });
 $("cancel").addEventListener("click", async () => {
   const r = await post("/api/cancel");
