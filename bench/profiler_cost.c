@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "plugin/abi/profiler_abi.h"
+#include "plugin/entry/profiler_tables.h"
 #include "plugin/base/clock.h"
 #include "plugin/stats/hop.h"
 #include "bench_evict.h"

@@ -12,13 +12,15 @@ import sys
 # folder -> folders whose headers it may include (besides its own).
 ALLOWED = {
     "plugin/base": [],
+    "plugin/abi": ["plugin/base"],
     "plugin/stats": ["plugin/base"],
     "plugin/verdict": ["plugin/base"],
     "plugin/port": ["plugin/base"],
     "plugin/transport": ["plugin/base"],
     "plugin/transport/socket": ["plugin/transport", "plugin/base"],
     "plugin/transport/ib": ["plugin/transport/socket", "plugin/transport", "plugin/base"],
-    "plugin/transport/ext": ["plugin/transport", "plugin/abi", "plugin/base"],
+    "plugin/host": ["plugin/abi", "plugin/base"],
+    "plugin/transport/ext": ["plugin/transport", "plugin/host", "plugin/abi", "plugin/base"],
     "plugin/fault": ["plugin/transport", "plugin/base"],
     "plugin/report": ["plugin/fault", "plugin/port", "plugin/stats", "plugin/verdict",
                       "plugin/transport", "plugin/base"],
@@ -30,9 +32,29 @@ ALLOWED = {
     "plugin/profiler": ["plugin/report", "plugin/trace", "plugin/trace/lttng", "plugin/stats",
                         "plugin/fault", "plugin/port", "plugin/verdict", "plugin/transport",
                         "plugin/base"],
-    "plugin/abi": ["plugin/wrap", "plugin/profiler", "plugin/transport", "plugin/base"],
-    "shim": ["plugin/abi", "plugin/base"],
+    # the ncclNetPlugin_vN / ncclProfiler_vN tables fabriclab exports: the top floor
+    "plugin/entry": ["plugin/wrap", "plugin/profiler", "plugin/transport", "plugin/abi",
+                     "plugin/base"],
+    "shim": ["plugin/host", "plugin/abi", "plugin/base"],
 }
+# plugin/ is built in floors, ground first: a folder may include only folders on floors below
+# its own, so no include runs back up (or sideways) from one plugin/ folder to another.
+# NCCL's ABI (abi/: every version's types and slots) is the ground floor the exported tables
+# (entry/), the ext transport and the shim all stand on.
+FLOORS = [
+    ["plugin/base", "plugin/trace/lttng"],
+    ["plugin/abi", "plugin/stats", "plugin/verdict", "plugin/port"],
+    ["plugin/host"],
+    ["plugin/transport"],
+    ["plugin/transport/socket", "plugin/transport/ext"],
+    ["plugin/transport/ib"],
+    ["plugin/fault"],
+    ["plugin/report"],
+    ["plugin/trace"],
+    ["plugin/wrap", "plugin/profiler"],
+    ["plugin/entry"],
+]
+FLOOR = {folder: n for n, floor in enumerate(FLOORS) for folder in floor}
 # The tools use the plugin's layers below the wrap (never its objects) and the shim.
 PLUGIN_BELOW_WRAP = ["plugin/base", "plugin/stats", "plugin/verdict", "plugin/port",
                      "plugin/transport", "plugin/transport/socket", "plugin/transport/ib",
@@ -48,7 +70,7 @@ ALLOWED.update({
     "tools/sweep": TOOL_COMMON,
     "tools/nccllog": TOOL_COMMON,
     # the doctor loads a wrapped plugin as the ext transport does, to say what it advertises
-    "tools/doctor": ["plugin/transport/ext"] + TOOL_COMMON,
+    "tools/doctor": ["plugin/transport/ext", "plugin/host"] + TOOL_COMMON,
     "tools/lab": ["tools/report", "tools/bench", "fabric/topo"] + TOOL_COMMON,
     "tools": ["tools/report", "tools/trace", "tools/bench", "tools/doctor", "tools/lab",
               "tools/sweep", "tools/nccllog"]
@@ -101,6 +123,22 @@ def check(root):
     return problems
 
 
+def upward_rules():
+    """Rules of plugin/ that let a folder include one on its own floor or above."""
+    problems = []
+    for folder, deps in ALLOWED.items():
+        if not folder.startswith("plugin/"):
+            continue
+        if folder not in FLOOR:
+            problems.append(f"scripts/check_layers.py: {folder} is on no floor (FLOORS)")
+            continue
+        for dep in deps:
+            if dep.startswith("plugin/") and FLOOR.get(dep, len(FLOORS)) >= FLOOR[folder]:
+                problems.append(f"scripts/check_layers.py: {folder} may use {dep}, which is "
+                                f"not on a floor below it: the include would run back up")
+    return problems
+
+
 def rule_cycle():
     """A folder that reaches itself through the rules, or None: the rules must form a DAG."""
     state = {}
@@ -128,6 +166,7 @@ def rule_cycle():
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "."
     problems = check(root)
+    problems += upward_rules()
     cycle = rule_cycle()
     if cycle:
         problems.append("scripts/check_layers.py: the rules go round: " + " -> ".join(cycle))

@@ -1,8 +1,7 @@
 /*
  * NCCL_NET_PLUGIN as NCCL takes it: a name, a soname, a path, or several of
- * them separated by commas (2.28.9 src/plugin/net.cc:269-290 splits the list;
- * ncclNetPluginInit, :172-186, calls each one's init, then devices, and the
- * first whose init succeeds with at least one device is the communicator's).
+ * them separated by commas, the first whose init succeeds with at least one
+ * device being the communicator's (plugin/host/host_find.c cites NCCL's rules).
  * The version bound is the highest the plugin exports up to the highest the
  * emulated release knows (FABRICLAB_SHIM_NCCL, nccl_rules.h; or
  * FABRICLAB_SHIM_NET_MAX_VERSION), or exactly one (FABRICLAB_SHIM_NET_VERSION).
@@ -13,7 +12,6 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "plugin/abi/nccl_abi.h"
 #include "shim_env.h"
@@ -105,39 +103,54 @@ static int try_one(struct shim_world *w, const char *name, const struct bind_opt
 	return rc;
 }
 
+struct choice {
+	struct shim_world *w;
+	const struct bind_opts *o;
+	const char *fallback_dir;
+	char why[1024]; /* "[a] why; [b] why" */
+	int failed;
+};
+
+static int try_listed(const char *name, void *arg)
+{
+	struct choice *c = arg;
+	int rc = try_one(c->w, name, c->o, c->fallback_dir);
+	size_t used = strlen(c->why);
+
+	if (rc) {
+		snprintf(c->why + used, sizeof(c->why) - used, "%s[%s] %s", c->failed ? "; " : "",
+			 name, shim_error_text());
+		c->failed++;
+	}
+	return rc;
+}
+
 int shim_net_choose(struct shim_world *w, const char *fallback_dir)
 {
 	const char *list = shim_env("NCCL_NET_PLUGIN");
-	char names[1024], why[1024] = "";
-	char *save = NULL, *name;
 	struct bind_opts o;
+	struct choice c = { .w = w, .o = &o, .fallback_dir = fallback_dir };
 	int rc, tried = 0;
 
 	if (!list)
 		list = DEFAULT_PLUGIN;
-	if (!strcasecmp(list, "none"))
+	if (fl_host_is_none(list))
 		return shim_fail(FL_ERR_USAGE, "NCCL_NET_PLUGIN=none: the shim needs a net plugin");
-	if (strlen(list) >= sizeof(names))
+	if (strlen(list) >= sizeof(c.why))
 		return shim_fail(FL_ERR_USAGE, "NCCL_NET_PLUGIN: longer than %zu bytes",
-				 sizeof(names) - 1);
+				 sizeof(c.why) - 1);
 	rc = read_opts(w, &o);
 	if (rc)
 		return rc;
-	snprintf(names, sizeof(names), "%s", list);
-	for (name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-		rc = try_one(w, name, &o, fallback_dir);
-		if (!rc) {
-			w->net_loaded = 1;
-			return FL_OK;
-		}
-		tried++;
-		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s[%s] %s",
-			 tried > 1 ? "; " : "", name, shim_error_text());
+	rc = fl_host_each(list, try_listed, &c, &tried);
+	if (!rc) {
+		w->net_loaded = 1;
+		return FL_OK;
 	}
 	if (!tried)
 		return shim_fail(FL_ERR_USAGE, "NCCL_NET_PLUGIN=%s: no plugin named", list);
 	if (tried == 1)
 		return rc; /* its own message, as without a list */
 	return shim_fail(rc, "NCCL_NET_PLUGIN=%s: none of the %d plugins initialised: %s", list,
-			 tried, why);
+			 tried, c.why);
 }

@@ -10,17 +10,17 @@
 #include <stdint.h>
 
 #include "plugin/base/fl_types.h"
+#include "plugin/host/host_net.h"
 
-struct shim_net_ops;
-
+/* The plugin as the plugin host loaded it (host/host_net.h), with the shim's views of it. */
 struct shim_net {
-	void *lib;            /* dlopen handle */
-	const void *table;    /* the ncclNet_vN_t found */
+	struct fl_host_net host;
+	void *lib;            /* dlopen handle (host.lib) */
+	const void *table;    /* the ncclNet_vN_t found (host.table) */
 	int version;          /* N */
 	const char *name;     /* table's name field */
 	void *ctx;            /* v11+: per-communicator context */
 	int traffic_class;    /* what its init (v11+) or connect (v10) config says: UNDEF (-1) */
-	const struct shim_net_ops *ops;
 };
 
 /*

@@ -209,6 +209,36 @@ static void env_over(const char *name, long lo, long hi, long *out)
 	*out = env_long(name, *out, lo, hi);
 }
 
+/* Whether name is one of list's comma-separated names. */
+static bool listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	while (*list) {
+		size_t len = strcspn(list, ",");
+
+		if (len == n && !strncmp(list, name, n))
+			return true;
+		list += len + (list[len] == ',');
+	}
+	return false;
+}
+
+/*
+ * FABRICLAB_FAKEVERBS_DATA_DIRECT=NAME[,NAME...] over the description's
+ * data_direct: the devices named have a DataDirect engine, the others none
+ * ("none" names no device).
+ */
+static void data_direct_over(struct fv_config *cfg)
+{
+	const char *list = getenv("FABRICLAB_FAKEVERBS_DATA_DIRECT");
+
+	if (!list || !*list)
+		return;
+	for (int i = 0; i < cfg->ndevs; i++)
+		cfg->dev[i].data_direct = listed(list, cfg->dev[i].ibdev.name);
+}
+
 /*
  * The description first (FABRICLAB_FABRIC), then the environment's
  * FABRICLAB_FAKEVERBS_* variables over it, each an override a user may set.
@@ -257,6 +287,8 @@ static void config_load(void)
 		config_err = EINVAL;
 	} else if (fv_describe_nics(&config)) {
 		config_err = EINVAL;
+	} else {
+		data_direct_over(&config);
 	}
 	fv_inject_env_once(config.described ? config.topo.inject : "");
 }

@@ -105,6 +105,8 @@ int fv_describe_nics(struct fv_config *cfg)
 		if (nic < 0) /* FABRICLAB_FAKEVERBS_DEVICES gave the node another: a place past the
 			      * description's elements, cabled to no switch */
 			nic = (ft_elements(&cfg->topo) + 1) / 2 + cfg->node * FV_MAX_DEVS + i;
+		else
+			d->data_direct = cfg->topo.nics[nic].data_direct;
 		if (2 * nic + 1 >= FV_MAX_ELEMENTS) {
 			fprintf(stderr, "fakeverbs: device %s: past the links the emulation holds\n",
 				d->ibdev.name);

@@ -64,6 +64,8 @@ struct fv_device {
 	int index;
 	int nic;			/* its NIC in the schedule (fv_elements.c): out 2 nic, in 2 nic + 1 */
 	uint64_t guid;			/* host order */
+	bool data_direct;		/* libmlx5 names a DataDirect device for it (fv_mlx5dv.c):
+					 * the description's, or FABRICLAB_FAKEVERBS_DATA_DIRECT */
 	int nports;
 	struct fv_port port[FV_MAX_PORTS];
 };

@@ -41,6 +41,8 @@ struct ft_nic {
 	int leaf_port;           /* that leaf's port number; 0 unknown */
 	char port_name[32];      /* the leaf's name for that port ("Ethernet12"), "" unknown */
 	int lid;                 /* its port's LID (InfiniBand), 0 unknown */
+	bool data_direct;        /* an mlx5 NIC with a DataDirect DMA engine: libmlx5 names its
+				  * device, and NCCL's IB then flushes GPUDirect receives */
 	struct ft_fault fault;   /* its port, its cable and the leaf port behind it: one link */
 };
 

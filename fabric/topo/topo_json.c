@@ -161,8 +161,9 @@ static int read_switches(struct rd *r, json_t *a)
 static int read_nic(struct rd *r, json_t *o, int node)
 {
 	static const char *const keys[] = { "name", "port", "guid", "leaf", "leaf_port",
-					    "leaf_port_name", "lid", NULL };
+					    "leaf_port_name", "lid", "data_direct", NULL };
 	char name[FT_DEV_LEN], port[FT_PORT_LEN] = "";
+	json_t *dd = json_object_get(o, "data_direct");
 	int c;
 
 	if (!json_is_object(o))
@@ -173,9 +174,12 @@ static int read_nic(struct rd *r, json_t *o, int node)
 	if (port[0] && ft_port_mbps(port) <= 0)
 		return fail(r, "port: \"%s\": expected LINK:WIDTH:SPEED like ib:4x:ndr or "
 			    "eth:4x:100g", port);
+	if (dd && !json_is_boolean(dd))
+		return fail(r, "data_direct: expected true or false");
 	c = ft_add_nic(r->t, node, name, port);
 	if (c < 0)
 		return fail(r, "out of memory");
+	r->t->nics[c].data_direct = json_is_true(dd);
 	return guid(r, o, &r->t->nics[c].guid) ||
 	       switch_ref(r, o, "leaf", FT_LEAF, &r->t->nics[c].leaf) ||
 	       int_field(r, o, "leaf_port", 4096, &r->t->nics[c].leaf_port) ||

@@ -32,6 +32,8 @@ static json_t *nic_json(const struct ft_topo *t, const struct ft_nic *c)
 		json_object_set_new(o, "leaf_port_name", json_string(c->port_name));
 	if (c->lid)
 		json_object_set_new(o, "lid", json_integer(c->lid));
+	if (c->data_direct)
+		json_object_set_new(o, "data_direct", json_true());
 	return o;
 }
 

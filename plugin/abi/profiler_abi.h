@@ -419,13 +419,7 @@ FL_PROF_TABLE(v5, FL_PROF_INIT_V5, fl_prof_abi_descr_v5, fl_prof_abi_state_args_
 FL_PROF_TABLE(v6, FL_PROF_INIT_V5, fl_prof_abi_descr_v6, fl_prof_abi_state_args_v5);
 FL_PROF_TABLE(v7, FL_PROF_INIT_V5, fl_prof_abi_descr_v7, fl_prof_abi_state_args_v5);
 
-extern const struct fl_abi_profiler_v1 ncclProfiler_v1;
-extern const struct fl_abi_profiler_v2 ncclProfiler_v2;
-extern const struct fl_abi_profiler_v3 ncclProfiler_v3;
-extern const struct fl_abi_profiler_v4 ncclProfiler_v4;
-extern const struct fl_abi_profiler_v5 ncclProfiler_v5;
-extern const struct fl_abi_profiler_v6 ncclProfiler_v6;
-extern const struct fl_abi_profiler_v7 ncclProfiler_v7;
+/* The ncclProfiler_vN tables fabriclab exports are declared in entry/profiler_tables.h. */
 
 /*
  * The table an NCCL takes (its version code: major*10000 + minor*100 + patch),

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "profiler_next.h"
+#include "profiler_convert.h"
 
 /* The events of one version that other versions also have, in neutral form. */
 struct event {

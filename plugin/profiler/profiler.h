@@ -103,7 +103,7 @@ uint64_t fl_prof_unhomed_ops(void);
  * ---- Chaining: the profiler the job already ran, behind this one ----
  * prof_next_load.c finds and opens it (FABRICLAB_PROFILER_NEXT, else the
  * wrapped net plugin's library); the ABI layer calls it in its own version
- * (abi/profiler_next.c); prof_next_forward.c keeps its handles and contexts
+ * (entry/profiler_next.c); prof_next_forward.c keeps its handles and contexts
  * beside ours and tells, for whatever NCCL passes, what the next knows it as.
  * NCCL holds our handle where we measure the event, the next's own where we
  * do not (it is then no address of ours: FOREIGN in our registries).

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "plugin/abi/net_abi.h"
+#include "plugin/entry/net_abi.h"
 #include "plugin/base/fl_types.h"
 
 static char ext_inner_dir[PATH_MAX + 16], ext_build_dir[PATH_MAX];

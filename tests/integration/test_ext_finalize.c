@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "plugin/abi/net_abi.h"
+#include "plugin/entry/net_abi.h"
 #include "plugin/base/fl_types.h"
 #include "tests/inner/flsock_record.h"
 

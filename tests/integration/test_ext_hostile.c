@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "plugin/abi/net_abi.h"
+#include "plugin/entry/net_abi.h"
 #include "plugin/base/fl_text.h"
 #include "plugin/base/fl_types.h"
 

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "plugin/abi/net_abi.h"
+#include "plugin/entry/net_abi.h"
 #include "plugin/transport/ext/ext_inner.h"
 
 static char inner_dir[PATH_MAX];
@@ -56,7 +56,7 @@ static void test_v12_fields_pass_through(void **state)
 static void test_v6_gets_nccl_defaults(void **state)
 {
 	char path[PATH_MAX + 64];
-	struct ext_inner in;
+	struct fl_host_net in;
 	struct ext_ctx ctx;
 	struct fl_props p;
 

@@ -24,6 +24,21 @@ copy
 sed -i '1i #include "plugin/fault/fault.h"' "$work/t/plugin/transport/socket/sock_send.c"
 python3 "$check" "$work/t" >/dev/null && fail "an include of fault/ from a transport passed"
 
+# NCCL's ABI is the ground floor: the ext transport may not reach up to the exported tables.
+copy
+sed -i '1i #include "entry/net_abi.h"' "$work/t/plugin/transport/ext/ext_load.c"
+out=$(python3 "$check" "$work/t") && fail "an include of the exported tables from ext passed"
+grep -q 'plugin/transport/ext/ext_load.c: #include "entry/net_abi.h": plugin/transport/ext may not use plugin/entry' \
+	<<<"$out" || fail "the upward include is not named: $out"
+
+# A rule that lets a folder include one on a floor above it fails, even with no cycle.
+sed 's#"plugin/stats": \["plugin/base"\]#"plugin/stats": ["plugin/transport", "plugin/base"]#' \
+	"$check" >"$work/check_up.py"
+grep -q '"plugin/stats": \["plugin/transport"' "$work/check_up.py" || fail "the rule edit did not apply"
+out=$(python3 "$work/check_up.py" "$here") && fail "an upward rule (stats -> transport) passed"
+grep -q 'plugin/stats may use plugin/transport, which is not on a floor below it' <<<"$out" ||
+	fail "the upward rule is not named: $out"
+
 # Every folder says what it owns.
 copy
 rm "$work/t/plugin/stats/README.md"

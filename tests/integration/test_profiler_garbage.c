@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "plugin/abi/profiler_abi.h"
+#include "plugin/entry/profiler_tables.h"
 #include "plugin/profiler/prof_internal.h"
 
 #define WANTED (FL_PROF_EV_PROXY_OP | FL_PROF_EV_PROXY_STEP | FL_PROF_EV_PROXY_CTRL | \

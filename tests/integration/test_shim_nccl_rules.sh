@@ -22,9 +22,10 @@
 #   flush    GPUDirect (fake CUDA, fake verbs): iflush after every receive that brought bytes
 #            on compute capability 8.0, none on 9.0, again with the plugin's forceFlush or
 #            NCCL_NET_FORCE_FLUSH=1 (src/graph/paths.cc:575-596, net.cc:1637-1641)
-#   datadirect fabriclab's ib on an mlx5 DataDirect NIC (fake verbs and libmlx5) sets forceFlush
-#            as NCCL's IB does (src/transport/net_ib/init.cc:374-394, 554-557), so 9.0 flushes;
-#            not with NCCL_IB_DATA_DIRECT=0, nor without dma-buf (init.cc:378)
+#   datadirect fabriclab's ib on an mlx5 DataDirect NIC (fake verbs and libmlx5; the fabric's
+#            description says which NICs: "data_direct": true) sets forceFlush as NCCL's IB does
+#            (src/transport/net_ib/init.cc:374-394, 554-557), so 9.0 flushes; not with
+#            NCCL_IB_DATA_DIRECT=0, nor without dma-buf (init.cc:378)
 #   reg      user buffers registered (FABRICLAB_SHIM_REG_PASSES): point-to-point over GPUDirect
 #            posts receives of just the op into the user's buffer, one send per op
 #            (enqueue.cc:953-971, 1080-1085; net.cc:1543-1545), each op's receive started again
@@ -41,7 +42,9 @@ unset RANK WORLD_SIZE MASTER_ADDR MASTER_PORT NCCL_NET_PLUGIN FABRICLAB_SHIM_STE
 	FABRICLAB_SHIM_NET_VERSION FABRICLAB_SHIM_NET_MAX_VERSION FABRICLAB_TRANSPORT \
 	NCCL_P2P_NET_CHUNKSIZE NCCL_CHUNK_SIZE NCCL_NET_OPTIONAL_RECV_COMPLETION NCCL_NET_FORCE_FLUSH \
 	FABRICLAB_TAP_LIE FABRICLAB_TAP_FORCE_FLUSH FABRICLAB_SHIM_MEM FABRICLAB_SHIM_REG_PASSES \
-	FABRICLAB_MLX5_LIB FABRICLAB_FAKEVERBS_DATA_DIRECT FABRICLAB_FAKEVERBS_DMABUF NCCL_IB_DATA_DIRECT
+	FABRICLAB_MLX5_LIB FABRICLAB_FAKEVERBS_DATA_DIRECT FABRICLAB_FAKEVERBS_DMABUF NCCL_IB_DATA_DIRECT \
+	FABRICLAB_FABRIC FABRICLAB_FABRIC_NODE FABRICLAB_FAKEVERBS_DIR FABRICLAB_FAKEVERBS_DEVICES \
+	FABRICLAB_FAKEVERBS_NODE FABRICLAB_FAKEVERBS_INJECT
 export FABRICLAB_SOCKET_IFNAME=lo FABRICLAB_REPORT=off
 failures=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fabriclab-rules.XXXXXX")
@@ -156,14 +159,25 @@ if ran $? events-null; then
 fi
 
 # ---- GPUDirect: flush only where NCCL flushes ----
+# The emulated NIC's fabric is described (fabric/README.md), never set by its overrides: the
+# fake's own two devices, with dma-buf or a DataDirect engine on both where a case says.
+. "$here/fabric_lib.sh"
+dd_nic() { printf '{"name": "%s", "port": "%s", "data_direct": true}' "$1" "$2"; }
+dd_node() { printf '{"name": "%s", "nics": [%s, %s]}' "$1" "$(dd_nic mlx5_0 ib:4x:hdr)" \
+	"$(dd_nic mlx5_1 eth:4x:25g)"; }
+dd_nodes="[$(dd_node node0), $(dd_node node1)]"
+plain=$tmp/fabric.json dd=$tmp/fabric-dd.json dd_nodmabuf=$tmp/fabric-dd-nodmabuf.json
+describe_fabric "$plain" "$tmp/fabric" &&
+	describe_fabric "$dd" "$tmp/fabric-dd" ', "dmabuf": true' "$dd_nodes" &&
+	describe_fabric "$dd_nodmabuf" "$tmp/fabric-dd-nodmabuf" "" "$dd_nodes" ||
+	{ echo "not ok - cannot describe the fabric in $tmp"; exit 1; }
 gdr=(FABRICLAB_TRANSPORT=ib FABRICLAB_IBVERBS_LIB="$build/libfabriclab-fakeverbs.so"
-	FABRICLAB_FAKEVERBS_DIR="$tmp/fabric" FABRICLAB_SYSFS_ROOT="$fixture"
-	FABRICLAB_CUDART_LIB="$build/libfabriclab-fakecuda.so"
+	FABRICLAB_SYSFS_ROOT="$fixture" FABRICLAB_CUDART_LIB="$build/libfabriclab-fakecuda.so"
 	FABRICLAB_CUDA_DRIVER_LIB="$build/libfabriclab-fakecuda.so" FABRICLAB_SHIM_MEM=cuda)
-flush_case() { # name expect-flushes env...
-	local name=$1 expect=$2
-	shift 2
-	tap "$name" "$v12" "$fabriclab" 2 all_reduce 1 2M "${gdr[@]}" "$@"
+flush_case() { # name expect-flushes fabric env...
+	local name=$1 expect=$2 fabric=$3
+	shift 3
+	tap "$name" "$v12" "$fabriclab" 2 all_reduce 1 2M "${gdr[@]}" FABRICLAB_FABRIC="$fabric" "$@"
 	ran $? "$name" || return
 	if [ "$expect" = yes ]; then
 		check "$name" "an iflush for every receive that brought bytes, none else" \
@@ -172,21 +186,21 @@ flush_case() { # name expect-flushes env...
 		check "$name" "no iflush, and the data right without" "flushes == 0"
 	fi
 }
-flush_case flush-cc80 yes FABRICLAB_FAKECUDA_CC=8.0
-flush_case flush-cc90 no FABRICLAB_FAKECUDA_CC=9.0
-flush_case flush-cc90-force yes FABRICLAB_FAKECUDA_CC=9.0 FABRICLAB_TAP_FORCE_FLUSH=1
-flush_case flush-cc90-env yes FABRICLAB_FAKECUDA_CC=9.0 NCCL_NET_FORCE_FLUSH=1
-dd=(FABRICLAB_MLX5_LIB="$build/libfabriclab-fakeverbs.so" FABRICLAB_FAKEVERBS_DATA_DIRECT=mlx5_0,mlx5_1)
-flush_case flush-cc90-datadirect yes FABRICLAB_FAKECUDA_CC=9.0 FABRICLAB_FAKEVERBS_DMABUF=1 "${dd[@]}" &&
+flush_case flush-cc80 yes "$plain" FABRICLAB_FAKECUDA_CC=8.0
+flush_case flush-cc90 no "$plain" FABRICLAB_FAKECUDA_CC=9.0
+flush_case flush-cc90-force yes "$plain" FABRICLAB_FAKECUDA_CC=9.0 FABRICLAB_TAP_FORCE_FLUSH=1
+flush_case flush-cc90-env yes "$plain" FABRICLAB_FAKECUDA_CC=9.0 NCCL_NET_FORCE_FLUSH=1
+mlx5=FABRICLAB_MLX5_LIB="$build/libfabriclab-fakeverbs.so"
+flush_case flush-cc90-datadirect yes "$dd" FABRICLAB_FAKECUDA_CC=9.0 "$mlx5" &&
 	check flush-cc90-datadirect "the DataDirect NIC's properties carry forceFlush" "force_flush == {1}"
-flush_case flush-cc90-datadirect-off no FABRICLAB_FAKECUDA_CC=9.0 FABRICLAB_FAKEVERBS_DMABUF=1 \
-	"${dd[@]}" NCCL_IB_DATA_DIRECT=0 &&
+flush_case flush-cc90-datadirect-off no "$dd" FABRICLAB_FAKECUDA_CC=9.0 "$mlx5" \
+	NCCL_IB_DATA_DIRECT=0 &&
 	check flush-cc90-datadirect-off "NCCL_IB_DATA_DIRECT=0: no forceFlush" "force_flush == {0}"
-flush_case flush-cc90-datadirect-nodmabuf no FABRICLAB_FAKECUDA_CC=9.0 "${dd[@]}"
+flush_case flush-cc90-datadirect-nodmabuf no "$dd_nodmabuf" FABRICLAB_FAKECUDA_CC=9.0 "$mlx5"
 
 # ---- registered user buffers: point-to-point straight into them, after the kernel ----
-tap reg "$v12" "$fabriclab" 2 sendrecv 1000 1000000 -f 10 "${gdr[@]}" FABRICLAB_SHIM_REG_PASSES=5 \
-	NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=NET; ran $? reg &&
+tap reg "$v12" "$fabriclab" 2 sendrecv 1000 1000000 -f 10 "${gdr[@]}" FABRICLAB_FABRIC="$plain" \
+	FABRICLAB_SHIM_REG_PASSES=5 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=NET; ran $? reg &&
 {
 	check reg "receives post just the op, one send per op, what was sent arrives" \
 		"recv_sizes == {1000, 10000, 100000, 1000000} and set(sent) == recv_sizes and sorted(recv_got) == sorted(sent)"

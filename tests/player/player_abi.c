@@ -20,6 +20,7 @@
 
 #include "player_internal.h"
 #include "plugin/abi/profiler_abi.h"
+#include "plugin/entry/profiler_tables.h"
 
 /* v1..v3 report no SendPeerWait (a v4 state); the player does not emit it there. */
 #define STALE(size) ((size) * 3 + 7)

@@ -3,7 +3,7 @@
  * init wrote, as NCCL decides at each call site (2.30.7 src/plugin/profiler.cc;
  * 2.28.9 the same sets without the CE bits): an event is emitted when the mask
  * holds its type or a type that needs it as an ancestor. Written here apart
- * from the plugin's own table (abi/profiler_next.c), as the oracle it is checked
+ * from the plugin's own table (entry/profiler_next.c), as the oracle it is checked
  * against: a chained profiler must see what this gives it alone.
  */
 #include "player_internal.h"

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "plugin/abi/net_abi.h"
+#include "plugin/entry/net_abi.h"
 #include "plugin/base/fl_types.h"
 
 

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "plugin/abi/net_abi.h"
+#include "plugin/entry/net_abi.h"
 #include "plugin/wrap/wrap.h"
 #include "plugin/wrap/wrap_internal.h"
 

@@ -94,6 +94,9 @@ static void test_description_round_trip_and_errors(void **state)
 		  "\"mlx5_0\", \"lef\": \"leaf0\"}]}]}", "nodes[0].nics[0]: unknown field \"lef\"" },
 		{ "{\"fabriclab_fabric\": 1, \"nodes\": [{\"name\": \"n0\", \"nics\": [{\"name\": "
 		  "\"mlx5_0\", \"leaf\": \"leaf9\"}]}]}", "nodes[0].nics[0]: leaf: \"leaf9\" is no leaf" },
+		{ "{\"fabriclab_fabric\": 1, \"nodes\": [{\"name\": \"n0\", \"nics\": [{\"name\": "
+		  "\"mlx5_0\", \"data_direct\": 1}]}]}",
+		  "nodes[0].nics[0]: data_direct: expected true or false" },
 		{ "{\"fabriclab_fabric\": 1, \"nodes\": [],\n \"faults\": [{\"element\": \"spine7\", "
 		  "\"rate_pct\": 50}]}", "faults[0]: element: \"spine7\" names no" },
 		{ "{\"fabriclab_fabric\": 1,\n \"nodes\": [}", "t.json:2:" },
@@ -112,6 +115,7 @@ static void test_description_round_trip_and_errors(void **state)
 	ft_fault_of(&t, "leaf1:2")->pause_for_ns = 40000000;
 	t.physics = true;
 	t.rate_div = 20;
+	t.nics[1].data_direct = true;
 	assert_int_equal(ft_write_json(&t, path, why, sizeof(why)), 0);
 	assert_int_equal(ft_read_json(path, &back, why, sizeof(why)), 0);
 	assert_int_equal(back.nnodes, 4);
@@ -120,6 +124,7 @@ static void test_description_round_trip_and_errors(void **state)
 	assert_int_equal(back.sw[ft_find_switch(&back, "spine0")].fault.rate_pct, 25);
 	assert_int_equal(back.nics[3].fault.pause_for_ns, 40000000); /* leaf1:2 is node3's port */
 	assert_int_equal(back.rate_div, 20);
+	assert_true(back.nics[1].data_direct && !back.nics[0].data_direct);
 	ft_free(&back);
 	ft_free(&t);
 	unlink(path);

@@ -22,7 +22,7 @@ static const char *spec_of(const struct doctor *d)
 	return env && !strncmp(env, "ext:", 4) ? env + 4 : NULL;
 }
 
-static void check_devices(struct doctor *d, const struct ext_inner *in)
+static void check_devices(struct doctor *d, const struct fl_host_net *in)
 {
 	char props[768], subject[40];
 	struct fl_props p;
@@ -50,7 +50,7 @@ void doctor_check_ext(struct doctor *d)
 {
 	const char *spec = spec_of(d);
 	char what[EXT_PATH_LEN + 160];
-	struct ext_inner in;
+	struct fl_host_net in;
 	struct ext_ctx ctx;
 	int rc;
 

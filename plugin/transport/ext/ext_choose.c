@@ -1,15 +1,12 @@
 /*
  * FABRICLAB_TRANSPORT=ext:LIST: the plugin fabriclab wraps, chosen the way NCCL
- * chooses among NCCL_NET_PLUGIN=a,b,c (2.28.9 src/plugin/net.cc:269-290 splits
- * the list at commas; ncclNetPluginInit, :172-186, calls each one's init and
- * then devices, and the first whose init succeeds with at least one device
- * wins). The same list given to NCCL_NET_PLUGIN without fabriclab therefore
- * gives the same plugin here. A plugin that fails is closed and named, with
- * its own error code, in the message of the whole list's failure.
+ * chooses among NCCL_NET_PLUGIN=a,b,c (host/host_find.c says NCCL's rules): the
+ * same list given to NCCL_NET_PLUGIN without fabriclab therefore gives the same
+ * plugin here. A plugin that fails is closed and named, with its own error
+ * code, in the message of the whole list's failure.
  */
 #include "ext_inner.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,7 +26,7 @@ static const char *result_name(int rc)
 }
 
 /* After a successful init: the slots, then at least one device, as NCCL requires. */
-static int check_inited(struct ext_inner *in)
+static int check_inited(struct fl_host_net *in)
 {
 	int ndev = 0, rc = ext_inner_bind(in);
 
@@ -47,29 +44,14 @@ static int check_inited(struct ext_inner *in)
 	return FL_OK;
 }
 
-static int try_one(const char *spec, fl_logger_fn logger, fl_prof_fn prof, struct ext_inner *in,
-		   struct ext_ctx *ctx)
-{
-	int rc = ext_inner_load(spec, in);
-
-	if (rc)
-		return rc;
-	rc = ext_inner_init(in, logger, prof, ctx);
-	if (rc) {
-		rc = fl_fail(rc, EXT_ENV "%s: init of %s (ncclNetPlugin_v%d) from %s failed: its "
-			     "error %d (%s)", in->spec, in->name, in->version, in->path, rc,
-			     result_name(rc));
-	} else {
-		rc = check_inited(in);
-		if (rc)
-			ext_inner_close_ctx(in, ctx); /* as NCCL finalizes a plugin whose devices fail */
-	}
-	if (rc) {
-		dlclose(in->lib);
-		in->lib = NULL;
-	}
-	return rc;
-}
+struct choice {
+	fl_logger_fn logger;
+	fl_prof_fn prof;
+	struct fl_host_net *in;
+	struct ext_ctx *ctx;
+	char why[FL_ERROR_LEN]; /* "[a] why; [b] why" */
+	int failed;
+};
 
 /* The reason without "FABRICLAB_TRANSPORT=ext:NAME: ", which the list's message says once. */
 static const char *reason(const char *name)
@@ -84,33 +66,57 @@ static const char *reason(const char *name)
 									       text;
 }
 
-int ext_inner_choose(const char *list, fl_logger_fn logger, fl_prof_fn prof,
-		     struct ext_inner *in, struct ext_ctx *ctx)
+static int try_one(const char *spec, void *arg)
 {
-	char names[EXT_PATH_LEN], why[FL_ERROR_LEN] = "";
-	char *save = NULL, *name;
-	int rc = FL_ERR_USAGE, tried = 0;
+	struct choice *c = arg;
+	struct fl_host_net *in = c->in;
+	int rc = ext_inner_load(spec, in);
+
+	if (!rc) {
+		rc = ext_inner_init(in, c->logger, c->prof, c->ctx);
+		if (rc) {
+			rc = fl_fail(rc, EXT_ENV "%s: init of %s (ncclNetPlugin_v%d) from %s "
+				     "failed: its error %d (%s)", in->spec, in->name, in->version,
+				     in->path, rc, result_name(rc));
+		} else {
+			rc = check_inited(in);
+			if (rc) /* as NCCL finalizes a plugin whose devices fail */
+				ext_inner_close_ctx(in, c->ctx);
+		}
+		if (rc)
+			fl_host_unload(in);
+	}
+	if (rc) {
+		size_t used = strlen(c->why);
+
+		snprintf(c->why + used, sizeof(c->why) - used, "%s[%s] %s", c->failed ? "; " : "",
+			 spec, reason(spec));
+		c->failed++;
+	}
+	return rc;
+}
+
+int ext_inner_choose(const char *list, fl_logger_fn logger, fl_prof_fn prof,
+		     struct fl_host_net *in, struct ext_ctx *ctx)
+{
+	struct choice c = { .logger = logger, .prof = prof, .in = in, .ctx = ctx };
+	int rc, tried;
 
 	if (!list || !*list)
 		return fl_fail(FL_ERR_USAGE, EXT_ENV ": no plugin named (a path, or NAME for "
 			       "libnccl-net-NAME.so; a comma-separated list tries each in turn)");
-	if (strlen(list) >= sizeof(names))
-		return fl_fail(FL_ERR_USAGE, EXT_ENV "...: plugin list longer than %zu bytes",
-			       sizeof(names) - 1);
-	snprintf(names, sizeof(names), "%s", list);
-	for (name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-		rc = try_one(name, logger, prof, in, ctx);
-		if (!rc) { /* its tuner, CollNet and GIN are the ones NCCL finds through us */
-			ext_lib_chosen(in->lib);
-			return FL_OK;
-		}
-		tried++;
-		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s[%s] %s",
-			 tried > 1 ? "; " : "", name, reason(name));
+	if (strlen(list) >= EXT_PATH_LEN)
+		return fl_fail(FL_ERR_USAGE, EXT_ENV "...: plugin list longer than %d bytes",
+			       EXT_PATH_LEN - 1);
+	rc = fl_host_each(list, try_one, &c, &tried);
+	if (!rc) { /* its tuner, CollNet and GIN are the ones NCCL finds through us */
+		ext_lib_chosen(in->lib);
+		return FL_OK;
 	}
 	if (!tried)
 		return fl_fail(FL_ERR_USAGE, EXT_ENV "%s: no plugin named", list);
 	if (tried == 1)
 		return rc; /* its own message names it */
-	return fl_fail(rc, EXT_ENV "%s: none of the %d plugins initialised: %s", list, tried, why);
+	return fl_fail(rc, EXT_ENV "%s: none of the %d plugins initialised: %s", list, tried,
+		       c.why);
 }

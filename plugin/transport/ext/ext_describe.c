@@ -15,7 +15,7 @@ static const char *device_type(int type)
 	}
 }
 
-void ext_describe_plugin(const struct ext_inner *in, char *out, size_t len)
+void ext_describe_plugin(const struct fl_host_net *in, char *out, size_t len)
 {
 	int any = in->reg_mr_dmabuf || in->make_vdevice || in->get_device_mr ||
 		  in->irecv_consumed || in->set_net_attr;

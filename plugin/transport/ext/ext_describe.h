@@ -12,7 +12,7 @@
 #include "ext_inner.h"
 
 /* "flsock (ncclNetPlugin_v10) from /path/libnccl-net-flsock-v10.so; offload: none" */
-void ext_describe_plugin(const struct ext_inner *in, char *out, size_t len);
+void ext_describe_plugin(const struct fl_host_net *in, char *out, size_t len);
 /* Every field getProperties reported (after NCCL's defaults for those its version lacks). */
 void ext_describe_props(const struct fl_props *p, char *out, size_t len);
 

@@ -63,7 +63,7 @@ struct ext_listen {
 	int with_hello;
 };
 
-extern struct ext_inner ext_plugin;
+extern struct fl_host_net ext_plugin;
 extern struct ext_ctx ext_process_ctx;
 extern int ext_hello_on; /* FABRICLAB_EXT_HELLO (default 1) */
 extern int ext_direct_on; /* FABRICLAB_EXT_DIRECT (default 1): ext_direct() may hand over */

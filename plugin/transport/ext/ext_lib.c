@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
 #include "base/plugin_open.h"
 #include "ext_inner.h"
 
@@ -15,16 +16,21 @@ static void *chosen; /* the handle ext_inner_choose kept: its plugin's init succ
 static void *first;  /* opened here, before any init: the list's first that opens */
 static int tried;
 
-/* NCCL_NET_PLUGIN=a,b as NCCL splits it (2.28.9 src/plugin/net.cc:269-290). */
+static int open_one(const char *name, void *arg)
+{
+	char why[640];
+
+	*(void **)arg = fl_plugin_open(name, "net", why, sizeof(why));
+	return *(void **)arg ? FL_OK : FL_ERR_USAGE;
+}
+
+/* NCCL_NET_PLUGIN=a,b as NCCL splits it (host/host_find.c). */
 static void *open_first(const char *list)
 {
-	char names[EXT_PATH_LEN], why[640];
-	char *save = NULL, *name;
 	void *h = NULL;
+	int count;
 
-	snprintf(names, sizeof(names), "%s", list);
-	for (name = strtok_r(names, ",", &save); name && !h; name = strtok_r(NULL, ",", &save))
-		h = fl_plugin_open(name, "net", why, sizeof(why));
+	fl_host_each(list, open_one, &h, &count);
 	return h; /* none opens: the ext loader's init names why */
 }
 

@@ -12,7 +12,7 @@
 #include "ext_describe.h"
 #include "ext_internal.h"
 
-struct ext_inner ext_plugin;
+struct fl_host_net ext_plugin;
 struct ext_ctx ext_process_ctx;
 int ext_hello_on = 1;
 int ext_direct_on = 1;

@@ -8,7 +8,7 @@
  * after fabriclab's own work; while none is, one relaxed load per call is all
  * chaining costs.
  */
-#include "profiler_abi.h"
+#include "profiler_tables.h"
 
 #include "base/fl_types.h"
 #include "profiler/profiler.h"

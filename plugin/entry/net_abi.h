@@ -10,7 +10,7 @@
 #ifndef FL_NET_ABI_H
 #define FL_NET_ABI_H
 
-#include "nccl_abi.h"
+#include "abi/nccl_abi.h"
 
 extern struct fl_abi_net_v6 ncclNetPlugin_v6;
 extern struct fl_abi_net_v7 ncclNetPlugin_v7;
