@@ -2,6 +2,7 @@
 #include "fl_math.h"
 
 #include <math.h>
+#include <stdint.h>
 
 #define LN2 0.69314718055994530942
 
@@ -60,17 +61,33 @@ static double ln_one_to_two(double m)
 
 double fl_ln(double x)
 {
-	int e;
+	union {
+		double d;
+		uint64_t u;
+	} b = { .d = x };
+	int e = (int)(b.u >> 52 & 0x7ff);
 	double m;
 
-	if (isnan(x) || x < 0.0)
+	/*
+	 * A positive normal x = m 2^(e - 1023), m in [1, 2): m and e read from its
+	 * bits, what frexp gives (2m, e + 1) without a call; the diagnosis takes
+	 * millions of logarithms on a large fabric. Zero, subnormals, infinities,
+	 * NaN and negatives go the long way.
+	 */
+	if (e > 0 && e < 0x7ff && !(b.u >> 63)) {
+		b.u = (b.u & 0xfffffffffffffULL) | 0x3ff0000000000000ULL;
+		m = b.d;
+	} else if (isnan(x) || x < 0.0) {
 		return NAN;
-	if (x == 0.0)
+	} else if (x == 0.0) {
 		return -INFINITY;
-	if (isinf(x))
+	} else if (isinf(x)) {
 		return x;
-	m = frexp(x, &e); /* x = m 2^e, m in [1/2, 1) */
-	return ln_one_to_two(2.0 * m) + (e - 1) * LN2;
+	} else {
+		m = 2.0 * frexp(x, &e); /* x = (m / 2) 2^e, m / 2 in [1/2, 1) */
+		e += 1022;
+	}
+	return ln_one_to_two(m) + (e - 1023) * LN2;
 }
 
 double fl_exp(double x)

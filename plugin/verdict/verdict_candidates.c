@@ -15,6 +15,7 @@
 
 #include "base/fl_math.h"
 #include "verdict_model.h"
+#include "verdict_names.h"
 #include "verdict_topology.h"
 
 /* Prior of the explanations: healthy, one culprit, two culprits. */
@@ -42,6 +43,76 @@ static int cmp_endpoint(const void *pa, const void *pb)
 static bool same_end(const struct endpoint *a, const struct endpoint *b)
 {
 	return !strcmp(a->node, b->node) && (!a->dev || !strcmp(a->dev, b->dev));
+}
+
+static int cmp_rail(const void *pa, const void *pb);
+
+/*
+ * An endpoint as numbers: its names' ranks (verdict_names.h) and 2 hop + 1
+ * for a receiver's end, so that a hop's sender comes first as it is made.
+ */
+struct ranked {
+	uint32_t node, dev, end;
+};
+
+static int cmp_ranked(const void *pa, const void *pb)
+{
+	const struct ranked *a = pa, *b = pb;
+
+	if (a->node != b->node)
+		return a->node < b->node ? -1 : 1;
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	return (a->end > b->end) - (a->end < b->end);
+}
+
+/* Ranks of the names at each endpoint's node (else its dev) into r[].node (else .dev). */
+static int rank_ends(const struct endpoint *e, size_t ne, bool node, struct ranked *r)
+{
+	const char **names = calloc(ne ? ne : 1, sizeof(*names));
+	uint32_t *rank = malloc((ne ? ne : 1) * sizeof(*rank));
+	int err = -1;
+
+	if (names && rank) {
+		for (size_t i = 0; i < ne; i++)
+			names[i] = node ? e[i].node : e[i].dev;
+		err = vm_name_ranks(names, ne, rank);
+	}
+	for (size_t i = 0; !err && i < ne; i++)
+		*(node ? &r[i].node : &r[i].dev) = rank[i];
+	free(names);
+	free(rank);
+	return err;
+}
+
+/*
+ * The endpoints rated_endpoints makes, in cmp_endpoint's order (by_node) or
+ * cmp_rail's: sorted by their names' ranks instead of their names, which on
+ * 10^6 hops made these two sorts a seventh of the diagnosis.
+ */
+static void sort_named(const struct vm_state *s, struct endpoint *e, size_t ne, bool by_node)
+{
+	struct ranked *r = malloc((ne ? ne : 1) * sizeof(*r));
+
+	if (!r || s->n > UINT32_MAX / 2 || (by_node && rank_ends(e, ne, true, r)) ||
+	    rank_ends(e, ne, false, r)) {
+		free(r); /* the same order, slower */
+		qsort(e, ne, sizeof(*e), by_node ? cmp_endpoint : cmp_rail);
+		return;
+	}
+	for (size_t i = 0; i < ne; i++) {
+		r[i].node = by_node ? r[i].node : 0;
+		r[i].end = (uint32_t)(2 * e[i].hop + !e[i].src);
+	}
+	qsort(r, ne, sizeof(*r), cmp_ranked);
+	for (size_t i = 0; i < ne; i++) {
+		const struct fl_hop_figures *h = &s->figs[r[i].end / 2];
+		bool src = !(r[i].end & 1);
+
+		e[i] = (struct endpoint){ src ? h->src_node : h->dst_node,
+					  src ? h->src_dev : h->dst_dev, r[i].end / 2, src };
+	}
+	free(r);
 }
 
 static struct vm_candidate *add(struct vm_state *s, enum vm_kind kind)
@@ -81,7 +152,7 @@ static void links(struct vm_state *s)
 /* Runs of equal endpoints: one device each, kept when hops leave and enter it. */
 static void devices(struct vm_state *s, struct endpoint *e, size_t ne)
 {
-	qsort(e, ne, sizeof(*e), cmp_endpoint);
+	sort_named(s, e, ne, true);
 	for (size_t a = 0, b; a < ne; a = b) {
 		bool in = false, out = false;
 
@@ -129,7 +200,7 @@ static int cmp_rail(const void *pa, const void *pb)
 /* A rail is a device name on two nodes or more, where some hops are on other names. */
 static void rails(struct vm_state *s, struct endpoint *e, size_t ne, size_t rated)
 {
-	qsort(e, ne, sizeof(*e), cmp_rail);
+	sort_named(s, e, ne, false);
 	for (size_t a = 0, b; a < ne; a = b) {
 		const char *first_node = e[a].node;
 		bool nodes = false;

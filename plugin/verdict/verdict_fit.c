@@ -109,6 +109,8 @@ static double t_location(const double *x, const double *v, size_t k, double star
 	if (sw > 0.0)
 		theta = swx / sw;
 	for (int r = 0; r < IRLS_ROUNDS; r++) {
+		double was = theta;
+
 		sw = swx = 0.0;
 		for (size_t i = 0; i < k; i++) {
 			double d = x[i] - theta;
@@ -125,6 +127,9 @@ static double t_location(const double *x, const double *v, size_t k, double star
 			break;
 		theta = swx / sw;
 		theta = theta < lo ? lo : theta > hi ? hi : theta;
+		/* a fixed point: every later round gives this theta and this sw again */
+		if (theta == was)
+			break;
 	}
 	if (info)
 		*info = sw;
@@ -800,8 +805,57 @@ static bool settled(const double was[3], const struct vm_fit *f)
 	return true;
 }
 
+/*
+ * None's fit depends on the hops alone: its levels, spreads and shifts all
+ * start afresh (start_levels, start_shifts, apply_shifts over every hop), and
+ * it reads nothing an earlier fit left. The diagnosis asks for it again to put
+ * back the levels local fits hold (add_partners, refit), which on 10^6 hops
+ * costs what the first fit cost: the first is kept and given back, with the
+ * state it leaves (levels, shifts, kappa), bit for bit.
+ */
+static void none_keep(struct vm_state *s, const struct vm_fit *f)
+{
+	size_t g = (size_t)s->ngroups, u = (size_t)s->nugroups;
+
+	if (!s->none_levels)
+		s->none_levels = malloc((3 * g + u + 1) * sizeof(*s->none_levels));
+	if (!s->none_levels)
+		return; /* fitted afresh when asked again: the same, only slower */
+	memcpy(s->none_levels, s->mu_y, g * sizeof(double));
+	memcpy(s->none_levels + g, s->mu_m, g * sizeof(double));
+	memcpy(s->none_levels + 2 * g, s->group_line, g * sizeof(double));
+	memcpy(s->none_levels + 3 * g, s->mu_u, u * sizeof(double));
+	s->none_fit = *f;
+	s->none_bytes_only = s->bytes_only;
+}
+
+static bool none_recall(struct vm_state *s, struct vm_fit *f)
+{
+	size_t g = (size_t)s->ngroups, u = (size_t)s->nugroups;
+	const struct vm_fit *kept = &s->none_fit;
+
+	if (!s->none_levels)
+		return false;
+	memcpy(s->mu_y, s->none_levels, g * sizeof(double));
+	memcpy(s->mu_m, s->none_levels + g, g * sizeof(double));
+	memcpy(s->group_line, s->none_levels + 2 * g, g * sizeof(double));
+	memcpy(s->mu_u, s->none_levels + 3 * g, u * sizeof(double));
+	/* what vm_fit writes of a fit without culprits */
+	f->tau_y = kept->tau_y;
+	f->tau_m = kept->tau_m;
+	f->tau_u = kept->tau_u;
+	f->kappa = kept->kappa;
+	f->loglik = kept->loglik;
+	f->occam = kept->occam;
+	apply_shifts(s, f, all_hops(s), s->n);
+	s->bytes_only = s->none_bytes_only;
+	return true;
+}
+
 void vm_fit(struct vm_state *s, struct vm_fit *f)
 {
+	if (!f->ncul && none_recall(s, f))
+		return;
 	f->tau_y = f->tau_m = f->tau_u = 0.1;
 	start_shifts(s, f);
 	start_levels(s);
@@ -831,6 +885,8 @@ void vm_fit(struct vm_state *s, struct vm_fit *f)
 	for (size_t h = 0; h < s->n; h++)
 		f->loglik += loglik_hop(s, f, h);
 	f->occam += level_occam(s, f);
+	if (!f->ncul)
+		none_keep(s, f);
 }
 
 void vm_fit_none_at(struct vm_state *s, const struct vm_fit *like, struct vm_fit *base)

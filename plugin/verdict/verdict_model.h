@@ -106,6 +106,13 @@ struct vm_state {
 	double dy_max;                     /* ln(1 - min_effect): a culprit is at least that slow */
 	double line_odds;                  /* fl_verdict_params.line_odds */
 	const struct fl_hop_elements *elements; /* fl_verdict_params.elements */
+	/*
+	 * None's fit as first made (vm_fit): its levels (mu_y, mu_m, group_line:
+	 * ngroups each; mu_u: nugroups) and figures; none_levels NULL before.
+	 */
+	double *none_levels;
+	struct vm_fit none_fit;
+	bool none_bytes_only;
 };
 
 /* How sure the model must be to name a culprit, or to call the fabric healthy. */

@@ -179,5 +179,6 @@ void vm_free(struct vm_state *s)
 	free(s->cands);
 	free(s->members);
 	free(s->member_part);
+	free(s->none_levels);
 	memset(s, 0, sizeof(*s));
 }

@@ -121,14 +121,16 @@ void lab_like_env(const struct lab_opts *o)
 	if (!o->like) {
 		unsetenv("FABRICLAB_PORT_SPEED");
 		unsetenv("FABRICLAB_IB_PACE_PIECE_US");
-		unsetenv("FABRICLAB_SHIM_PROTO");
 		return;
 	}
 	f = lab_like_scale(o->like);
 	setenv("FABRICLAB_PORT_SPEED", o->link_rate, 1);
-	/* the shim cuts LL and LL128 steps out of NCCL's buffers itself (shim/nccl_rules.c) */
-	setenv("FABRICLAB_SHIM_PROTO", protos[o->proto].name, 1);
-	unsetenv("FABRICLAB_SHIM_STEP");
+	/*
+	 * The presets run over GPUDirect, and the shim packs LL and LL128 lines in host memory
+	 * only (shim/world.c): --proto sets the size of a step, moved by Simple's pipeline.
+	 */
+	snprintf(v, sizeof(v), "%zu", protos[o->proto].step);
+	setenv("FABRICLAB_SHIM_STEP", v, 1);
 	snprintf(v, sizeof(v), "%d", o->channels);
 	setenv("FABRICLAB_IB_QPS", v, 1);
 	/* the plugin's own throttle (halve-cable) cuts messages into pieces of 100 us on the
