@@ -19,7 +19,7 @@ Counts, over every thread of the rank processes (the report thread included):
   ext    the ext transport's own instructions on the data path: the fl_ext_*/ext_* functions
          called at least once per 100 requests, each by itself plus what it calls in
          fabriclab that is not ext (the inner plugin's instructions are not in, nor counted
-         twice through ext's own calls, such as ext_isend_ph -> ext_inner_isend); ext's setup
+         twice through ext's own calls, such as ext_isend -> ext_inner_isend); ext's setup
          (load, init, connect, accept), done once per run, is printed apart as `ext setup`;
 per request posted (calls of fl_wrap_isend + fl_wrap_irecv, or of the inner plugin's isend/irecv
 when it is loaded directly: then only its own code is counted, every function of the objects

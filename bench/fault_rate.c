@@ -16,6 +16,7 @@
 #include "plugin/base/clock.h"
 #include "plugin/base/error.h"
 #include "plugin/fault/fault.h"
+#include "plugin/transport/forward.h"
 #include "plugin/transport/transport.h"
 
 #define DEPTH 8
@@ -68,9 +69,41 @@ static void close_pair(struct pair *p)
 struct flow {
 	struct pair *p;
 	void *sreq[DEPTH], *rreq[DEPTH];
+	struct fl_fwd_req sfwd[DEPTH], rfwd[DEPTH]; /* a forwarding transport's (ext) state */
 	int owed; /* receives posted whose send has not gone yet (a transport may say "not now") */
 	uint64_t bytes, t1;
 };
+
+/* Through the transport's own calls, or its forward data path (ext), as the wrap would. */
+static int post_recv(struct flow *f, int i, void *buf, size_t *size, int *tag)
+{
+	const struct fl_forward *fwd = tp->forward;
+
+	f->rreq[i] = NULL;
+	if (fwd && fwd->irecv)
+		return fwd->irecv(f->p->recv, 1, &buf, size, tag, NULL, NULL, &f->rfwd[i],
+				  &f->rreq[i]);
+	return tp->irecv(f->p->recv, 1, &buf, size, tag, NULL, &f->rreq[i]);
+}
+
+static int post_send(struct flow *f, int i, void *buf, int tag)
+{
+	const struct fl_forward *fwd = tp->forward;
+
+	if (fwd && fwd->isend)
+		return fwd->isend(f->p->send, buf, MSG, tag, NULL, NULL, &f->sfwd[i],
+				  &f->sreq[i]);
+	return tp->isend(f->p->send, buf, MSG, tag, NULL, &f->sreq[i]);
+}
+
+static int test_req(void *comm, void *req, struct fl_fwd_req *state, int *done, int *sizes)
+{
+	const struct fl_forward *fwd = tp->forward;
+
+	if (fwd && fwd->test)
+		return fwd->test(comm, req, 1, state, done, sizes);
+	return tp->test(req, done, sizes, NULL);
+}
 
 /* Posts and tests one round of a flow's slots; returns how many are still open. */
 static int drive(struct flow *f, unsigned char *bufs, uint64_t now, uint64_t stop)
@@ -83,16 +116,16 @@ static int drive(struct flow *f, unsigned char *bufs, uint64_t now, uint64_t sto
 		size_t size = MSG;
 
 		if (!f->rreq[i] && now < stop) {
-			if (tp->irecv(f->p->recv, 1, &buf, &size, &tag, NULL, &f->rreq[i]))
+			if (post_recv(f, i, buf, &size, &tag))
 				die("irecv");
 			f->owed += f->rreq[i] != NULL;
 		}
 		if (!f->sreq[i] && f->owed) {
-			if (tp->isend(f->p->send, buf, MSG, tag, NULL, &f->sreq[i]))
+			if (post_send(f, i, buf, tag))
 				die("isend");
 			f->owed -= f->sreq[i] != NULL;
 		}
-		if (f->sreq[i] && tp->test(f->sreq[i], &done, sizes, NULL))
+		if (f->sreq[i] && test_req(f->p->send, f->sreq[i], &f->sfwd[i], &done, sizes))
 			die("test send");
 		if (done) {
 			f->sreq[i] = NULL;
@@ -100,7 +133,7 @@ static int drive(struct flow *f, unsigned char *bufs, uint64_t now, uint64_t sto
 			f->t1 = fl_clock_ns();
 		}
 		done = 0;
-		if (f->rreq[i] && tp->test(f->rreq[i], &done, sizes, NULL))
+		if (f->rreq[i] && test_req(f->p->recv, f->rreq[i], &f->rfwd[i], &done, sizes))
 			die("test recv");
 		if (done) {
 			f->rreq[i] = NULL;

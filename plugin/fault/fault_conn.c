@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "fault_internal.h"
 #include "base/log.h"
+#include "transport/forward.h"
 
 struct fl_fault_conn {
 	struct fl_pacer pacer; /* its own rate is unlimited: it only consults shared pacers */
@@ -239,7 +240,7 @@ int fl_fault_attach(const struct fl_transport *tp, void *tcomm, bool send, uint3
 						FL_FAULT_TX, link_rate, 0, 0),
 		      FL_FAULT_LINK_RATE_RULE);
 	apply_rules(&a);
-	if (send && tp->sender_paces_peer_rx)
+	if (send && tp->forward && tp->forward->sender_paces_peer_rx)
 		apply_peer_rx(&a);
 	if (!applies_at_all(a.f)) {
 		free(a.f);

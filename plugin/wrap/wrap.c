@@ -137,7 +137,8 @@ int fl_wrap_init(void **ctx, uint64_t comm_id, int traffic_class, fl_logger_fn l
 		return FL_ERR_SYSTEM;
 	c->comm_id = comm_id;
 	c->traffic_class = traffic_class;
-	rc = chosen->open_ctx ? chosen->open_ctx(comm_id, traffic_class, &c->tctx) : FL_OK;
+	rc = chosen->forward && chosen->forward->open_ctx ?
+		     chosen->forward->open_ctx(comm_id, traffic_class, &c->tctx) : FL_OK;
 	if (rc) {
 		FL_WARN("init of communicator %016llx failed: %s", (unsigned long long)comm_id,
 			fl_error_text());
@@ -172,7 +173,7 @@ int fl_wrap_finalize(void *ctx)
 
 	if (!c || c->process_wide)
 		return FL_OK;
-	if (chosen->close_ctx && chosen->close_ctx(c->tctx))
+	if (chosen->forward && chosen->forward->close_ctx && chosen->forward->close_ctx(c->tctx))
 		FL_WARN("finalize of communicator %016llx: %s", (unsigned long long)c->comm_id,
 			fl_error_text());
 	fl_names_net_fini(c);

@@ -9,6 +9,7 @@
 
 #include "base/fl_types.h"
 #include "base/log.h"
+#include "transport/forward.h" /* FL_OFFLOAD_* */
 #include "transport/transport.h"
 
 /* v11+: one ctx per communicator. */

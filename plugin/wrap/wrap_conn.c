@@ -73,8 +73,8 @@ int fl_wrap_listen(void *ctx, int dev, void *handle, void **listen_comm)
 		return FL_ERR_SYSTEM;
 	l->tp = tp;
 	local_endpoint(tp, ctx, dev, &l->self);
-	if (tp->listen_ctx)
-		rc = tp->listen_ctx(transport_ctx(ctx), dev, &l->self, handle, &l->tcomm);
+	if (tp->forward && tp->forward->listen_ctx)
+		rc = tp->forward->listen_ctx(transport_ctx(ctx), dev, &l->self, handle, &l->tcomm);
 	else
 		rc = tp->listen(dev, &l->self, handle, &l->tcomm);
 	if (rc) {
@@ -162,7 +162,7 @@ void fl_wrap_ask_direct(struct fl_wcomm *c)
 
 	if (!c->joined)
 		return;
-	answer = c->fault ? FL_DIRECT_NEVER : c->tp->direct(c->tcomm, &c->direct);
+	answer = c->fault ? FL_DIRECT_NEVER : c->tp->forward->direct(c->tcomm, &c->direct);
 	if (answer == FL_DIRECT_NOT_YET)
 		return;
 	c->late &= ~(unsigned)FL_LATE_DIRECT;
@@ -184,7 +184,9 @@ static int wrap_established(const struct fl_transport *tp, void *tcomm, enum fl_
 		return fl_fail(FL_ERR_SYSTEM, "out of memory for a connection");
 	}
 	c->tp = tp;
-	c->stats.active_is_wire = tp->whole_requests; /* before the first request or hop */
+	c->fwd = tp->forward && tp->forward->test ? tp->forward : NULL;
+	/* a forwarded request is timed posted -> done (fl_wrap_test): before any request or hop */
+	c->stats.active_is_wire = c->fwd != NULL;
 	c->tcomm = tcomm;
 	c->kind = kind;
 	c->hold_consumed = kind == FL_COMM_RECV && fl_wrap_holds_for_consumed();
@@ -199,7 +201,7 @@ static int wrap_established(const struct fl_transport *tp, void *tcomm, enum fl_
 		c->late |= FL_LATE_PEER;
 	else
 		join(c);
-	if (tp->direct)
+	if (tp->forward && tp->forward->direct)
 		c->late |= FL_LATE_DIRECT;
 	*out = c;
 	return FL_OK;
@@ -222,8 +224,9 @@ int fl_wrap_connect_dev(void *ctx, int dev, void *handle, void **send_comm, void
 	if (!tp)
 		return FL_ERR_INTERNAL;
 	local_endpoint(tp, ctx, dev, &self);
-	if (tp->connect_ctx)
-		rc = tp->connect_ctx(transport_ctx(ctx), dev, &self, handle, &tcomm, dev_comm);
+	if (tp->forward && tp->forward->connect_ctx)
+		rc = tp->forward->connect_ctx(transport_ctx(ctx), dev, &self, handle, &tcomm,
+					      dev_comm);
 	else
 		rc = tp->connect(dev, &self, handle, &tcomm);
 	if (!rc && tcomm)
@@ -245,8 +248,8 @@ int fl_wrap_accept_dev(void *listen_comm, void **recv_comm, void **dev_comm)
 	*recv_comm = NULL;
 	if (!l)
 		return FL_ERR_INTERNAL;
-	if (l->tp->accept_dev)
-		rc = l->tp->accept_dev(l->tcomm, &tcomm, dev_comm);
+	if (l->tp->forward && l->tp->forward->accept_dev)
+		rc = l->tp->forward->accept_dev(l->tcomm, &tcomm, dev_comm);
 	else
 		rc = l->tp->accept(l->tcomm, &tcomm);
 	if (!rc && tcomm)

@@ -107,7 +107,7 @@ static inline __attribute__((always_inline)) struct fl_wreq *stamp(struct fl_wco
 	if (!r)
 		return NULL;
 	r->n = n;
-	r->direct_size = FL_WREQ_VIA_TRANSPORT;
+	r->via = FL_VIA_TRANSPORT;
 	if (COUNTING && n)
 		fl_stats_post_listed(&c->stats, r->slot, fl_clock_ns()); /* req_fresh listed it */
 	return r;
@@ -116,7 +116,7 @@ static inline __attribute__((always_inline)) struct fl_wreq *stamp(struct fl_wco
 /* An error of the plugin behind a direct request, in the words its transport would use. */
 static int transport_error(struct fl_wcomm *c, const struct fl_wreq *r, const char *op, int rc)
 {
-	if (r->direct_size != FL_WREQ_VIA_TRANSPORT)
+	if (r->via == FL_VIA_DIRECT)
 		rc = c->direct.fail(c->tcomm, op, rc);
 	return fl_wrap_report_error(c, op, rc);
 }
@@ -155,11 +155,6 @@ static __attribute__((noinline)) void post_late(struct fl_wcomm *c, const int *t
 		fl_wrap_ask_direct(c);
 }
 
-static int direct_size(size_t size)
-{
-	return size > INT_MAX ? INT_MAX : (int)size;
-}
-
 int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle, void *phandle,
 		  void **request)
 {
@@ -181,13 +176,14 @@ int fl_wrap_isend(void *send_comm, void *data, size_t size, int tag, void *mhand
 		return FL_OK;
 	r->posted_bytes = size;
 	if (c->direct.comm) {
-		r->direct_size = direct_size(size);
+		r->via = FL_VIA_DIRECT;
 		/* an NCCL before v10 passes no profiler handle: the plugin gets one it may use */
 		rc = c->direct.isend(c->direct.comm, data, size, tag, mhandle,
 				     phandle ? phandle : c->direct.no_phandle, &treq);
-	} else if (c->tp->isend_ph)
-		rc = c->tp->isend_ph(c->tcomm, data, size, tag, mhandle, phandle, &treq);
-	else
+	} else if (c->fwd) {
+		r->via = FL_VIA_FORWARD;
+		rc = c->fwd->isend(c->tcomm, data, size, tag, mhandle, phandle, &r->fwd, &treq);
+	} else
 		rc = c->tp->isend(c->tcomm, data, size, tag, mhandle, &treq);
 	if (FL_FAULTS && c->fault && !rc && treq)
 		fl_fault_post_taken(c->fault);
@@ -231,16 +227,17 @@ int fl_wrap_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
 	if (!r)
 		return FL_OK;
 	r->posted_bytes = total_size(n, sizes);
-	r->direct_hint = 0;
 	/* NCCL v10+ always passes an array of handles (2.28.9 src/transport/net.cc:1426, 1482) */
 	if (c->direct.comm && n == 1 && phandles) {
-		r->direct_size = direct_size(sizes[0]);
-		r->direct_hint = treq == FL_OPTIONAL_RECV_COMPLETION;
+		r->via = FL_VIA_DIRECT;
+		r->fwd.hinted = treq == FL_OPTIONAL_RECV_COMPLETION;
 		rc = c->direct.irecv(c->direct.comm, n, data, sizes, tags, mhandles, phandles,
 				     &treq);
-	} else if (c->tp->irecv_ph)
-		rc = c->tp->irecv_ph(c->tcomm, n, data, sizes, tags, mhandles, phandles, &treq);
-	else
+	} else if (c->fwd) {
+		r->via = FL_VIA_FORWARD;
+		rc = c->fwd->irecv(c->tcomm, n, data, sizes, tags, mhandles, phandles, &r->fwd,
+				   &treq);
+	} else
 		rc = c->tp->irecv(c->tcomm, n, data, sizes, tags, mhandles, &treq);
 	if (FL_FAULTS && c->fault && !rc && treq)
 		fl_fault_post_taken(c->fault);
@@ -272,7 +269,11 @@ int fl_wrap_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhand
 					    fl_fail(FL_ERR_INTERNAL, "iflush with all %d requests "
 						    "of this comm in flight (NCCL keeps at most %d)",
 						    FL_WRAP_POOL, FL_MAX_REQUESTS));
-	rc = c->tp->iflush(c->tcomm, n, data, sizes, mhandles, &treq);
+	if (c->fwd) {
+		r->via = FL_VIA_FORWARD;
+		rc = c->fwd->iflush(c->tcomm, n, data, sizes, mhandles, &r->fwd, &treq);
+	} else
+		rc = c->tp->iflush(c->tcomm, n, data, sizes, mhandles, &treq);
 	return post(c, r, request, rc, treq, "iflush");
 }
 
@@ -367,35 +368,6 @@ static __attribute__((noinline)) int finish(struct fl_wcomm *c, struct fl_wreq *
 	return finish_with(c, r, r->n, sizes, got, times);
 }
 
-/*
- * A direct request (one buffer, timed posted -> done, no phases of the transport's): the same
- * work with what is known of it folded in by the compiler.
- */
-static __attribute__((noinline)) int finish_whole(struct fl_wcomm *c, struct fl_wreq *r,
-						  int *sizes, const int *got)
-{
-	struct fl_xfer_times times = { .whole_request = 1 };
-
-	return finish_with(c, r, 1, sizes, got, &times);
-}
-
-/*
- * A direct receive posted with NCCL's optional-completion hint that came back with 0 bytes
- * may have been done before its data landed: aws-ofi-nccl then completes it on its own
- * control message and writes the 0 that message added (v1.21.1 src/nccl_ofi_rdma.cpp:
- * 3562-3564, 3427, 494, 2234-2299); NCCL hints only LL and LL128 steps, never of 0 bytes.
- * Neither its time nor its size is the data's: counted unsized, not timed (ext_data.c does
- * the same on ext's own path).
- */
-static __attribute__((noinline)) int finish_early(struct fl_wcomm *c, struct fl_wreq *r,
-						  int *sizes)
-{
-	struct fl_xfer_times times = { .untimed = 1 };
-	int got = FL_SIZE_UNWRITTEN;
-
-	return finish_with(c, r, 1, sizes, &got, &times);
-}
-
 static inline int test_via_transport(struct fl_wcomm *c, struct fl_wreq *r, int *done,
 				     int *sizes)
 {
@@ -411,8 +383,42 @@ static inline int test_via_transport(struct fl_wcomm *c, struct fl_wreq *r, int 
 }
 
 /*
- * What the transport would do for the request, timed whole: an unwritten size is a send's
- * posted size (a send moves all it was given) and a receive's unknown (finish_with).
+ * The rules for a request of the plugin behind a forwarding transport, direct or forwarded,
+ * in one place (transport/forward.h says why): a send's size the plugin left unwritten is what
+ * it was given (a send moves all of it), a receive's stays unwritten (finish_with counts it
+ * unsized); a receive the plugin got NCCL's optional-completion hint with that comes back
+ * with 0 bytes is unsized and not timed; every other request is timed posted -> done.
+ */
+static inline __attribute__((always_inline)) int plugin_rules(struct fl_wcomm *c,
+							      struct fl_wreq *r, int n,
+							      int *sizes, int *got)
+{
+	struct fl_xfer_times times = { .whole_request = 1 };
+
+	if (c->kind == FL_COMM_SEND) {
+		if (n && got[0] == FL_SIZE_UNWRITTEN)
+			got[0] = r->posted_bytes > INT_MAX ? INT_MAX : (int)r->posted_bytes;
+	} else if (n && r->fwd.hinted && got[0] == 0) {
+		got[0] = FL_SIZE_UNWRITTEN;
+		times = (struct fl_xfer_times){ .untimed = 1 };
+	}
+	return finish_with(c, r, n, sizes, got, &times);
+}
+
+/* A direct request: one buffer, folded in by the compiler. */
+static __attribute__((noinline)) int finish_direct(struct fl_wcomm *c, struct fl_wreq *r,
+						   int *sizes, int *got)
+{
+	return plugin_rules(c, r, 1, sizes, got);
+}
+
+static __attribute__((noinline)) int finish_forwarded(struct fl_wcomm *c, struct fl_wreq *r,
+						      int *sizes, int *got)
+{
+	return plugin_rules(c, r, r->n, sizes, got);
+}
+
+/*
  * Room for as many sizes as NCCL gives a receive's test (2.28.9 src/transport/net.cc:1508),
  * though a direct request has one buffer.
  */
@@ -427,11 +433,20 @@ static inline int test_direct(struct fl_wcomm *c, struct fl_wreq *r, int *done, 
 		return transport_error(c, r, "test", rc);
 	if (!*done)
 		return FL_OK;
-	if (c->kind == FL_COMM_SEND && got[0] == FL_SIZE_UNWRITTEN)
-		got[0] = r->direct_size;
-	else if (r->direct_hint && got[0] == 0)
-		return finish_early(c, r, sizes);
-	return finish_whole(c, r, sizes, got);
+	return finish_direct(c, r, sizes, got);
+}
+
+/* Through the transport's forward data path, which holds the request's state in r->fwd. */
+static int test_forwarded(struct fl_wcomm *c, struct fl_wreq *r, int *done, int *sizes)
+{
+	int got[FL_MAX_RECVS];
+	int rc = c->fwd->test(c->tcomm, r->treq, r->n, &r->fwd, done, got);
+
+	if (rc)
+		return fl_wrap_report_error(c, "test", rc);
+	if (!*done)
+		return FL_OK;
+	return finish_forwarded(c, r, sizes, got);
 }
 
 int fl_wrap_test(void *request, int *done, int *sizes)
@@ -451,7 +466,9 @@ int fl_wrap_test(void *request, int *done, int *sizes)
 		if (rc)
 			return fl_wrap_report_error(c, "test", rc);
 	}
-	if (r->direct_size != FL_WREQ_VIA_TRANSPORT)
+	if (r->via == FL_VIA_DIRECT)
 		return test_direct(c, r, done, sizes);
+	if (r->via == FL_VIA_FORWARD)
+		return test_forwarded(c, r, done, sizes);
 	return test_via_transport(c, r, done, sizes);
 }

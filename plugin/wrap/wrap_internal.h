@@ -6,6 +6,7 @@
 
 #include "stats/stats.h"
 #include "trace/trace.h"
+#include "transport/forward.h"
 #include "transport/transport.h"
 
 /* Enough for 32 multi-receives of 8 on the send side (NCCL's budget). */
@@ -43,22 +44,27 @@ enum { FL_LATE_PEER = 1, FL_LATE_TAG = 2, FL_LATE_DIRECT = 4 };
 #define COUNTING 1
 #endif
 
+/* Whose request a pooled one carries, which says how it is tested and what rules size it. */
+enum { FL_VIA_TRANSPORT, FL_VIA_DIRECT, FL_VIA_FORWARD };
+
 /*
- * A request's post time lives in comm->stats.posted[slot], where reports read it. The slot is
- * its index in the comm's pool, kept so that no call divides by the request's size to find it.
+ * The one object a request is, whichever way it goes: through the transport (which may keep
+ * an object of its own: sockets, verbs), straight to the plugin behind a forwarding transport
+ * (struct fl_direct), or through that transport's forward data path, whose state it carries
+ * (fwd). A request's post time lives in comm->stats.posted[slot], where reports read it. The
+ * slot is its index in the comm's pool, kept so that no call divides by the request's size to
+ * find it.
  */
 struct fl_wreq {
 	struct fl_wcomm *comm;
-	void *treq;
+	void *treq; /* the transport's request, or the plugin's own (FL_VIA_DIRECT, _FORWARD) */
 	short n;
-	short direct_hint; /* a direct receive posted with NCCL's optional-completion hint */
+	short via; /* FL_VIA_* */
 	int next_free;
 	unsigned slot;
-	int direct_size; /* posted bytes of a request on the comm's direct path, else: */
 	uint64_t posted_bytes; /* what isend/irecv posted: no completion moves more */
+	struct fl_fwd_req fwd; /* the forward path's state; hinted on the direct path too */
 };
-
-#define FL_WREQ_VIA_TRANSPORT (-1) /* fl_wreq.direct_size of a request the transport holds */
 
 _Static_assert(FL_WRAP_POOL == FL_CONN_SLOTS, "one stats slot per pooled request");
 
@@ -77,6 +83,7 @@ struct fl_wcomm {
 	int hold_consumed; /* done receives wait for irecvConsumed (fl_wrap_offload) */
 	struct fl_fault_conn *fault; /* FABRICLAB_FAULT state; NULL when no rule applies */
 	struct fl_direct direct; /* the transport's data path handed over; comm NULL when not */
+	const struct fl_forward *fwd; /* the transport's forward data path, or NULL */
 	int free_head;   /* pool slots given back, last in first out; -1 when none */
 	int fresh;       /* slots from fresh on were never handed out */
 	struct fl_wreq reqs[FL_WRAP_POOL];

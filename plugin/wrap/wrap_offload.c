@@ -14,8 +14,9 @@ static unsigned offload_bits;
 unsigned fl_wrap_offload(unsigned callable)
 {
 	const struct fl_transport *tp = fl_wrap_transport();
+	const struct fl_forward *fwd = tp ? tp->forward : NULL;
 
-	offload_bits = tp && tp->offload ? tp->offload(callable) : 0;
+	offload_bits = fwd && fwd->offload ? fwd->offload(callable) : 0;
 	return offload_bits;
 }
 
@@ -32,7 +33,7 @@ int fl_wrap_make_vdevice(int *dev, int ndevs, const int *devs)
 	if (!(offload_bits & FL_OFFLOAD_VDEVICE))
 		return fl_wrap_report_error(NULL, "makeVDevice",
 					    fl_fail(FL_ERR_INTERNAL, "no makeVDevice here"));
-	rc = tp->make_vdevice(dev, ndevs, devs);
+	rc = tp->forward->make_vdevice(dev, ndevs, devs);
 	return rc ? fl_wrap_report_error(NULL, "makeVDevice", rc) : FL_OK;
 }
 
@@ -43,7 +44,7 @@ int fl_wrap_get_device_mr(void *comm, void *mhandle, void **dptr_mhandle)
 
 	if (!c || !(offload_bits & FL_OFFLOAD_DEVICE_MR))
 		return FL_ERR_INTERNAL;
-	rc = c->tp->get_device_mr(c->tcomm, mhandle, dptr_mhandle);
+	rc = c->tp->forward->get_device_mr(c->tcomm, mhandle, dptr_mhandle);
 	return rc ? fl_wrap_report_error(c, "getDeviceMr", rc) : FL_OK;
 }
 
@@ -56,7 +57,7 @@ int fl_wrap_irecv_consumed(void *recv_comm, int n, void *request)
 
 	if (!c || !r || r->comm != c || !(offload_bits & FL_OFFLOAD_RECV_CONSUMED))
 		return FL_ERR_INTERNAL;
-	rc = c->tp->irecv_consumed(c->tcomm, n, r->treq);
+	rc = c->tp->forward->irecv_consumed(c->tcomm, n, r->treq);
 	fl_wrap_req_put(c, r);
 	return rc ? fl_wrap_report_error(c, "irecvConsumed", rc) : FL_OK;
 }
@@ -68,8 +69,8 @@ int fl_wrap_set_net_attr(void *ctx, void *attr)
 	const struct fl_transport *tp = fl_wrap_transport();
 	int rc;
 
-	if (!tp || !tp->set_net_attr)
+	if (!tp || !tp->forward || !tp->forward->set_net_attr)
 		return FL_OK;
-	rc = tp->set_net_attr(c ? c->tctx : NULL, attr);
+	rc = tp->forward->set_net_attr(c ? c->tctx : NULL, attr);
 	return rc ? fl_wrap_report_error(NULL, "setNetAttr", rc) : FL_OK;
 }

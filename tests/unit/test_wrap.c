@@ -216,12 +216,15 @@ static int f_direct(void *comm, struct fl_direct *d)
 	return fake.direct_answer;
 }
 
+/* Only the hand-over of a forwarding transport: its own requests go through f_isend etc. */
+static const struct fl_forward fake_forward = { .direct = f_direct };
+
 static const struct fl_transport fake_transport = {
 	.name = "fake", .init = f_init, .devices = f_devices, .get_properties = f_props,
 	.listen = f_listen, .connect = f_connect, .accept = f_accept, .peer = f_peer,
 	.reg_mr = f_reg, .dereg_mr = f_dereg, .isend = f_isend, .irecv = f_irecv,
 	.iflush = f_iflush, .test = f_test, .close_send = f_close, .close_recv = f_close,
-	.close_listen = f_close, .direct = f_direct,
+	.close_listen = f_close, .forward = &fake_forward,
 };
 
 static void *ctx;

@@ -38,11 +38,6 @@ struct ext_comm *ext_comm_new(void *inner, int send, uint32_t id, const struct f
 	c->send = send;
 	c->id = id;
 	c->peer = *peer;
-	for (int i = 0; i < EXT_POOL; i++) {
-		c->reqs[i].comm = c;
-		c->reqs[i].next_free = i + 1 < EXT_POOL ? &c->reqs[i + 1] : NULL;
-	}
-	c->free_head = &c->reqs[0];
 	return c;
 }
 

@@ -1,37 +1,15 @@
 /*
- * The data path over the inner plugin: one pooled request per inner request
- * (for the times and the sizes), the throttle as a hold of sends ("not now", a
- * NULL request NCCL retries) while the pacer says no plus a completion no
- * earlier than the paced bytes drain, and completion times from the only
- * calls the inner shows: accepted -> done.
+ * The data path over the inner plugin: each request is the inner's own, its state (for the
+ * pacer and the sizes held behind it) in the caller's request object (struct fl_fwd_req), so a
+ * request is one pooled object however many layers it crosses; the throttle as a hold of sends
+ * ("not now", a NULL request NCCL retries) while the pacer says no plus a completion no earlier
+ * than the paced bytes drain. What the inner's test wrote goes up as it wrote it: the caller
+ * sizes and times the request by the rules of transport/forward.h.
  */
-#include <limits.h>
-#include <string.h>
-
 #include "base/clock.h"
 #include "base/error.h"
 #include "ext_internal.h"
 #include "transport/pace.h"
-
-static struct ext_req *req_get(struct ext_comm *c)
-{
-	struct ext_req *r = c->free_head;
-
-	if (r)
-		c->free_head = r->next_free;
-	return r;
-}
-
-static void req_put(struct ext_comm *c, struct ext_req *r)
-{
-	r->next_free = c->free_head;
-	c->free_head = r;
-}
-
-void ext_req_release(struct ext_comm *c, struct ext_req *r)
-{
-	req_put(c, r);
-}
 
 int ext_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
 {
@@ -64,16 +42,9 @@ int ext_dereg_mr(void *comm, void *mhandle)
 }
 
 /* NULL request, FL_OK: the inner said "not now", or the pacer holds the bytes back. */
-static int accepted(struct ext_comm *c, struct ext_req *r, int rc, void **request,
-		    const char *op)
+static int accepted(int rc, const char *op)
 {
-	if (rc || !r->inner) {
-		req_put(c, r);
-		return rc ? fl_fail(rc, "ext: %s %s failed (error %d)", ext_plugin.name, op, rc) :
-			    FL_OK;
-	}
-	*request = r;
-	return FL_OK;
+	return rc ? fl_fail(rc, "ext: %s %s failed (error %d)", ext_plugin.name, op, rc) : FL_OK;
 }
 
 /*
@@ -109,27 +80,19 @@ static int hello_first(struct ext_comm *c)
 	return rc ? rc : posted ? FL_OK : NOT_NOW;
 }
 
-static struct ext_req *fresh_req(struct ext_comm *c, int n)
+/* A request's state before the inner sees it: not paced, not done, no hint. */
+static void fresh(struct fl_fwd_req *r)
 {
-	struct ext_req *r = req_get(c);
-
-	if (!r)
-		return NULL;
-	r->inner = NULL;
-	r->n = n;
 	r->release_ns = 0;
 	r->inner_done = 0;
 	r->hinted = 0;
-	r->early = 0;
-	return r;
 }
 
-int ext_isend_ph(void *send_comm, void *data, size_t size, int tag, void *mhandle,
-		 void *phandle, void **request)
+int ext_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle, void *phandle,
+	      struct fl_fwd_req *r, void **request)
 {
 	struct ext_comm *c = send_comm;
 	uint64_t now = FL_PACING && c->pacer ? fl_clock_ns() : 0;
-	struct ext_req *r;
 	int rc;
 
 	*request = NULL;
@@ -137,22 +100,12 @@ int ext_isend_ph(void *send_comm, void *data, size_t size, int tag, void *mhandl
 		return rc == NOT_NOW ? FL_OK : rc;
 	if (FL_PACING && c->pacer && pace_holds(c->pacer, now))
 		return FL_OK;
-	r = fresh_req(c, 1);
-	if (!r)
-		return FL_OK;
+	fresh(r);
 	rc = ext_inner_isend(&ext_plugin, c->inner, data, size, tag, mhandle,
-			     phandle ? phandle : ext_no_phandle, &r->inner);
-	if (!rc && r->inner) {
-		r->sizes[0] = size > INT_MAX ? INT_MAX : (int)size;
-		if (FL_PACING && c->pacer)
-			r->release_ns = paced_release(c->pacer, now, size);
-	}
-	return accepted(c, r, rc, request, "isend");
-}
-
-int ext_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle, void **request)
-{
-	return ext_isend_ph(send_comm, data, size, tag, mhandle, NULL, request);
+			     phandle ? phandle : ext_no_phandle, request);
+	if (!rc && *request && FL_PACING && c->pacer)
+		r->release_ns = paced_release(c->pacer, now, size);
+	return accepted(rc, "isend");
 }
 
 static size_t total(int n, const size_t *sizes)
@@ -169,13 +122,12 @@ static size_t total(int n, const size_t *sizes)
  * pacer allows their size: the sender can fill them only at that rate, as
  * behind a slower cable, and a receiver-driven inner makes the sender wait.
  */
-int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
-		 void **phandles, void **request)
+int ext_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
+	      void **phandles, struct fl_fwd_req *r, void **request)
 {
 	struct ext_comm *c = recv_comm;
 	uint64_t now = FL_PACING && c->pacer ? fl_clock_ns() : 0;
 	void *hint = *request == FL_OPTIONAL_RECV_COMPLETION ? FL_OPTIONAL_RECV_COMPLETION : NULL;
-	struct ext_req *r;
 	int rc;
 
 	*request = NULL;
@@ -183,131 +135,90 @@ int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, 
 		return rc == NOT_NOW ? FL_OK : rc;
 	if (FL_PACING && c->pacer && pace_holds(c->pacer, now))
 		return FL_OK;
-	r = fresh_req(c, n);
-	if (!r)
-		return FL_OK;
+	fresh(r);
 	/* the inner sees NCCL's hint where NCCL leaves it; before v9 NCCL clears it too */
-	r->inner = ext_plugin.version >= 9 ? hint : NULL;
-	r->hinted = r->inner != NULL;
+	*request = ext_plugin.version >= 9 ? hint : NULL;
+	r->hinted = *request != NULL;
 	rc = ext_inner_irecv(&ext_plugin, c->inner, n, data, sizes, tags, mhandles,
-			     phandles ? phandles : ext_no_phandles, &r->inner);
-	if (!rc && r->inner && FL_PACING && c->pacer)
+			     phandles ? phandles : ext_no_phandles, request);
+	if (!rc && *request && FL_PACING && c->pacer)
 		r->release_ns = paced_release(c->pacer, now, total(n, sizes));
-	return accepted(c, r, rc, request, "irecv");
+	return accepted(rc, "irecv");
 }
 
-int ext_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
-	      void **request)
-{
-	return ext_irecv_ph(recv_comm, n, data, sizes, tags, mhandles, NULL, request);
-}
-
-int ext_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles, void **request)
+/* The caller's pool is as large as NCCL's budget: a flush always has a request to go in. */
+int ext_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
+	       struct fl_fwd_req *r, void **request)
 {
 	struct ext_comm *c = recv_comm;
-	struct ext_req *r;
-	int rc;
 
 	*request = NULL;
 	if (!ext_plugin.iflush)
 		return fl_fail(FL_ERR_INTERNAL, "ext: %s has no iflush", ext_plugin.name);
-	r = fresh_req(c, 0);
-	if (!r) /* NULL would mean "nothing to flush" to NCCL (fl_wrap_iflush says why) */
-		return fl_fail(FL_ERR_INTERNAL, "ext: iflush with all %d requests of ext "
-			       "connection %u in flight", EXT_POOL, c->id);
-	rc = ext_plugin.iflush(c->inner, n, data, sizes, mhandles, &r->inner);
-	return accepted(c, r, rc, request, "iflush");
+	fresh(r);
+	return accepted(ext_plugin.iflush(c->inner, n, data, sizes, mhandles, request), "iflush");
 }
 
 /*
- * Some inners never write sizes (fastsocket's test leaves them alone:
- * net_fastsocket.cc:1432-1475 at b3ff1c6; NCCL zero-fills them, 2.30.7
- * src/transport/net.cc:1617-1619, and takes what test wrote as the step's
- * transSize, :1632). A send moved what it was given: its posted size stands. A
- * receive's posted size is not what arrived (NCCL posts whole slots,
- * stepSize * sliceSteps, :1566-1572, larger than a partial Simple step or an LL
- * step): it stays FL_SIZE_UNWRITTEN, and the wrap counts it unsized.
- * A receive the optional-completion hint went with, back with 0 bytes written,
- * may be done before its data landed (aws-ofi-nccl v1.21.1
- * src/nccl_ofi_rdma.cpp:3562-3564, 3427: done on its control message, the 0
- * that message added written as its size, 494, 2234-2299): unsized and untimed.
- * (An LL or LL128 step, the only ones NCCL hints, never carries 0 bytes.)
+ * A done request is the caller's again, but a receive NCCL cannot end with irecvConsumed: an
+ * NCCL without it (v6) is done with a receive once test says so, and the inner is told here.
  */
-
-/* The inner said done: keep what it says moved. */
-static void inner_done(struct ext_comm *c, struct ext_req *r, const int *sizes)
+static int finish(struct ext_comm *c, int n, void *request)
 {
-	r->inner_done = 1;
-	for (int i = 0; i < r->n; i++)
-		if (sizes[i] != FL_SIZE_UNWRITTEN || !c->send)
-			r->sizes[i] = sizes[i];
-	if (r->hinted && r->sizes[0] == 0) {
-		r->sizes[0] = FL_SIZE_UNWRITTEN;
-		r->early = 1;
-	}
-}
+	int receive = n && !c->send, rc;
 
-/* A done request goes back to the pool, but a receive NCCL will end with irecvConsumed. */
-static int finish(struct ext_comm *c, struct ext_req *r)
-{
-	int receive = r->n && !c->send, rc = FL_OK;
-
-	if (receive && ext_hold_for_consumed)
-		return FL_OK; /* the inner's request lives on until the GPU consumed it */
-	/* an NCCL without irecvConsumed (v6) is done with a receive once test says so */
-	if (receive && ext_plugin.irecv_consumed)
-		rc = ext_plugin.irecv_consumed(c->inner, r->n, r->inner);
-	req_put(c, r);
+	if (!receive || ext_hold_for_consumed || !ext_plugin.irecv_consumed)
+		return FL_OK; /* held: the inner's request lives on until the GPU consumed it */
+	rc = ext_plugin.irecv_consumed(c->inner, n, request);
 	return rc ? fl_fail(rc, "ext: %s irecvConsumed failed (error %d) on ext connection %u",
 			    ext_plugin.name, rc, c->id) : FL_OK;
+}
+
+/* The inner said done, but the pacer holds the completion: what it wrote is kept till then. */
+static void hold(struct fl_fwd_req *r, int n, const int *sizes)
+{
+	r->inner_done = 1;
+	for (int i = 0; i < n; i++)
+		r->sizes[i] = sizes[i];
 }
 
 /*
  * NCCL tests a connection's requests oldest first (2.28.9 src/transport/net.cc:
  * 1335-1339, 1503-1508) and some inners fail any other order (fastsocket,
  * net_fastsocket.cc:1432-1447), so no data request is tested before the hello.
- * The inner shows only accepted -> done: that is the wire interval reported
- * (the best estimate these calls allow; docs/report-format.md says which view
- * is judged), with no ready time, so peer wait is not separated from it. A
- * paced request completes no earlier than its bytes drain at the pacer's rate,
- * as on a slower cable, so its wire interval shows the throttle.
+ * A paced request completes no earlier than its bytes drain at the pacer's rate,
+ * as on a slower cable, so its posted -> done interval shows the throttle.
  */
-int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times)
+int ext_test(void *comm, void *request, int n, struct fl_fwd_req *r, int *done, int *sizes)
 {
-	struct ext_req *r = request;
-	struct ext_comm *c = r->comm;
+	struct ext_comm *c = comm;
 	int rc, posted;
 
+	*done = 0;
 	if (c->hello.buf) { /* the hello ahead of this request, tested first */
 		rc = ext_hello_drive(c, &posted);
-		if (rc || c->hello.buf) { /* still in flight: an inner may complete in order only */
-			*done = 0;
+		if (rc || c->hello.buf) /* still in flight: an inner may complete in order only */
 			return rc;
-		}
 	}
 	if (!r->inner_done) {
-		for (int i = 0; i < r->n; i++)
+		for (int i = 0; i < n; i++)
 			sizes[i] = FL_SIZE_UNWRITTEN;
-		rc = ext_plugin.test(r->inner, done, sizes);
+		rc = ext_plugin.test(request, done, sizes);
 		if (rc)
 			return fl_fail(rc, "ext: %s test failed (error %d) on ext connection %u",
 				       ext_plugin.name, rc, c->id);
-		if (!*done)
-			return FL_OK;
-		inner_done(c, r, sizes);
+		if (!*done || !(FL_PACING && r->release_ns))
+			return *done ? finish(c, n, request) : FL_OK;
+		hold(r, n, sizes);
 	}
-	if (FL_PACING && r->release_ns && fl_clock_ns() < r->release_ns) {
+	if (fl_clock_ns() < r->release_ns) {
 		*done = 0;
 		return FL_OK;
 	}
 	*done = 1;
-	for (int i = 0; i < r->n; i++)
+	for (int i = 0; i < n; i++)
 		sizes[i] = r->sizes[i];
-	if (times) { /* the wrap dates it: accepted (posted) -> done, unless done came early */
-		times->untimed = r->early;
-		times->whole_request = !times->untimed;
-	}
-	return finish(c, r);
+	return finish(c, n, request);
 }
 
 static int direct_fail(void *comm, const char *op, int rc)
@@ -319,11 +230,10 @@ static int direct_fail(void *comm, const char *op, int rc)
 }
 
 /*
- * What ext adds to a request, once the hello moved and with no pacer, is only what it makes
- * of sizes an inner leaves unwritten or of a receive done early, the whole-request timing and
- * a profiler handle where NCCL gave none, which the wrap does itself on the direct path
- * (transport.h). Not for a v6-v9 inner (its calls need adapting), nor for receives of an
- * inner with irecvConsumed (ext ends each one: finish()).
+ * What ext adds to a request, once the hello moved and with no pacer, is only a profiler
+ * handle where NCCL gave none, which the wrap passes itself on the direct path (forward.h);
+ * the sizes and times are the wrap's on both paths. Not for a v6-v9 inner (its calls need
+ * adapting), nor for receives of an inner with irecvConsumed (ext ends each one: finish()).
  */
 int ext_direct(void *comm, struct fl_direct *d)
 {

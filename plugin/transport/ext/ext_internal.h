@@ -1,4 +1,7 @@
-/* The ext transport's own objects: comms, requests, listeners and connections being set up. */
+/*
+ * The ext transport's own objects: comms, listeners and connections being set up. A request
+ * has none of its own: its state is the caller's (struct fl_fwd_req, transport/forward.h).
+ */
 #ifndef FL_EXT_INTERNAL_H
 #define FL_EXT_INTERNAL_H
 
@@ -6,10 +9,9 @@
 
 #include "base/fl_types.h"
 #include "ext_inner.h"
+#include "transport/forward.h"
 #include "transport/transport.h"
 
-/* As many requests as the wrap layer may hold on one comm. */
-#define EXT_POOL (FL_MAX_REQUESTS * FL_MAX_RECVS)
 #define EXT_HELLO_SIZE 128
 
 struct ext_comm;
@@ -21,19 +23,6 @@ struct ext_hello_xfer {
 	void *request;
 };
 
-struct ext_req {
-	struct ext_comm *comm;
-	void *inner;
-	uint64_t release_ns;  /* paced: not done before its bytes drained at the pacer's rate */
-	int inner_done;       /* the inner said done; the pacer may still hold the completion */
-	int hinted;           /* a receive NCCL's optional-completion hint was forwarded with */
-	int early;            /* ... that the inner said done with 0 bytes: maybe before its data */
-	int n;                /* buffers; 0 for a flush */
-	/* a send's posted bytes, then what the inner's test said moved (FL_SIZE_UNWRITTEN: none) */
-	int sizes[FL_MAX_RECVS];
-	struct ext_req *next_free;
-};
-
 struct ext_comm {
 	void *inner;
 	int send;
@@ -43,8 +32,6 @@ struct ext_comm {
 	/* Until the hello moved: posted by the first isend/irecv, tested by the comm's calls. */
 	struct ext_hello_xfer hello;
 	int peer_later; /* receive side: the peer's name comes with the hello */
-	struct ext_req *free_head;
-	struct ext_req reqs[EXT_POOL];
 };
 
 /* A connect NCCL has not seen finish yet; NCCL calls again with the same handle. */
@@ -144,15 +131,14 @@ int ext_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle);
 int ext_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset, int fd,
 		      void **mhandle);
 int ext_dereg_mr(void *comm, void *mhandle);
-int ext_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle, void **request);
-int ext_isend_ph(void *send_comm, void *data, size_t size, int tag, void *mhandle,
-		 void *phandle, void **request);
+/* The data path (fl_forward's): each request's state is the caller's struct fl_fwd_req. */
+int ext_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle, void *phandle,
+	      struct fl_fwd_req *r, void **request);
 int ext_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
-	      void **request);
-int ext_irecv_ph(void *recv_comm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
-		 void **phandles, void **request);
-int ext_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles, void **request);
-int ext_test(void *request, int *done, int *sizes, struct fl_xfer_times *times);
+	      void **phandles, struct fl_fwd_req *r, void **request);
+int ext_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
+	       struct fl_fwd_req *r, void **request);
+int ext_test(void *comm, void *request, int n, struct fl_fwd_req *r, int *done, int *sizes);
 void ext_set_pacer(void *comm, struct fl_pacer *pacer);
 /* The inner's data path for the wrap to call itself, once nothing of ext is needed (ext_data.c). */
 int ext_direct(void *comm, struct fl_direct *d);
@@ -165,7 +151,5 @@ unsigned ext_offload(unsigned callable);
 int ext_make_vdevice(int *dev, int ndevs, const int *devs);
 int ext_get_device_mr(void *comm, void *mhandle, void **dptr_mhandle);
 int ext_irecv_consumed(void *recv_comm, int n, void *request);
-/* ext_data.c: a done receive waits for irecvConsumed when the inner has it */
-void ext_req_release(struct ext_comm *c, struct ext_req *r);
 
 #endif

@@ -88,13 +88,11 @@ int ext_get_device_mr(void *comm, void *mhandle, void **dptr_mhandle)
 int ext_irecv_consumed(void *recv_comm, int n, void *request)
 {
 	struct ext_comm *c = recv_comm;
-	struct ext_req *r = request;
 	int rc;
 
 	if (!ext_plugin.irecv_consumed)
 		return fl_fail(FL_ERR_INTERNAL, "ext: %s has no irecvConsumed", ext_plugin.name);
-	rc = ext_plugin.irecv_consumed(c->inner, n, r->inner);
-	ext_req_release(c, r);
+	rc = ext_plugin.irecv_consumed(c->inner, n, request);
 	return rc ? fl_fail(rc, "ext: %s irecvConsumed failed (error %d) on ext connection %u",
 			    ext_plugin.name, rc, c->id) : FL_OK;
 }
