@@ -39,7 +39,7 @@ void lab_usage(FILE *out)
 		"scenarios (a FABRICLAB_FAULT rule on the target node, see docs/faults.md):\n"
 		"  healthy       no fault (default)\n"
 		"  halve-cable   the target's device at 50%% of the link rate, both ways\n"
-		"  slow-node     the target is a straggler: each send held back (factor 2)\n"
+		"  slow-node     the target is a straggler: compute 2x, each send held back (factor 3)\n"
 		"  gdr-off       the target offers no GPUDirect RDMA (host memory only)\n"
 		"  flaky-roce    the target's hops pause 40 ms of every 100 ms (a PFC storm)\n"
 		"  slow-rail     with --rails: the leaf switch of one rail, i.e. NIC k of every\n"

@@ -21,8 +21,10 @@ struct scenario {
 
 /*
  * slow-node: a GPU at half speed. Its compute (the lab's sleep) takes twice
- * as long, and its slow kernels hand their data over late: each send is held
- * back as long again as it takes (factor 2). flaky-roce: the target's hops
+ * as long, and its slow kernels hand their data over at half the rate: each
+ * message held back twice its time at the line rate (factor 3), since NCCL's
+ * pipeline keeps two slices in flight and a shorter hold hides behind the
+ * other one's wire (shim/nccl_rules.c). flaky-roce: the target's hops
  * stop 40 ms of every 100 ms, the pause-frame storm of a misconfigured PFC
  * hop (shorter storms hide below the verdict's 0.8x threshold).
  */
@@ -30,7 +32,7 @@ struct scenario {
 static const struct scenario scenarios[] = {
 	{ LAB_HEALTHY, "healthy", NULL },
 	{ LAB_HALVE_CABLE, "halve-cable", "throttle:node=%s,rate=50%%,dir=both" },
-	{ LAB_SLOW_NODE, "slow-node", "slow:node=%s,factor=2" },
+	{ LAB_SLOW_NODE, "slow-node", "slow:node=%s,factor=3" },
 	{ LAB_GDR_OFF, "gdr-off", "nogdr:node=%s" },
 	{ LAB_FLAKY_ROCE, "flaky-roce", "stall:node=%s,for=40ms,every=100ms" },
 	/* %s = the rail's device: no node selector, so every node applies it. */
