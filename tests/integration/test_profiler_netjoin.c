@@ -168,12 +168,12 @@ static void check_node0(const struct player_scenario *s, int joined)
 			expect_names(s, h, dev_name, dev_name, 1, 1);
 		else
 			expect_names(s, h, src_dev, dst_dev, sender_here, receiver_here);
-		assert_int_equal(h->send.present, sender_here);
-		assert_int_equal(h->recv.present, receiver_here);
+		assert_int_equal(h->send->present, sender_here);
+		assert_int_equal(h->recv->present, receiver_here);
 		if (sender_here)
-			assert_int_equal(h->send.bytes, bytes);
+			assert_int_equal(h->send->bytes, bytes);
 		if (receiver_here)
-			assert_int_equal(h->recv.bytes, bytes);
+			assert_int_equal(h->recv->bytes, bytes);
 	}
 }
 
@@ -220,7 +220,7 @@ static void check_merged(const struct player_scenario *s, int joined)
 		snprintf(src_dev, sizeof(src_dev), "rank%d", r);
 		snprintf(dst_dev, sizeof(dst_dev), "rank%d", (r + 1) % NRANKS);
 		expect_names(s, h, joined ? dev_name : src_dev, joined ? dev_name : dst_dev, 1, 1);
-		assert_true(h->send.present && h->recv.present);
+		assert_true(h->send->present && h->recv->present);
 	}
 	check_prom();
 	if (set.verdict.kind != FL_VERDICT_NONE)

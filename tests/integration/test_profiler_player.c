@@ -119,21 +119,21 @@ static void check_ring(const struct player_scenario *s)
 				      set.hops[i].key.src_node, set.hops[i].key.src_dev,
 				      set.hops[i].key.dst_node, set.hops[i].key.dst_dev,
 				      (unsigned long long)set.hops[i].key.comm_hash,
-				      set.hops[i].send.present, set.hops[i].recv.present);
+				      set.hops[i].send->present, set.hops[i].recv->present);
 		fail_msg("v%d, %d ranks: %zu hops", s->version, s->nranks, set.nhops);
 	}
 	for (int c = 0; c < s->comms; c++) {
 		for (int r = 0; r < s->nranks; r++) {
 			const struct report_hop *h = hop_of(s, r, (r + 1) % s->nranks, c);
 
-			assert_true(h->send.present && h->recv.present);
-			assert_true(h->send.profiler && h->recv.profiler);
+			assert_true(h->send->present && h->recv->present);
+			assert_true(h->send->profiler && h->recv->profiler);
 			assert_string_equal(h->transport, "nccl");
-			assert_int_equal(h->send.bytes, bytes);
-			assert_int_equal(h->recv.bytes, bytes);
-			assert_int_equal(h->send.messages,
+			assert_int_equal(h->send->bytes, bytes);
+			assert_int_equal(h->recv->bytes, bytes);
+			assert_int_equal(h->send->messages,
 					 (uint64_t)s->ops * s->nsteps * s->nchannels);
-			assert_true(h->send.wire_gbs > 0);
+			assert_true(h->send->wire_gbs > 0);
 		}
 	}
 }
@@ -164,7 +164,7 @@ static void test_healthy(void **state)
 		play_and_merge(&s);
 		check_ring(&s);
 		for (size_t h = 0; h < set.nhops; h++) {
-			double gbs = set.hops[h].send.wire_gbs;
+			double gbs = set.hops[h].send->wire_gbs;
 
 			if (gbs < 0.99 * healthy_gbs(&s) || gbs > 1.01 * healthy_gbs(&s))
 				fail_msg("%d ranks: hop %zu at %.3f GB/s, expected %.3f",

@@ -105,23 +105,29 @@ static void test_bad_ports_name_the_field(void **state)
 static void test_rdma_figures_name_the_node_with_the_port(void **state)
 {
 	struct report_hop h;
+	struct report_view send, recv;
 	struct fl_hop_figures fig;
 
 	(void)state;
 	memset(&h, 0, sizeof(h));
-	strcpy(h.key.src_node, "a");
-	strcpy(h.key.dst_node, "b");
-	h.recv.present = true;
-	h.recv.rdma_port_active = true;
-	h.recv.rdma_port = "mlx5_0/1";
-	h.send.present = true;
+	memset(&send, 0, sizeof(send));
+	memset(&recv, 0, sizeof(recv));
+	h.send = &send;
+	h.recv = &recv;
+	h.key.src_node = "a";
+	h.key.dst_node = "b";
+	h.key.src_dev = h.key.dst_dev = "eth0";
+	h.recv->present = true;
+	h.recv->rdma_port_active = true;
+	h.recv->rdma_port = "mlx5_0/1";
+	h.send->present = true;
 	memset(&fig, 0, sizeof(fig));
 	report_rdma_figures(&h, &fig);
 	assert_true(fig.rdma_port_active);
 	assert_string_equal(fig.rdma_node, "b"); /* the receiver wrote it */
 	assert_string_equal(fig.rdma_port, "mlx5_0/1");
-	h.send.rdma_port_active = true;
-	h.send.rdma_port = "mlx5_3/1";
+	h.send->rdma_port_active = true;
+	h.send->rdma_port = "mlx5_3/1";
 	report_rdma_figures(&h, &fig);
 	assert_string_equal(fig.rdma_node, "a");
 	assert_string_equal(fig.rdma_port, "mlx5_3/1");

@@ -91,14 +91,14 @@ static void test_same_order_as_names_compared(void **state)
 		struct report_hop *h = &hops[i];
 
 		seed = seed * 1103515245u + 12345u;
-		snprintf(h->key.src_node, sizeof(h->key.src_node), "%s", nodes[(seed >> 8) % 16]);
-		snprintf(h->key.dst_node, sizeof(h->key.dst_node), "%s", nodes[(seed >> 12) % 16]);
-		snprintf(h->key.src_dev, sizeof(h->key.src_dev), "%s", devs[(seed >> 16) % 5]);
-		snprintf(h->key.dst_dev, sizeof(h->key.dst_dev), "%s", devs[(seed >> 20) % 5]);
+		h->key.src_node = nodes[(seed >> 8) % 16];
+		h->key.dst_node = nodes[(seed >> 12) % 16];
+		h->key.src_dev = devs[(seed >> 16) % 5];
+		h->key.dst_dev = devs[(seed >> 20) % 5];
 		h->src_rank = (long)((seed >> 24) % 3) - 1; /* -1 unknown, 0, 1 */
 		h->dst_rank = (long)((seed >> 26) % 3) - 1;
 		h->key.comm_hash = (seed >> 28) % 2 ? 0 : UINT64_MAX - (seed >> 29);
-		h->send.bytes = i; /* fully equal keys keep their places as the plain sort left them */
+		h->send = h->recv = &report_no_view; /* the order reads names and ranks only */
 	}
 	check_against_reference(hops, n);
 	check_against_reference(hops, 1);

@@ -69,24 +69,24 @@ static void test_healthy_ring_joins_both_views(void **state)
 	assert_int_equal(set.verdict.kind, FL_VERDICT_NONE);
 	assert_int_equal(set.verdict.judged_hops, 4);
 	h = find_hop("n2", "n3");
-	assert_true(h->send.present && h->recv.present);
-	assert_string_equal(set.files[h->send.input].node, "n2");
-	assert_string_equal(set.files[h->recv.input].node, "n3");
+	assert_true(h->send->present && h->recv->present);
+	assert_string_equal(set.files[h->send->input].node, "n2");
+	assert_string_equal(set.files[h->recv->input].node, "n3");
 	f = &set.figures[index_of(h)];
 	/* Sockets: the receiver's wire rate, which the fixture makes lower than the sender's. */
 	assert_string_equal(report_wire_view_name(h), "recv");
-	assert_float_equal(f->wire_gbs, h->recv.wire_gbs, 1e-12);
-	assert_true(h->send.wire_gbs > h->recv.wire_gbs * 1.1);
+	assert_float_equal(f->wire_gbs, h->recv->wire_gbs, 1e-12);
+	assert_true(h->send->wire_gbs > h->recv->wire_gbs * 1.1);
 	/* The receiver's wait (30%), not the sender's (5%). */
 	assert_float_equal(f->peer_wait_seconds / f->active_seconds, 0.30, 1e-6);
 	assert_int_equal(f->bytes, 2ULL << 30);
 	assert_int_equal(f->messages, 4096);
 	assert_float_equal(f->line_rate_gbs, 12.5, 1e-12);
-	assert_int_equal(h->send.src_rank, 1);
-	assert_int_equal(h->send.dst_rank, 2);
-	report_sizes_get(&h->send, sizes);
+	assert_int_equal(h->send->src_rank, 1);
+	assert_int_equal(h->send->dst_rank, 2);
+	report_sizes_get(h->send, sizes);
 	assert_int_equal(sizes[19], 4096); /* 512 KiB messages */
-	assert_float_equal(h->recv.p50_us, 52.0, 0.1);
+	assert_float_equal(h->recv->p50_us, 52.0, 0.1);
 }
 
 static void test_verbs_take_the_senders_wire_rate(void **state)
@@ -98,7 +98,7 @@ static void test_verbs_take_the_senders_wire_rate(void **state)
 	h = find_hop("n1", "n2");
 	assert_string_equal(report_wire_view_name(h), "send");
 	assert_float_equal(set.figures[index_of(h)].wire_gbs, 20.0, 1e-9);
-	assert_float_equal(h->recv.wire_gbs, 40.0, 1e-9);
+	assert_float_equal(h->recv->wire_gbs, 40.0, 1e-9);
 	/*
 	 * Every hop alike, no culprit among them (the whole ring at 40% of its line: not
 	 * enough evidence to call healthy against the line's prior, nor anyone to blame).
@@ -116,12 +116,12 @@ static void test_one_view_is_enough(void **state)
 	assert_int_equal(load(FIXTURES "send_only4"), 0);
 	assert_int_equal(set.nhops, 4);
 	h = find_hop("n3", "n4");
-	assert_false(h->recv.present);
+	assert_false(h->recv->present);
 	f = &set.figures[index_of(h)];
-	assert_float_equal(f->wire_gbs, h->send.wire_gbs, 1e-12);
+	assert_float_equal(f->wire_gbs, h->send->wire_gbs, 1e-12);
 	/* the receiver's waits are unknown without its report, never the sender's under its name */
 	assert_float_equal(f->peer_wait_seconds, 0.0, 0.0);
-	assert_float_equal(f->send_wait_seconds, h->send.peer_wait_seconds, 1e-12);
+	assert_float_equal(f->send_wait_seconds, h->send->peer_wait_seconds, 1e-12);
 	assert_int_equal(set.verdict.judged_hops, 4);
 }
 
@@ -207,11 +207,11 @@ static void test_processes_of_one_node_never_mix(void **state)
 	for (size_t i = 0; i < set.nhops; i++) {
 		const struct report_hop *h = &set.hops[i];
 
-		assert_int_equal(h->send.processes, 1);
-		assert_int_equal(h->recv.processes, 1);
-		assert_int_equal(h->send.bytes, 1ULL << 30);
+		assert_int_equal(h->send->processes, 1);
+		assert_int_equal(h->recv->processes, 1);
+		assert_int_equal(h->send->bytes, 1ULL << 30);
 		/* One process's rate, not the sum of two. */
-		assert_float_equal(h->recv.wire_gbs, 5.0, 1e-6);
+		assert_float_equal(h->recv->wire_gbs, 5.0, 1e-6);
 		assert_true(h->src_rank >= 0 && h->dst_rank >= 0);
 	}
 	report_hop_name(&set, 0, name, sizeof(name));
@@ -267,9 +267,9 @@ static void test_same_view_from_two_processes_uses_timed_bytes(void **state)
 	assert_int_equal(load(dir), 0);
 	assert_int_equal(set.nhops, 1);
 	h = &set.hops[0];
-	assert_int_equal(h->recv.processes, 2);
-	assert_int_equal(h->recv.wire_bytes, 20000000ULL);
-	assert_float_equal(h->recv.wire_gbs, 0.16, 1e-9);
+	assert_int_equal(h->recv->processes, 2);
+	assert_int_equal(h->recv->wire_bytes, 20000000ULL);
+	assert_float_equal(h->recv->wire_gbs, 0.16, 1e-9);
 	assert_false(report_rate_error(&set, 0, (char[160]){ 0 }, 160));
 	remove_dir(dir);
 }
@@ -409,8 +409,8 @@ static void test_minimal_reports_natural_order_odd_names(void **state)
 	assert_string_equal(set.hops[0].key.src_node, "a \"x\" & b");
 	assert_string_equal(set.hops[1].key.src_node, "n9");
 	assert_string_equal(set.hops[2].key.src_node, "n10");
-	assert_int_equal(set.hops[1].send.connections, 1);
-	assert_int_equal(set.hops[1].send.src_rank, -1);
+	assert_int_equal(set.hops[1].send->connections, 1);
+	assert_int_equal(set.hops[1].send->src_rank, -1);
 	assert_int_equal(set.nodes, 3);
 	assert_int_equal(set.verdict.kind, FL_VERDICT_NONE);
 	assert_int_equal(set.verdict.judged_hops, 0);
@@ -461,10 +461,10 @@ static void test_large_report_streams_hops_and_keeps_the_rest(void **state)
 
 		snprintf(peer, sizeof(peer), "peer%05zu", i);
 		h = find_hop("n0", peer);
-		assert_int_equal(h->send.bytes, 1000 + i);
-		assert_true(h->send.dev_gdr_capable); /* the devices' names, read from the rest */
-		assert_string_equal(h->send.rdma_port, "mlx5_0/1");
-		assert_true(h->send.p99_us == 2.0);
+		assert_int_equal(h->send->bytes, 1000 + i);
+		assert_true(h->send->dev_gdr_capable); /* the devices' names, read from the rest */
+		assert_string_equal(h->send->rdma_port, "mlx5_0/1");
+		assert_true(h->send->p99_us == 2.0);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);

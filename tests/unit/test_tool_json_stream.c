@@ -190,6 +190,73 @@ static void test_more_than_its_buffer(void **state)
 	free(text);
 }
 
+/*
+ * Reals as a report has them (short decimals: 0.1, 12.25, 1e-4) and not
+ * (thirds, random bits), near where "%g" turns to an exponent or rounds up a
+ * digit: each written without printf where it can be must read as jansson's.
+ */
+#define MANY_REALS 6000
+static double many[MANY_REALS];
+
+static void fill_many(void)
+{
+	static const double edges[] = { 1e-4, 9.9999e-5, 0.00012, 999999.0, 999999.5,
+					9999995.0, 0.1234565, 1.0 / 3.0, 2.675, 1e15 - 1.0,
+					123456789012345.6, 0.3, 0.7, 1.1, 5e-5 };
+	uint64_t seed = 12345;
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+		many[n++] = edges[i];
+		many[n++] = -edges[i];
+	}
+	while (n < MANY_REALS) {
+		uint64_t r;
+		double v;
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		r = seed >> 11;
+		if (n % 3 == 0) /* digits / 10^k */
+			v = (double)(r % 10000000) / pow(10.0, (double)((r >> 40) % 12));
+		else if (n % 3 == 1) /* any bits in 10^-6 .. 10^9 */
+			v = (double)r / (double)(1ULL << 53) * pow(10.0, (double)((r >> 7) % 16) - 6.0);
+		else /* one digit after the point, as the rates are */
+			v = (double)(r % 100000) / 10.0;
+		many[n++] = (r & 1) ? -v : v;
+	}
+}
+
+static void many_streamed(struct tool_json_stream *s)
+{
+	tool_json_stream_open(s, NULL, '[');
+	for (size_t i = 0; i < MANY_REALS; i++)
+		tool_json_stream_real(s, NULL, many[i]);
+	tool_json_stream_close(s);
+}
+
+static void test_many_reals_as_jansson_writes(void **state)
+{
+	static const int precisions[] = { 1, 3, 6, 10, 15, 16, 17 };
+
+	(void)state;
+	fill_many();
+	for (size_t p = 0; p < sizeof(precisions) / sizeof(precisions[0]); p++) {
+		size_t flags = JSON_INDENT(1) | JSON_REAL_PRECISION(precisions[p]);
+		json_t *a = json_array();
+		char *want, *got;
+
+		for (size_t i = 0; i < MANY_REALS; i++)
+			json_array_append_new(a, json_real(many[i]));
+		want = json_dumps(a, flags);
+		json_decref(a);
+		got = as_it_goes(flags, many_streamed);
+		assert_non_null(want);
+		assert_string_equal(got, want);
+		free(want);
+		free(got);
+	}
+}
+
 static void test_unbalanced_is_an_error(void **state)
 {
 	struct tool_json_stream *s = malloc(sizeof(*s));
@@ -219,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_bad_utf8_escaped_and_nan_null),
 		cmocka_unit_test(test_more_than_its_buffer),
 		cmocka_unit_test(test_unbalanced_is_an_error),
+		cmocka_unit_test(test_many_reals_as_jansson_writes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -74,9 +74,46 @@ static void indent(struct tool_json_stream *s, int depth, bool space)
 	}
 }
 
+/*
+ * member()'s usual case written in one piece: inside a container indented no
+ * deeper than SPACES, the whole separator and key fitting the buffer (a hop
+ * of the merged report has some sixty members: a put each for the comma, the
+ * indent, the quotes and the key cost more than the values). False where the
+ * general path must do it.
+ */
+static bool member_fast(struct tool_json_stream *s, const char *key)
+{
+	size_t n = s->depth > 0 ? (size_t)s->depth * indent_width(s) : 0;
+	size_t len = key ? strlen(key) : 0;
+	char *p;
+
+	if (n == 0 || n > SPACES || s->used + n + len + 6 > sizeof(s->buf))
+		return false;
+	p = s->buf + s->used;
+	if (s->members[s->depth - 1])
+		*p++ = ',';
+	s->members[s->depth - 1] = true;
+	*p++ = '\n';
+	memset(p, ' ', n);
+	p += n;
+	if (key) {
+		*p++ = '"';
+		memcpy(p, key, len);
+		p += len;
+		*p++ = '"';
+		*p++ = ':';
+		if (!(s->flags & JSON_COMPACT))
+			*p++ = ' ';
+	}
+	s->used = (size_t)(p - s->buf);
+	return true;
+}
+
 /* The separator before the next member of the container open at the top, and its key. */
 static void member(struct tool_json_stream *s, const char *key)
 {
+	if (member_fast(s, key))
+		return;
 	if (s->depth > 0) {
 		if (s->members[s->depth - 1])
 			put(s, ",", 1);
@@ -215,6 +252,55 @@ static bool whole_real(struct tool_json_stream *s, double value, int precision)
 }
 
 /*
+ * A real that is a short decimal (0.1, 12.25: most rates and seconds of a
+ * report) written without printf: the digits of value x 10^k, the smallest k
+ * that makes it whole, with k of them after the point. "%.*g" writes the same:
+ * the product rounds to that whole number only when value lies within 2^-53
+ * of the decimal, far inside half a step of precision (15 or fewer)
+ * significant digits, so the decimal is value rounded; at most precision
+ * digits and 10^-4 or more, "%g" writes it in fixed notation, its trailing
+ * zeros stripped (67940.57 x 100 is not whole in binary, x 1000 is).
+ */
+static bool short_real(struct tool_json_stream *s, double value, int precision)
+{
+	static const double pow10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+					1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18,
+					1e19 };
+	double mag = fabs(value);
+	char text[48], *start, *end = text + sizeof(text);
+
+	if (precision < 1 || precision > 15 || !(mag >= 1e-4) || mag >= pow10[precision])
+		return false;
+	for (int k = 1; k <= precision + 4; k++) {
+		double m = mag * pow10[k];
+		unsigned long long whole;
+
+		if (m >= pow10[precision])
+			return false; /* more digits than precision: printf rounds */
+		if (m != floor(m))
+			continue;
+		whole = (unsigned long long)m;
+		while (k > 0 && whole % 10 == 0) { /* "%g" strips them */
+			whole /= 10;
+			k--;
+		}
+		if (k == 0) /* whole once rounded: "%g" gives its digits, dtostr adds ".0" */
+			*--end = '0';
+		for (int d = 0; d < k; d++) {
+			*--end = (char)('0' + whole % 10);
+			whole /= 10;
+		}
+		*--end = '.';
+		start = digits(end, (long long)whole);
+		if (value < 0)
+			*--start = '-';
+		put(s, start, (size_t)(text + sizeof(text) - start));
+		return true;
+	}
+	return false;
+}
+
+/*
  * As jansson's dtostr (strconv.c): "%.*g", ".0" added when that reads as an
  * integer, the exponent without its '+' and leading zeros ("1e+09" -> "1e9").
  */
@@ -229,7 +315,8 @@ void tool_json_stream_real(struct tool_json_stream *s, const char *key, double v
 		return;
 	}
 	member(s, key);
-	if (whole_real(s, value, precision ? precision : 17))
+	if (whole_real(s, value, precision ? precision : 17) ||
+	    short_real(s, value, precision))
 		return;
 	n = (size_t)snprintf(text, sizeof(text) - 3, "%.*g", precision ? precision : 17, value);
 	if (!strchr(text, '.') && !strchr(text, 'e')) {

@@ -29,8 +29,8 @@
 
 /*
  * One end's figures for one hop, as that process wrote them. Kept small (a
- * joined hop holds two, 10^6 hops are read in one report): flags first, the
- * size histogram and the port name out of line.
+ * joined hop points at up to two, 10^6 hops are read in one report): flags
+ * first, the size histogram and the port name out of line.
  */
 struct report_view {
 	bool present;
@@ -71,7 +71,8 @@ struct report_arena {
 	struct report_arena_chunk *head;
 };
 
-struct report_hop_key {
+/* A hop's names as one view of it was read (a file's, a trace's). */
+struct report_view_key {
 	char src_node[FL_NODE_NAME_LEN];
 	char src_dev[FL_DEV_NAME_LEN];
 	char dst_node[FL_NODE_NAME_LEN];
@@ -79,9 +80,18 @@ struct report_hop_key {
 	uint64_t comm_hash; /* profiler mode: hops are a communicator's rank pairs; 0 net mode */
 };
 
+/*
+ * A joined hop's names: each distinct name once in the set (report_names.h),
+ * where 10^6 hops held 128 bytes of names each.
+ */
+struct report_hop_key {
+	const char *src_node, *src_dev, *dst_node, *dst_dev;
+	uint64_t comm_hash; /* as report_view_key's */
+};
+
 /* One view as read from one file, before the join. */
 struct report_file_view {
-	struct report_hop_key key;
+	struct report_view_key key;
 	char transport[16];
 	bool is_send;
 	struct report_view v;
@@ -174,19 +184,29 @@ struct report_file {
  * One directed hop with both ends' views. Processes of one node (one per GPU,
  * same host name) keep their hops apart by rank: views join only when their
  * ranks agree, or one of them does not know its ranks (-1).
+ *
+ * The views live in the set's views[] (a hop of one report has one view, 10^6
+ * such hops held their absent halves for nothing: 206 MiB); a view no end
+ * wrote points at report_no_view (present false, all zero), never NULL, and
+ * is never written through.
  */
 struct report_hop {
 	struct report_hop_key key;
 	long src_rank, dst_rank; /* as the views told them, -1 unknown */
 	char transport[16];
-	struct report_view send, recv;
+	struct report_view *send, *recv;
 };
+
+/* The view of an end that did not report: all zero, shared by every such hop. */
+extern struct report_view report_no_view;
 
 struct report_set {
 	struct report_file *files;
 	size_t nfiles, files_cap;
 	struct report_hop *hops; /* sorted by src, dst after report_merge */
 	size_t nhops;
+	struct report_view *views; /* the hops' views (report_hop), in the order they joined */
+	size_t nviews;
 	struct fl_hop_figures *figures; /* figures[i] is hops[i] as the verdict sees it */
 	/* the topology's shared elements the verdict was given (--topology), else NULL */
 	const struct fl_hop_elements *elements;

@@ -88,7 +88,9 @@ static int find_missing_nodes(struct report_set *set)
 			add_name(&reported, set->files[f].node);
 	}
 	for (size_t i = 0; !err && i < set->nhops; i++) {
-		add_name(&named, set->hops[i].key.src_node);
+		/* sorted by source first: a source named by the hop before is named already */
+		if (!i || set->hops[i].key.src_node != set->hops[i - 1].key.src_node)
+			add_name(&named, set->hops[i].key.src_node);
 		add_name(&named, set->hops[i].key.dst_node);
 	}
 	for (size_t k = 0; !err && k < named.n; k++)

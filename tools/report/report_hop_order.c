@@ -15,7 +15,11 @@ struct hop_key {
 	uint64_t comm_hash;
 };
 
-/* Every distinct name once (exact bytes), numbered in order of first sight. */
+/*
+ * Every distinct name once, numbered in order of first sight. The hops hold
+ * each name's one copy (report_names.h): a name is its pointer, hashed and
+ * compared without reading its text.
+ */
 struct names {
 	const char **text; /* by id */
 	uint32_t n;
@@ -25,12 +29,12 @@ struct names {
 
 static uint32_t intern(struct names *t, const char *s)
 {
-	size_t at = tool_hash_mix(tool_fnv1a(TOOL_FNV_OFFSET, s)) & (t->nslots - 1);
+	size_t at = tool_hash_mix((uint64_t)(uintptr_t)s) & (t->nslots - 1);
 
 	while (t->slots[at]) {
 		uint32_t id = t->slots[at] - 1;
 
-		if (!strcmp(t->text[id], s))
+		if (t->text[id] == s)
 			return id;
 		at = (at + 1) & (t->nslots - 1);
 	}

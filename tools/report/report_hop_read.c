@@ -164,7 +164,7 @@ static int get_view_name(const struct report_reader *r, const struct report_json
 }
 
 static int get_key(const struct report_reader *r, const struct report_json *j,
-		   struct report_hop_key *k)
+		   struct report_view_key *k)
 {
 	const struct report_json_node *hop = report_json_root(j);
 	int err = get_string(r, j, hop, "src_node", true, k->src_node, sizeof(k->src_node));

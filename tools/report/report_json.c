@@ -118,8 +118,8 @@ static void hop_json(struct tool_json_stream *s, const struct report_set *set, s
 	memory_names(s, f->mem_types);
 	tool_json_stream_bool(s, "gdr", (f->mem_types & (FL_PTR_CUDA | FL_PTR_DMABUF)) != 0);
 	tool_json_stream_bool(s, "culprit", report_is_culprit(set, i));
-	view_json(s, "send", set, &h->send);
-	view_json(s, "recv", set, &h->recv);
+	view_json(s, "send", set, h->send);
+	view_json(s, "recv", set, h->recv);
 	tool_json_stream_string(s, "mode", report_hop_mode(h));
 	tool_json_stream_string(s, "link_layer", f->link_layer[0] ? f->link_layer : NULL);
 	snprintf(text, sizeof(text), "%016llx", (unsigned long long)h->key.comm_hash);

@@ -11,14 +11,18 @@
 #include "plugin/verdict/verdict_topology.h"
 #include "report.h"
 #include "report_hop_order.h"
+#include "report_names.h"
 #include "tools/common/tool_hash.h"
+
+struct report_view report_no_view;
 
 struct hop_index {
 	size_t *slots; /* hop index + 1; 0 is empty */
 	size_t nslots;
+	struct report_names names; /* the hops' names, each once */
 };
 
-static uint64_t hash_key(const struct report_hop_key *k)
+static uint64_t hash_key(const struct report_view_key *k)
 {
 	const char *parts[] = { k->src_node, k->src_dev, k->dst_node, k->dst_dev };
 	uint64_t h = TOOL_FNV_OFFSET ^ k->comm_hash;
@@ -30,7 +34,7 @@ static uint64_t hash_key(const struct report_hop_key *k)
 	return tool_hash_mix(h);
 }
 
-static bool same_key(const struct report_hop_key *a, const struct report_hop_key *b)
+static bool same_key(const struct report_hop_key *a, const struct report_view_key *b)
 {
 	return !strcmp(a->src_node, b->src_node) && !strcmp(a->src_dev, b->src_dev) &&
 	       !strcmp(a->dst_node, b->dst_node) && !strcmp(a->dst_dev, b->dst_dev) &&
@@ -67,9 +71,22 @@ static bool same_mode(const struct report_hop *h, const struct report_file_view 
 	return !strcmp(h->transport, "nccl") == !strcmp(fv->transport, "nccl");
 }
 
+/* The view's names as the set keeps them; -1 out of memory. */
+static int intern_key(struct report_set *set, struct hop_index *ix, struct report_hop_key *k,
+		      const struct report_view_key *v)
+{
+	k->src_node = report_names_intern(&ix->names, &set->sizes, v->src_node);
+	k->src_dev = report_names_intern(&ix->names, &set->sizes, v->src_dev);
+	k->dst_node = report_names_intern(&ix->names, &set->sizes, v->dst_node);
+	k->dst_dev = report_names_intern(&ix->names, &set->sizes, v->dst_dev);
+	k->comm_hash = v->comm_hash;
+	return k->src_node && k->src_dev && k->dst_node && k->dst_dev ? 0 : -1;
+}
+
 /*
- * The hop with this key, mode and agreeing ranks, added when new. The same names
- * with other ranks are another process pair of the same nodes: a hop of its own.
+ * The hop with this key, mode and agreeing ranks, added when new (NULL out of
+ * memory). The same names with other ranks are another process pair of the
+ * same nodes: a hop of its own.
  */
 static struct report_hop *find_or_add(struct report_set *set, struct hop_index *ix,
 				      const struct report_file_view *fv)
@@ -85,12 +102,15 @@ static struct report_hop *find_or_add(struct report_set *set, struct hop_index *
 		}
 		s = (s + 1) & (ix->nslots - 1);
 	}
-	h = &set->hops[set->nhops++];
+	h = &set->hops[set->nhops];
 	memset(h, 0, sizeof(*h));
-	h->key = fv->key;
+	if (intern_key(set, ix, &h->key, &fv->key))
+		return NULL;
+	set->nhops++;
 	h->src_rank = fv->v.src_rank;
 	h->dst_rank = fv->v.dst_rank;
 	memcpy(h->transport, fv->transport, sizeof(h->transport));
+	h->send = h->recv = &report_no_view;
 	ix->slots[s] = set->nhops;
 	return h;
 }
@@ -154,7 +174,7 @@ static int combine(struct report_arena *sizes, struct report_view *into,
 static int add_view(struct report_set *set, struct report_hop *h,
 		    const struct report_file_view *fv, int input, size_t index)
 {
-	struct report_view *slot = fv->is_send ? &h->send : &h->recv;
+	struct report_view **at = fv->is_send ? &h->send : &h->recv, *slot = *at;
 
 	if (slot->present && slot->last_input == input)
 		return fl_fail(FL_ERR_USAGE, "%s: hops[%zu] repeats hops[%zu] (%s/%s -> %s/%s, %s "
@@ -168,6 +188,7 @@ static int add_view(struct report_set *set, struct report_hop *h,
 		if (err)
 			return err;
 	} else {
+		*at = slot = &set->views[set->nviews++]; /* report_no_view stays as it is */
 		*slot = fv->v;
 		slot->input = input;
 	}
@@ -224,7 +245,7 @@ static int drop_duplicates(struct report_set *set)
 static int join_views(struct report_set *set)
 {
 	size_t views = 0;
-	struct hop_index ix = { NULL, 16 };
+	struct hop_index ix = { NULL, 16, { NULL, 0, 0 } };
 	int err = 0;
 
 	for (size_t f = 0; f < set->nfiles; f++)
@@ -233,28 +254,34 @@ static int join_views(struct report_set *set)
 		ix.nslots *= 2;
 	ix.slots = calloc(ix.nslots, sizeof(*ix.slots));
 	set->hops = malloc((views + 1) * sizeof(*set->hops));
-	if (!ix.slots || !set->hops) {
+	/* each file view joins a view or starts one: views[] never moves, its hops point in */
+	set->views = malloc((views + 1) * sizeof(*set->views));
+	if (!ix.slots || !set->hops || !set->views) {
 		free(ix.slots);
 		return fl_fail(FL_ERR_SYSTEM, "out of memory joining %zu hop views", views);
 	}
 	for (size_t f = 0; !err && f < set->nfiles; f++) {
 		const struct report_file *file = &set->files[f];
 
-		for (size_t i = 0; !err && file->superseded_by < 0 && i < file->nviews; i++)
-			err = add_view(set, find_or_add(set, &ix, &file->views[i]), &file->views[i],
-				       (int)f, i);
+		for (size_t i = 0; !err && file->superseded_by < 0 && i < file->nviews; i++) {
+			struct report_hop *h = find_or_add(set, &ix, &file->views[i]);
+
+			err = h ? add_view(set, h, &file->views[i], (int)f, i)
+				: fl_fail(FL_ERR_SYSTEM, "out of memory joining %zu hop views", views);
+		}
 		/* in the hops now: what they took goes back before the next file's are copied */
 		free(set->files[f].views);
 		set->files[f].views = NULL;
 		set->files[f].nviews = 0;
 	}
 	free(ix.slots);
+	report_names_free(&ix.names);
 	return err;
 }
 
 /*
  * The hops in report_hop_order's order, moved in place along the
- * permutation's cycles: qsort on the 568-byte hops themselves takes a copy of
+ * permutation's cycles: qsort on the hops themselves takes a copy of
  * them all. *nodes: the distinct node names, counted on the way.
  */
 static int sort_hops(struct report_set *set, size_t *nodes)
@@ -297,8 +324,8 @@ static int sort_hops(struct report_set *set, size_t *nodes)
 static void take_sender_bytes(struct report_set *set)
 {
 	for (size_t i = 0; i < set->nhops; i++) {
-		struct report_view *r = &set->hops[i].recv;
-		const struct report_view *s = &set->hops[i].send;
+		struct report_view *r = set->hops[i].recv;
+		const struct report_view *s = set->hops[i].send;
 
 		if (!r->present || !s->present || !r->unsized_messages ||
 		    r->unsized_messages < r->messages)
@@ -329,8 +356,8 @@ const struct report_view *report_wire_view(const struct report_hop *h)
 	 * NCCL's own transports (profiler mode): the sender's SendWait -> done.
 	 */
 	bool sockets = !strcmp(h->transport, "socket");
-	const struct report_view *best = sockets ? &h->recv : &h->send;
-	const struct report_view *other = sockets ? &h->send : &h->recv;
+	const struct report_view *best = sockets ? h->recv : h->send;
+	const struct report_view *other = sockets ? h->send : h->recv;
 
 	/* An end that did not time the wire (a socket sender) gives way to one that did. */
 	if (!report_has_wire(best) && report_has_wire(other))
@@ -349,8 +376,8 @@ const struct report_view *report_wire_view(const struct report_hop *h)
 
 const char *report_hop_mode(const struct report_hop *h)
 {
-	bool prof = (h->send.present && h->send.profiler) || (h->recv.present && h->recv.profiler);
-	bool net = (h->send.present && !h->send.profiler) || (h->recv.present && !h->recv.profiler);
+	bool prof = (h->send->present && h->send->profiler) || (h->recv->present && h->recv->profiler);
+	bool net = (h->send->present && !h->send->profiler) || (h->recv->present && !h->recv->profiler);
 
 	return prof && net ? "net+profiler" : prof ? "profiler" : "net";
 }
@@ -362,16 +389,16 @@ const char *report_hop_mode(const struct report_hop *h)
  */
 bool report_ext_both_ends(const struct report_hop *h)
 {
-	return !strcmp(h->transport, "ext") && report_has_wire(&h->send) &&
-	       report_has_wire(&h->recv) && h->send.peer_wait_seconds <= 0.0 &&
-	       h->recv.peer_wait_seconds <= 0.0;
+	return !strcmp(h->transport, "ext") && report_has_wire(h->send) &&
+	       report_has_wire(h->recv) && h->send->peer_wait_seconds <= 0.0 &&
+	       h->recv->peer_wait_seconds <= 0.0;
 }
 
 const char *report_wire_view_name(const struct report_hop *h)
 {
 	if (report_ext_both_ends(h))
 		return "send+recv";
-	return report_wire_view(h) == &h->send ? "send" : "recv";
+	return report_wire_view(h) == h->send ? "send" : "recv";
 }
 
 /*
@@ -383,7 +410,7 @@ const char *report_wire_view_name(const struct report_hop *h)
  */
 static void ext_estimates(const struct report_hop *h, struct fl_hop_figures *f)
 {
-	double s = h->send.wire_seconds, r = h->recv.wire_seconds;
+	double s = h->send->wire_seconds, r = h->recv->wire_seconds;
 	double wire = s < r ? s : r;
 	double at_line = f->line_rate_gbs > 0 ? (double)f->bytes / (f->line_rate_gbs * 1e9) : 0;
 
@@ -392,13 +419,13 @@ static void ext_estimates(const struct report_hop *h, struct fl_hop_figures *f)
 	f->wire_seconds = wire;
 	f->wire_runs = 0; /* an estimate: no stretches of its own */
 	f->wire_gbs = (double)f->bytes / wire / 1e9;
-	f->peer_wait_seconds = h->recv.active_seconds > wire ? h->recv.active_seconds - wire : 0;
+	f->peer_wait_seconds = h->recv->active_seconds > wire ? h->recv->active_seconds - wire : 0;
 }
 
 static double line_rate(const struct report_hop *h)
 {
-	double s = h->send.present ? h->send.line_rate_gbs : 0;
-	double r = h->recv.present ? h->recv.line_rate_gbs : 0;
+	double s = h->send->present ? h->send->line_rate_gbs : 0;
+	double r = h->recv->present ? h->recv->line_rate_gbs : 0;
 
 	/* The slower end's nominal speed bounds the hop. */
 	if (s > 0 && r > 0)
@@ -413,7 +440,7 @@ static double line_rate(const struct report_hop *h)
  */
 static void join_gdr(const struct report_hop *h, struct fl_hop_figures *f)
 {
-	const struct report_view *views[] = { &h->send, &h->recv };
+	const struct report_view *views[] = { h->send, h->recv };
 	int host = 0, gdr = 0;
 	bool all_gdr = true, capable = false, capable_unused = false;
 
@@ -431,8 +458,8 @@ static void join_gdr(const struct report_hop *h, struct fl_hop_figures *f)
 	}
 	f->mem_types = host | (all_gdr ? gdr : 0);
 	f->gdr_capable = all_gdr ? capable : capable_unused;
-	f->src_mem_types = h->send.present ? h->send.mem_types : 0;
-	f->dst_mem_types = h->recv.present ? h->recv.mem_types : 0;
+	f->src_mem_types = h->send->present ? h->send->mem_types : 0;
+	f->dst_mem_types = h->recv->present ? h->recv->mem_types : 0;
 }
 
 /* A view's size buckets hold [2^b, 2^(b+1)); the plugin's bucket b + 1 holds the same. */
@@ -446,23 +473,32 @@ static uint64_t typical_request(const struct report_view *v)
 	return fl_size_median_byte(counts);
 }
 
+/* A name read into a field of this size (report_view_key), into a zeroed one as long. */
+static void copy_name(char *to, size_t size, const char *name)
+{
+	size_t len = strnlen(name, size - 1);
+
+	memcpy(to, name, len);
+	to[len] = '\0';
+}
+
 static void to_figures(const struct report_hop *h, struct fl_hop_figures *f)
 {
 	const struct report_view *wire = report_wire_view(h);
-	const struct report_view *counts = h->send.present ? &h->send : &h->recv;
+	const struct report_view *counts = h->send->present ? h->send : h->recv;
 	/*
 	 * The receiver's waits come from the receiver alone: where its report is
 	 * missing they are unknown (0), never the sender's figures under its name,
 	 * so a missing report is missing evidence, not a straggler.
 	 */
 	static const struct report_view none;
-	const struct report_view *waits = h->recv.present ? &h->recv : &none;
+	const struct report_view *waits = h->recv->present ? h->recv : &none;
 
 	memset(f, 0, sizeof(*f));
-	memcpy(f->src_node, h->key.src_node, sizeof(f->src_node));
-	memcpy(f->src_dev, h->key.src_dev, sizeof(f->src_dev));
-	memcpy(f->dst_node, h->key.dst_node, sizeof(f->dst_node));
-	memcpy(f->dst_dev, h->key.dst_dev, sizeof(f->dst_dev));
+	copy_name(f->src_node, sizeof(f->src_node), h->key.src_node);
+	copy_name(f->src_dev, sizeof(f->src_dev), h->key.src_dev);
+	copy_name(f->dst_node, sizeof(f->dst_node), h->key.dst_node);
+	copy_name(f->dst_dev, sizeof(f->dst_dev), h->key.dst_dev);
 	memcpy(f->transport, h->transport, sizeof(f->transport));
 	memcpy(f->link_layer, counts->link_layer[0] ? counts->link_layer : waits->link_layer,
 	       sizeof(f->link_layer));
@@ -478,9 +514,9 @@ static void to_figures(const struct report_hop *h, struct fl_hop_figures *f)
 	f->peer_wait_seconds = waits->peer_wait_seconds;
 	f->outstanding_seconds = waits->outstanding_seconds;
 	f->active_seconds = waits->active_seconds;
-	if (h->send.present) {
-		f->send_wait_seconds = h->send.peer_wait_seconds;
-		f->send_outstanding_seconds = h->send.outstanding_seconds;
+	if (h->send->present) {
+		f->send_wait_seconds = h->send->peer_wait_seconds;
+		f->send_outstanding_seconds = h->send->outstanding_seconds;
 	}
 	if (report_ext_both_ends(h))
 		ext_estimates(h, f);
@@ -530,7 +566,7 @@ int report_merge(struct report_set *set, const struct fl_verdict_params *params)
 	if (err)
 		return err;
 	if (set->verdict.hop >= 0 && !strcmp(set->hops[set->verdict.hop].transport, "socket") &&
-	    report_wire_view(&set->hops[set->verdict.hop]) == &set->hops[set->verdict.hop].send)
+	    report_wire_view(&set->hops[set->verdict.hop]) == set->hops[set->verdict.hop].send)
 		fl_verdict_note_sender_view(&set->verdict);
 	set->ncommands = fl_verdict_commands(&set->verdict, set->figures, set->nhops, set->commands,
 					     sizeof(set->commands));
@@ -621,6 +657,7 @@ void report_free(struct report_set *set)
 	free(set->missing_nodes);
 	free(set->files);
 	free(set->hops);
+	free(set->views);
 	free(set->figures);
 	report_arena_free(&set->sizes);
 	memset(set, 0, sizeof(*set));

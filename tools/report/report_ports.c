@@ -14,9 +14,9 @@
 
 void report_rdma_figures(const struct report_hop *h, struct fl_hop_figures *f)
 {
-	bool send = h->send.present && h->send.rdma_port_active;
-	bool recv = h->recv.present && h->recv.rdma_port_active;
-	const struct report_view *v = send ? &h->send : &h->recv;
+	bool send = h->send->present && h->send->rdma_port_active;
+	bool recv = h->recv->present && h->recv->rdma_port_active;
+	const struct report_view *v = send ? h->send : h->recv;
 
 	f->rdma_port_active = send || recv;
 	if (!f->rdma_port_active || !v->rdma_port || !v->rdma_port[0])

@@ -91,7 +91,7 @@ static void wire_rates(const struct report_set *set, FILE *out)
 	       "as its sender (view=send) or receiver (view=recv) measured it.");
 	for (size_t i = 0; i < set->nhops; i++) {
 		const struct report_hop *h = &set->hops[i];
-		const struct report_view *views[] = { &h->send, &h->recv };
+		const struct report_view *views[] = { h->send, h->recv };
 
 		for (size_t v = 0; v < 2; v++) {
 			if (!report_has_wire(views[v]))

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "report_fixed.h"
 
 #define HOP_COLUMN_MAX 64
 
@@ -60,16 +61,14 @@ static void human_bytes(uint64_t bytes, char *buf, size_t len)
 		x /= 1024.0;
 		u++;
 	}
-	if (u)
-		snprintf(buf, len, "%.1f %s", x, units[u]);
-	else
-		snprintf(buf, len, "%.0f %s", x, units[u]);
+	report_fixed(buf, len, x, u ? 1 : 0);
+	snprintf(buf + strlen(buf), len - strlen(buf), " %s", units[u]);
 }
 
 static void rate(const struct report_view *v, char *buf, size_t len)
 {
 	if (report_has_wire(v))
-		snprintf(buf, len, "%.2f", v->wire_gbs);
+		report_fixed(buf, len, v->wire_gbs, 2);
 	else
 		snprintf(buf, len, "-");
 }
@@ -77,10 +76,12 @@ static void rate(const struct report_view *v, char *buf, size_t len)
 /* "-" when the whole is unknown. */
 static void percent(double part, double whole, char *buf, size_t len)
 {
-	if (whole > 0)
-		snprintf(buf, len, "%.1f%%", 100.0 * part / whole);
-	else
+	if (whole > 0) {
+		report_fixed(buf, len, 100.0 * part / whole, 1);
+		strncat(buf, "%", len - strlen(buf) - 1);
+	} else {
 		snprintf(buf, len, "-");
+	}
 }
 
 static const char *gdr_word(int mem_types)
@@ -136,20 +137,22 @@ static void print_hop(const struct report_set *set, size_t i, int width, FILE *o
 	const struct fl_hop_figures *f = &set->figures[i];
 	const struct report_view *w = report_wire_view(h);
 	char name[HOP_COLUMN_MAX * 4], recv[16], send[16], bytes[16], line[16], wait[16];
-	char why[160];
+	char why[160], p50[32], p99[32];
 
 	report_hop_name(set, i, name, sizeof(name));
-	rate(&h->recv, recv, sizeof(recv));
-	rate(&h->send, send, sizeof(send));
+	rate(h->recv, recv, sizeof(recv));
+	rate(h->send, send, sizeof(send));
 	human_bytes(f->bytes, bytes, sizeof(bytes));
 	percent(f->wire_gbs, f->line_rate_gbs, line, sizeof(line));
 	if (report_rate_error(set, i, why, sizeof(why)))
 		strncat(line, "!", sizeof(line) - strlen(line) - 1);
 	peer_wait(f, wait, sizeof(wait));
-	fprintf(out, "%c %-*.*s %9s %9s %7s %10s %9llu %11s %4s %8.1f %8.1f  %s\n",
+	report_fixed(p50, sizeof(p50), w->p50_us, 1);
+	report_fixed(p99, sizeof(p99), w->p99_us, 1);
+	fprintf(out, "%c %-*.*s %9s %9s %7s %10s %9llu %11s %4s %8s %8s  %s\n",
 		report_is_culprit(set, i) ? '*' : ' ', width, width, name, recv, send, line, bytes,
-		(unsigned long long)f->messages, wait, gdr_word(f->mem_types), w->p50_us,
-		w->p99_us, report_hop_mode(h));
+		(unsigned long long)f->messages, wait, gdr_word(f->mem_types), p50, p99,
+		report_hop_mode(h));
 }
 
 /* Rates no cable carries are shown as what they are, with their likely cause. */

@@ -38,7 +38,7 @@ struct trace_request {
 struct trace_hop {
 	uint32_t hop_id;
 	bool is_send;
-	struct report_hop_key key;
+	struct report_view_key key;
 	char transport[16];
 	int speed_mbps;
 	bool gdr_capable;

@@ -63,7 +63,7 @@ static struct trace_conn *conn(struct trace_process *p, uint32_t id)
 }
 
 static bool same_hop(const struct trace_hop *h, uint32_t hop_id, bool is_send,
-		     const struct report_hop_key *k)
+		     const struct report_view_key *k)
 {
 	return h->hop_id == hop_id && h->is_send == is_send &&
 	       !strcmp(h->key.src_node, k->src_node) && !strcmp(h->key.src_dev, k->src_dev) &&
@@ -79,7 +79,7 @@ static int conn_up(struct trace_model *m, struct trace_process *p, const struct 
 {
 	bool is_send = !strcmp(trace_field_str(f, "view"), "send");
 	uint32_t hop_id = (uint32_t)trace_field_u64(f, "hop_id");
-	struct report_hop_key k;
+	struct report_view_key k;
 	struct trace_hop *h = NULL;
 	struct trace_conn *c;
 

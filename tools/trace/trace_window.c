@@ -27,7 +27,7 @@ struct windows {
 	struct hop_windows *hops;
 };
 
-static bool same_key(const struct report_hop_key *a, const struct report_hop_key *b)
+static bool same_key(const struct report_view_key *a, const struct report_hop_key *b)
 {
 	return !strcmp(a->src_node, b->src_node) && !strcmp(a->src_dev, b->src_dev) &&
 	       !strcmp(a->dst_node, b->dst_node) && !strcmp(a->dst_dev, b->dst_dev);
@@ -169,7 +169,7 @@ static int compute(const struct trace_model *m, const struct report_set *set, ui
 		struct hop_windows *hw = &ws->hops[ws->nhops++];
 
 		hw->hop = &set->hops[i];
-		hw->is_send = report_wire_view(hw->hop) == &hw->hop->send;
+		hw->is_send = report_wire_view(hw->hop) == hw->hop->send;
 		hw->w = calloc(ws->nwindows + 1, sizeof(*hw->w));
 		if (!hw->w)
 			return fl_fail(FL_ERR_SYSTEM, "out of memory");
