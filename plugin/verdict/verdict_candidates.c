@@ -255,9 +255,10 @@ static void node_range(const struct endpoint *e, size_t ne, const char *node, si
  * receivers it starves (their senders never wait, they wait: u lower), and
  * the hops into the nodes that send to it, which cannot free the buffers it
  * does not drain and so post their own receives late (u higher: NCCL's
- * receive slots are freed when the data moves on, src/transport/net.cc
- * 1740-1765 at v2.30.7-1). Added only where they are few, as in a ring: in an
- * all-to-all every node is upstream of every other and it says nothing.
+ * proxy frees a receive slot only once the GPU's head has passed it,
+ * src/transport/net.cc:1729-1744 at v2.30.7-1). Added only where they are
+ * few, as in a ring: in an all-to-all every node is upstream of every other
+ * and it says nothing.
  */
 static void node_sides(struct vm_state *s, struct vm_candidate *c, const struct endpoint *in,
 		       size_t nin, const struct endpoint *out, size_t nout, size_t first_in,

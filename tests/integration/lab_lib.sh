@@ -115,3 +115,16 @@ finish() {
 median_step() { # name
 	sed -n 's/^median step: \([0-9.]*\) ms.*/\1/p' "$tmp/$1.out"
 }
+
+# lab_refused EXPECTED-TEXT ARGS...: `fabriclab lab -n 4 ARGS` exits 2 naming EXPECTED-TEXT.
+lab_refused() {
+	local want=$1
+	shift
+	"$tool" lab -n 4 --dir "$tmp/refused" "$@" >"$tmp/r.out" 2>"$tmp/r.err"
+	local rc=$?
+	if [ "$rc" -eq 2 ] && grep -qF -- "$want" "$tmp/r.err"; then
+		ok "refused: $* ($want)"
+	else
+		not_ok "refused: $* (exit $rc, wanted 2 and \"$want\"): $(cat "$tmp/r.err")"
+	fi
+}

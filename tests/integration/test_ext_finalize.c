@@ -11,56 +11,12 @@
  * FLSOCK_RECORDS (tests/inner), which counts inits and finalizes. Each case
  * runs in a child process: the transport is chosen once per process.
  */
-#include <dlfcn.h>
-#include <libgen.h>
-#include <limits.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include "plugin/entry/net_abi.h"
-#include "plugin/base/fl_types.h"
+#include "ext_nccl.h"
 #include "tests/inner/flsock_record.h"
-
-static char inner_dir[PATH_MAX];
-static int failures;
-
-#define CHECK(cond, ...)                                 \
-	do {                                             \
-		if (!(cond)) {                           \
-			printf("  not ok: %s: ", #cond); \
-			printf(__VA_ARGS__);             \
-			printf("\n");                    \
-			failures++;                      \
-		}                                        \
-	} while (0)
-
-static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt,
-		   ...)
-{
-	va_list ap;
-
-	(void)flags, (void)file, (void)line;
-	if (level > 1) /* WARN only */
-		return;
-	va_start(ap, fmt);
-	printf("  # ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-}
 
 static const struct flsock_record *record_of(const char *inner)
 {
-	char path[PATH_MAX + 64];
-	void *lib;
-
-	snprintf(path, sizeof(path), "%s/libnccl-net-%s.so", inner_dir, inner);
-	lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-	return lib ? dlsym(lib, "flsock_record") : NULL;
+	return ext_inner_symbol(inner, "flsock_record");
 }
 
 static void *comm_init(uint64_t comm_id)
@@ -68,7 +24,7 @@ static void *comm_init(uint64_t comm_id)
 	struct fl_abi_comm_config cfg = { .traffic_class = -1 };
 	void *ctx = NULL;
 
-	CHECK(ncclNetPlugin_v12.init(&ctx, comm_id, &cfg, logger, NULL) == 0 && ctx,
+	CHECK(ncclNetPlugin_v12.init(&ctx, comm_id, &cfg, ext_logger, NULL) == 0 && ctx,
 	      "init of communicator %llu", (unsigned long long)comm_id);
 	return ctx;
 }
@@ -98,14 +54,12 @@ static void connect_once(void *ctx)
 
 static void balanced_case(void)
 {
-	char env[PATH_MAX + 80];
 	const struct flsock_record *rec;
 	struct fl_abi_props_v12 before, after;
 	int ndev = 0, ndev_after = -1;
 	void *a, *b, *c;
 
-	snprintf(env, sizeof(env), "ext:%s/libnccl-net-flsock-record.so", inner_dir);
-	setenv("FABRICLAB_TRANSPORT", env, 1);
+	ext_choose_inner("flsock-record");
 	a = comm_init(41);
 	b = comm_init(42);
 	rec = record_of("flsock-record");
@@ -147,49 +101,22 @@ static void balanced_case(void)
 	      rec->finalizes);
 }
 
-static int run_case(const char *name, void (*fn)(void))
-{
-	int status = 0;
-	pid_t pid;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		fn();
-		fflush(stdout);
-		_exit(failures ? 1 : 0);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status)) {
-		printf("not ok - %s\n", name);
-		return 1;
-	}
-	printf("ok - %s\n", name);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char reports[] = "/tmp/fl-ext-finalize.XXXXXX";
+	char reports[] = "/tmp/fl-ext-finalize.XXXXXX", rm[sizeof(reports) + 16];
 	int bad;
 
 	(void)argc, (void)argv;
-	if (n <= 0 || !mkdtemp(reports))
+	if (ext_find_dirs() || !mkdtemp(reports))
 		return 1;
-	self[n] = '\0';
-	/* build/tests/test_ext_finalize -> build/inner */
-	snprintf(inner_dir, sizeof(inner_dir), "%s/../inner", dirname(self));
-	setenv("FABRICLAB_SOCKET_IFNAME", "lo", 0);
 	/* Reports on: the final report reads devices and properties after the last finalize. */
 	setenv("FABRICLAB_REPORT", "brief", 1);
 	setenv("FABRICLAB_REPORT_DIR", reports, 1);
-	bad = run_case("NCCL v12 -> ext v12 inner: inits and finalizes balance, the process-wide "
+	bad = ext_run_case("NCCL v12 -> ext v12 inner: inits and finalizes balance, the process-wide "
 		       "init ends with the last communicator and comes back with the next",
 		       balanced_case);
-	snprintf(self, sizeof(self), "rm -rf '%s'", reports);
-	if (system(self))
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", reports);
+	if (system(rm))
 		bad = 1;
 	return bad ? 1 : 0;
 }

@@ -11,83 +11,14 @@
  *     (2.27.7 src/transport/net.cc:714).
  * Each case runs in a child process: the transport is chosen once per process.
  */
-#include <dlfcn.h>
-#include <libgen.h>
-#include <limits.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include "plugin/entry/net_abi.h"
-#include "plugin/base/fl_types.h"
+#include "ext_nccl.h"
 #include "tests/inner/flsock_record.h"
 
 #define BYTES 4096
 
-static char inner_dir[PATH_MAX];
-static int failures;
-
-#define CHECK(cond, ...)                                 \
-	do {                                             \
-		if (!(cond)) {                           \
-			printf("  not ok: %s: ", #cond); \
-			printf(__VA_ARGS__);             \
-			printf("\n");                    \
-			failures++;                      \
-		}                                        \
-	} while (0)
-
-static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt,
-		   ...)
-{
-	va_list ap;
-
-	(void)flags, (void)file, (void)line;
-	if (level > 1) /* WARN only */
-		return;
-	va_start(ap, fmt);
-	printf("  # ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-}
-
-static void choose_inner(const char *inner)
-{
-	char env[PATH_MAX + 80];
-
-	snprintf(env, sizeof(env), "ext:%s/libnccl-net-%s.so", inner_dir, inner);
-	setenv("FABRICLAB_TRANSPORT", env, 1);
-}
-
 static const struct flsock_record *record_of(const char *inner)
 {
-	char path[PATH_MAX + 64];
-	void *lib;
-
-	snprintf(path, sizeof(path), "%s/libnccl-net-%s.so", inner_dir, inner);
-	lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-	return lib ? dlsym(lib, "flsock_record") : NULL;
-}
-
-/* connect and accept called in turn until both are there, as NCCL's proxy does */
-static int pair_v12(void *ctx, void **sc, void **rc)
-{
-	unsigned char handle[FL_HANDLE_SIZE] = { 0 };
-	struct fl_abi_dev_handle *sdc = NULL, *rdc = NULL;
-	void *lc = NULL;
-	int err = ncclNetPlugin_v12.listen(ctx, 0, handle, &lc);
-
-	for (int i = 0; !err && (!*sc || !*rc) && i < 200000; i++) {
-		if (!*sc)
-			err = ncclNetPlugin_v12.connect(ctx, 0, handle, sc, &sdc);
-		if (!err && !*rc)
-			err = ncclNetPlugin_v12.accept(lc, rc, &rdc);
-	}
-	return err ? err : *sc && *rc ? 0 : -1;
+	return ext_inner_symbol(inner, "flsock_record");
 }
 
 /* One message; the receive posted with *request preset to `preset` (each try, as NCCL does). */
@@ -132,8 +63,8 @@ static void nccl_v12_case(void)
 	void *ctx = NULL, *sc = NULL, *rc = NULL;
 	int seen = 0;
 
-	choose_inner("flsock-record");
-	CHECK(ncclNetPlugin_v12.init(&ctx, 42, &cfg, logger, NULL) == 0, "init");
+	ext_choose_inner("flsock-record");
+	CHECK(ncclNetPlugin_v12.init(&ctx, 42, &cfg, ext_logger, NULL) == 0, "init");
 	rec = record_of("flsock-record");
 	if (!rec) {
 		CHECK(0, "flsock-record not loaded by fabriclab, or no flsock_record");
@@ -147,7 +78,7 @@ static void nccl_v12_case(void)
 	      "its ctx %s", rec->attr_calls, rec->attr_ctx_ok ? "right" : "wrong");
 	CHECK(rec->attr.op == 7 && rec->attr.algo == 2 && rec->attr.proto == 1 &&
 	      rec->attr.send_comm_attr.max_concurrent_peers == 3, "the hints arrived unchanged");
-	if (pair_v12(ctx, &sc, &rc)) {
+	if (ext_pair_v12(ctx, 0, &sc, &rc)) {
 		CHECK(0, "connect/accept over flsock-record");
 		return;
 	}
@@ -167,8 +98,8 @@ static void nccl_v10_case(void)
 	void *lc = NULL, *sc = NULL, *rc = NULL;
 	int err;
 
-	choose_inner("flsock-record-v10");
-	CHECK(ncclNetPlugin_v10.init(logger, NULL) == 0, "init");
+	ext_choose_inner("flsock-record-v10");
+	CHECK(ncclNetPlugin_v10.init(ext_logger, NULL) == 0, "init");
 	rec = record_of("flsock-record-v10");
 	if (!rec) {
 		CHECK(0, "flsock-record-v10 not loaded by fabriclab, or no flsock_record");
@@ -191,44 +122,17 @@ static void nccl_v10_case(void)
 		CHECK(ncclNetPlugin_v10.close_recv(rc) == 0, "closeRecv");
 }
 
-static int run_case(const char *name, void (*fn)(void))
-{
-	int status = 0;
-	pid_t pid;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		fn();
-		fflush(stdout);
-		_exit(failures ? 1 : 0);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status)) {
-		printf("not ok - %s\n", name);
-		return 1;
-	}
-	printf("ok - %s\n", name);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	int bad = 0;
 
 	(void)argc, (void)argv;
-	if (n <= 0)
+	if (ext_find_dirs())
 		return 1;
-	self[n] = '\0';
-	/* build/tests/test_ext_forward -> build/inner */
-	snprintf(inner_dir, sizeof(inner_dir), "%s/../inner", dirname(self));
-	setenv("FABRICLAB_SOCKET_IFNAME", "lo", 0);
 	setenv("FABRICLAB_REPORT", "off", 1);
-	bad += run_case("NCCL v12 -> ext: init config, setNetAttr, optional-recv hint reach the "
+	bad += ext_run_case("NCCL v12 -> ext: init config, setNetAttr, optional-recv hint reach the "
 			"inner", nccl_v12_case);
-	bad += run_case("NCCL v10 -> ext v10 inner: NCCL's own connect config pointer",
+	bad += ext_run_case("NCCL v10 -> ext v10 inner: NCCL's own connect config pointer",
 			nccl_v10_case);
 	return bad ? 1 : 0;
 }

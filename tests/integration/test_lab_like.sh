@@ -27,34 +27,23 @@ if [ "${FABRICLAB_SANITIZER:-}" = tsan ]; then
 	exit 77
 fi
 
-refused() { # expected-text args...
-	local want=$1
-	shift
-	"$tool" lab -n 4 --dir "$tmp/refused" "$@" >"$tmp/r.out" 2>"$tmp/r.err"
-	local rc=$?
-	if [ "$rc" -eq 2 ] && grep -qF -- "$want" "$tmp/r.err"; then
-		ok "refused: $* ($want)"
-	else
-		not_ok "refused: $* (exit $rc, wanted 2 and \"$want\"): $(cat "$tmp/r.err")"
-	fi
-}
 
-refused 'expected hdr, ndr, xdr or roce400' --like zdr
-refused '--hw-fault needs --like' --hw-fault 'downgrade:node=node1,rate=50%'
-refused 'rate: expected a share of the line rate from 1% to 100%' --like xdr \
+lab_refused 'expected hdr, ndr, xdr or roce400' --like zdr
+lab_refused '--hw-fault needs --like' --hw-fault 'downgrade:node=node1,rate=50%'
+lab_refused 'rate: expected a share of the line rate from 1% to 100%' --like xdr \
 	--hw-fault 'downgrade:node=node1,rate=0%'
-refused 'node: expected node<K>' --like xdr --hw-fault 'downgrade:node=node4,rate=50%'
-refused 'every/for: expected both, with for < every' --like ndr \
+lab_refused 'node: expected node<K>' --like xdr --hw-fault 'downgrade:node=node4,rate=50%'
+lab_refused 'every/for: expected both, with for < every' --like ndr \
 	--hw-fault 'pause:node=node1,every=100ms,for=100ms'
-refused 'add: expected a one-way latency with its unit' --like ndr \
+lab_refused 'add: expected a one-way latency with its unit' --like ndr \
 	--hw-fault 'latency:node=node1,add=20'
-refused 'nic: expected a NIC index from 0 to --rails - 1' --like ndr \
+lab_refused 'nic: expected a NIC index from 0 to --rails - 1' --like ndr \
 	--hw-fault 'latency:node=node1,nic=1,add=20us'
-refused 'kind: expected downgrade, pause, latency, spine, uplink or leafport' --like ndr \
+lab_refused 'kind: expected downgrade, pause, latency, spine, uplink or leafport' --like ndr \
 	--hw-fault 'jitter:node=node1'
-refused 'drop --link-rate' --like ndr --link-rate 1gbit
-refused 'drop --fabric ib' --like roce400 --fabric ib
-refused 'expected simple, ll128 or ll' --like ndr --proto ll64
+lab_refused 'drop --link-rate' --like ndr --link-rate 1gbit
+lab_refused 'drop --fabric ib' --like roce400 --fabric ib
+lab_refused 'expected simple, ll128 or ll' --like ndr --proto ll64
 
 if lab ndr --like ndr -n 4 -s 6 -c 5 -g 4M healthy; then
 	grep -q 'scale: time runs 3200x slower: ports at 125 Mb/s (1x SDR / 20)' "$tmp/ndr.out" &&

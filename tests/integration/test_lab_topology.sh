@@ -27,33 +27,22 @@ if [ "${FABRICLAB_SANITIZER:-}" = tsan ]; then
 	exit 77
 fi
 
-refused() { # expected-text args...
-	local want=$1
-	shift
-	"$tool" lab -n 4 --dir "$tmp/refused" "$@" >"$tmp/r.out" 2>"$tmp/r.err"
-	local rc=$?
-	if [ "$rc" -eq 2 ] && grep -qF -- "$want" "$tmp/r.err"; then
-		ok "refused: $* ($want)"
-	else
-		not_ok "refused: $* (exit $rc, wanted 2 and \"$want\"): $(cat "$tmp/r.err")"
-	fi
-}
 
-refused '--topology needs --like' --topology rail
-refused 'fat-tree needs both leaves=L and spines=S' --like ndr --topology fat-tree:leaves=2
-refused 'more leaves than nodes' --like ndr --topology fat-tree:leaves=8,spines=2
-refused 'spines: expected spines=1-256' --like ndr --topology rail:spines=0
-refused 'the topology (fat-tree:leaves=2,spines=2) has no spine2' --like ndr \
+lab_refused '--topology needs --like' --topology rail
+lab_refused 'fat-tree needs both leaves=L and spines=S' --like ndr --topology fat-tree:leaves=2
+lab_refused 'more leaves than nodes' --like ndr --topology fat-tree:leaves=8,spines=2
+lab_refused 'spines: expected spines=1-256' --like ndr --topology rail:spines=0
+lab_refused 'the topology (fat-tree:leaves=2,spines=2) has no spine2' --like ndr \
 	--topology fat-tree:leaves=2,spines=2 --hw-fault 'spine:spine=2,rate=50%'
-refused 'has no leaf3-spine0' --like ndr --topology fat-tree:leaves=2,spines=1 \
+lab_refused 'has no leaf3-spine0' --like ndr --topology fat-tree:leaves=2,spines=1 \
 	--hw-fault 'uplink:leaf=3,spine=0,rate=50%'
-refused 'a leaf port needs switches' --like ndr --hw-fault 'leafport:node=node1,rate=50%'
-refused 'leaf: expected leaf=I' --like ndr --topology fat-tree:leaves=2,spines=1 \
+lab_refused 'a leaf port needs switches' --like ndr --hw-fault 'leafport:node=node1,rate=50%'
+lab_refused 'leaf: expected leaf=I' --like ndr --topology fat-tree:leaves=2,spines=1 \
 	--hw-fault 'uplink:spine=0,rate=50%'
-refused 'effect: expected one of rate=P%, every=T,for=T or add=T' --like ndr \
+lab_refused 'effect: expected one of rate=P%, every=T,for=T or add=T' --like ndr \
 	--topology fat-tree:leaves=2,spines=1 --hw-fault 'spine:spine=0,rate=50%,add=2us'
 echo '{"fabriclab_fabric": 1, "nodes": [' >"$tmp/broken.json"
-refused 'broken.json:2:0' --like ndr --topology "$tmp/broken.json"
+lab_refused 'broken.json:2:0' --like ndr --topology "$tmp/broken.json"
 
 # Where each NIC hangs, and the leaf-spine cables, from a run's topology.json.
 wiring() { # run folder
