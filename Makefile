@@ -33,7 +33,8 @@ PLAYER_LIB  := $(BUILD)/libfabriclab-player.a
 # The emulated fabric (fabric/README.md): the NIC, with the description it reads.
 FAKEVERBS_SRC := $(sort $(wildcard fabric/nic/*.c fabric/topo/*.c))
 FAKEVERBS_SO  := $(BUILD)/libfabriclab-fakeverbs.so
-FAKECUDA_SRC  := $(sort $(wildcard fabric/gpu/*.c))
+# ... and the GPU, with the same description reader.
+FAKECUDA_SRC  := $(sort $(wildcard fabric/gpu/*.c fabric/topo/*.c))
 FAKECUDA_SO   := $(BUILD)/libfabriclab-fakecuda.so
 FAKEVERBS_LIB1 := $(BUILD)/fakeverbs-lib/libibverbs.so.1
 FAKEVERBS_MAP := fabric/nic/libibverbs.map
@@ -208,10 +209,12 @@ $(FAKEVERBS_LIB1): $(FAKEVERBS_OBJ) $(FAKEVERBS_MAP)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,libibverbs.so.1 -o $@ $(FAKEVERBS_OBJ) $(FAKEVERBS_LDFLAGS)
 
-# The fake CUDA runtime and driver (tests only): selected with FABRICLAB_CUDART_LIB.
-$(FAKECUDA_SO): $(FAKECUDA_SRC) $(wildcard fabric/gpu/*.h)
+# The fake CUDA runtime and driver (tests and the lab): selected with FABRICLAB_CUDART_LIB. Only
+# its CUDA calls and fakecuda* hooks are exported: the description's reader inside stays its own.
+$(FAKECUDA_SO): $(FAKECUDA_SRC) $(wildcard fabric/gpu/*.h fabric/topo/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -shared -o $@ $(FAKECUDA_SRC) $(LDFLAGS) -Wl,-z,defs
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -shared -o $@ $(FAKECUDA_SRC) $(LDFLAGS) \
+		-Wl,-z,defs -ljansson
 
 # tests/gpu: the real-NCCL driver, built with gcc against the CUDA toolkit's nccl.h, libnccl and
 # libcudart where tests/gpu/find_toolkit.sh finds them (CUDA_HOME, /usr/local/cuda, ...) and

@@ -38,6 +38,9 @@ struct shim_cuda {
 	int (*driver_attribute)(int *value, int attr, int dev);
 	int (*range_handle)(void *handle, unsigned long long dptr, size_t size, int type,
 			    unsigned long long flags);
+	/* The emulated GPU's reduction kernel (fabric/gpu: dst = mine + theirs in device memory);
+	 * NULL on a real runtime, where the shim, which has no kernel, reduces through the host. */
+	int (*kernel_sum)(float *dst, const float *mine, const float *theirs, size_t n);
 };
 
 /*

@@ -5,7 +5,6 @@
 #include <string.h>
 #include <stdint.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -57,9 +56,6 @@ int shim_mem_open(struct shim_world *w)
 	int rc;
 
 	w->mem = (struct shim_mem){ .kind = SHIM_MEM_HOST };
-	rc = shim_env_bytes(SHIM_STAGE_RATE_ENV, 0, 0, (size_t)1 << 40, &w->mem.stage_rate);
-	if (rc)
-		return rc;
 	if (!kind || !strcasecmp(kind, "host"))
 		return FL_OK;
 	if (strcasecmp(kind, "cuda"))
@@ -185,41 +181,14 @@ int shim_mem_copy_net(struct shim_world *w, void *dst, const void *src, size_t b
 	return FL_OK;
 }
 
-/* What a staging copy would take on the emulated link, minus what it took. */
-static void hold_stage(const struct shim_world *w, size_t bytes, uint64_t since_ns)
-{
-	uint64_t want_ns, spent = shim_now_ns() - since_ns;
-	struct timespec ts;
-
-	if (!w->mem.stage_rate)
-		return;
-	want_ns = (uint64_t)((double)bytes / (double)w->mem.stage_rate * 1e9);
-	if (want_ns <= spent)
-		return;
-	want_ns -= spent;
-	ts = (struct timespec){ (time_t)(want_ns / 1000000000u), (long)(want_ns % 1000000000u) };
-	while (nanosleep(&ts, &ts))
-		;
-}
-
 int shim_mem_stage_in(struct shim_world *w, const struct shim_buf *buf, size_t bytes)
 {
-	uint64_t start = shim_now_ns();
-	int rc = shim_mem_download(w, buf->net, buf->data, bytes);
-
-	if (!rc)
-		hold_stage(w, bytes, start);
-	return rc;
+	return shim_mem_download(w, buf->net, buf->data, bytes);
 }
 
 int shim_mem_stage_out(struct shim_world *w, const struct shim_buf *buf, size_t bytes)
 {
-	uint64_t start = shim_now_ns();
-	int rc = shim_mem_upload(w, buf->data, buf->net, bytes);
-
-	if (!rc)
-		hold_stage(w, bytes, start);
-	return rc;
+	return shim_mem_upload(w, buf->data, buf->net, bytes);
 }
 
 int shim_mem_net_type(const struct shim_world *w)
@@ -275,6 +244,11 @@ int shim_mem_combine(struct shim_world *w, float *dst, const float *mine, const 
 	}
 	if (!mine)
 		return copy(w, dst, theirs, bytes, SHIM_CUDA_D2D);
+	if (m->cuda.kernel_sum) {
+		int err = m->cuda.kernel_sum(dst, mine, theirs, n);
+
+		return err ? cuda_fail(w, "the emulated GPU's reduction", err) : FL_OK;
+	}
 	if (bytes > m->scratch_bytes)
 		return shim_fail(FL_ERR_INTERNAL, "a slice of %zu bytes exceeds the step", bytes);
 	rc = shim_mem_download(w, m->scratch[0], theirs, bytes);

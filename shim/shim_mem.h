@@ -17,9 +17,6 @@
 #include "cuda_load.h"
 
 #define SHIM_MEM_ENV "FABRICLAB_SHIM_MEM"
-/* Bytes/s the staging copies are held to (an emulated PCIe link, for the lab); unset: as fast as
- * cudaMemcpy goes. */
-#define SHIM_STAGE_RATE_ENV "FABRICLAB_SHIM_STAGE_RATE"
 
 enum shim_mem_kind { SHIM_MEM_HOST, SHIM_MEM_CUDA };
 
@@ -31,7 +28,6 @@ struct shim_mem {
 	int cc;             /* its compute capability, major * 10 + minor; 0 unknown */
 	struct shim_cuda cuda;
 	float *scratch[2];  /* host copies of two slices for a reduction (gdr) */
-	size_t stage_rate;  /* bytes/s of a staging copy; 0 unpaced */
 	size_t scratch_bytes;
 };
 

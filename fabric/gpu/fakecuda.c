@@ -1,17 +1,34 @@
 /*
- * A fake CUDA runtime and driver for the tests (never part of the plugin or
- * the tools): the calls the shim and the doctor make, with "device memory"
- * that the host cannot touch except through cudaMemcpy when
- * FABRICLAB_FAKECUDA_PROTECT=1 (pages kept PROT_NONE otherwise), so a test
- * fails with a crash if GPU memory is ever read or written directly.
+ * A fake CUDA runtime and driver for the tests and the lab (never part of the
+ * plugin or the tools): the calls the shim and the doctor make, with "device
+ * memory" that the host cannot touch except through cudaMemcpy where the GPU
+ * protects it (pages kept PROT_NONE otherwise), so a test fails with a crash
+ * if GPU memory is ever read or written directly.
  *
- * FABRICLAB_FAKECUDA_DEVICES  GPUs visible (1)
- * FABRICLAB_FAKECUDA_PCI      their PCI bus ids, comma separated (0000:3b:00.0, 0000:5e:00.0, ..)
- * FABRICLAB_FAKECUDA_GDR      cudaDevAttrGPUDirectRDMASupported (1)
- * FABRICLAB_FAKECUDA_DMABUF   CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED (1)
- * FABRICLAB_FAKECUDA_LIMIT    bytes cudaMalloc may hand out in all (unlimited)
- * FABRICLAB_FAKECUDA_PROTECT  1: device memory unreadable outside cudaMemcpy
- * FABRICLAB_FAKECUDA_CC       compute capability, "8.0" (default) or "9.0" and up
+ * What the GPUs are comes from the fabric's description (FABRICLAB_FABRIC,
+ * fabric/README.md: its "gpus", a node's own "gpus" over them), for the node
+ * this process is (FABRICLAB_FABRIC_NODE, else FABRICLAB_NODE_NAME, as the
+ * emulated NIC picks it); without one, one GPU of compute capability 8.0 with
+ * GPUDirect RDMA and dma-buf. These variables override it, per process:
+ *
+ * FABRICLAB_FAKECUDA_DEVICES    GPUs visible                            gpus.count
+ * FABRICLAB_FAKECUDA_PCI        their PCI bus ids, comma separated      gpus.pci
+ *                               (made up past the list: 0000:3b:00.0, 0000:5e:00.0, ..)
+ * FABRICLAB_FAKECUDA_GDR        cudaDevAttrGPUDirectRDMASupported       gpus.gdr
+ * FABRICLAB_FAKECUDA_DMABUF     CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED   gpus.dmabuf
+ * FABRICLAB_FAKECUDA_LIMIT      bytes cudaMalloc may hand out in all    gpus.memory_bytes
+ *                               (-1 unlimited)
+ * FABRICLAB_FAKECUDA_PROTECT    1: device memory unreadable outside     gpus.protect
+ *                               cudaMemcpy
+ * FABRICLAB_FAKECUDA_CC         compute capability, "8.0" or "9.0" ..   gpus.compute_capability
+ * FABRICLAB_FAKECUDA_COPY_RATE  the copy engine's bytes/s (0 unpaced)   gpus.copy_bytes_per_s
+ *
+ * The copy engine: a cudaMemcpy between host and device memory of N bytes
+ * returns no sooner than N / copy_bytes_per_s after it was called, and such
+ * copies queue behind one another, one engine each way, as over PCIe; a copy
+ * within device memory is not paced. That is the emulated hardware's physics,
+ * so that a job staging through host memory without GPUDirect pays what it
+ * pays on a node; what calls cudaMemcpy needs no pacing of its own.
  *
  * What a NIC writes into device memory reaches the GPU only when flushed, as
  * over PCIe: the fake verbs tell us of each NIC write into our memory
@@ -35,6 +52,7 @@
 #include <unistd.h>
 
 #include "fakecuda.h"
+#include "fc_internal.h"
 
 #define API __attribute__((visibility("default")))
 #define MAX_ALLOCS 4096
@@ -68,32 +86,20 @@ static int npending;
 static int pending_overflow;
 static __thread int current;
 
-static long env_long(const char *name, long def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? strtol(v, NULL, 0) : def;
-}
-
-/* FABRICLAB_FAKECUDA_CC as major * 10 + minor */
+/* The compute capability as major * 10 + minor */
 static int compute_capability(void)
 {
-	const char *v = getenv("FABRICLAB_FAKECUDA_CC");
-	int major = 8, minor = 0;
-
-	if (v && *v && sscanf(v, "%d.%d", &major, &minor) < 1)
-		major = 8;
-	return major * 10 + minor;
+	return fc_gpus()->cc;
 }
 
 static int devices(void)
 {
-	return (int)env_long("FABRICLAB_FAKECUDA_DEVICES", 1);
+	return fc_gpus()->count;
 }
 
 static int protecting(void)
 {
-	return env_long("FABRICLAB_FAKECUDA_PROTECT", 0) != 0;
+	return fc_gpus()->protect;
 }
 
 static struct alloc *find(const void *p, size_t len)
@@ -163,7 +169,7 @@ static int map_new(struct alloc *a, size_t size)
 API int cudaMalloc(void **ptr, size_t size)
 {
 	size_t bytes = round_page(size ? size : 1);
-	long limit = env_long("FABRICLAB_FAKECUDA_LIMIT", -1);
+	long long limit = fc_memory_limit();
 	int rc = NO_MEMORY;
 
 	*ptr = NULL;
@@ -248,6 +254,7 @@ static void write_at(struct alloc *a, void *p, const void *from, size_t size)
 /* The direction must match where the pointers are, as on a real device without UVA tricks. */
 API int cudaMemcpy(void *dst, const void *src, size_t size, int kind)
 {
+	uint64_t called = fc_now_ns(), done = 0;
 	struct alloc *d, *s;
 
 	pthread_mutex_lock(&lock);
@@ -260,7 +267,42 @@ API int cudaMemcpy(void *dst, const void *src, size_t size, int kind)
 	}
 	write_at(d, dst, read_at(s, src), size);
 	pthread_mutex_unlock(&lock);
+	if ((d != NULL) != (s != NULL)) /* between host and device: the copy engine's */
+		done = fc_engine_take(s != NULL, size, called);
+	fc_hold_until(done); /* outside the lock: the NIC's hooks must not wait on it */
 	return OK;
+}
+
+/*
+ * The GPU's reduction kernel, which no CUDA call offers (NCCL's reduction is a kernel of its
+ * own): dst = mine + theirs over n floats of device memory, as the GPU sees them, no copy
+ * engine involved. The shim runs it where the runtime has it (shim/cuda_load.c); on a real
+ * runtime it moves the floats through the host instead.
+ */
+API int fakecudaKernelSum(float *dst, const float *mine, const float *theirs, size_t n)
+{
+	size_t bytes = n * sizeof(float);
+	struct alloc *d, *m, *t;
+	int rc = INVALID_VALUE;
+
+	pthread_mutex_lock(&lock);
+	d = find(dst, bytes);
+	m = find(mine, bytes);
+	t = find(theirs, bytes);
+	if (d && m && t) {
+		float *out = (float *)(d->gpu + ((char *)dst - d->base));
+		const float *a = (const float *)read_at(m, mine);
+		const float *b = (const float *)read_at(t, theirs);
+
+		for (size_t i = 0; i < n; i++)
+			out[i] = a[i] + b[i];
+		open_for_copy(d, PROT_READ | PROT_WRITE);
+		memcpy(dst, out, bytes);
+		open_for_copy(d, PROT_NONE);
+		rc = OK;
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
 }
 
 /* The allocation a NIC access lands in: by address, or by the memfd behind a dma-buf mapping. */
@@ -332,22 +374,15 @@ API void fakecudaNicRead(const void *addr, unsigned long long ino, size_t off, s
 	pthread_mutex_unlock(&lock);
 }
 
+/* GPU dev's bus id: the description's or FABRICLAB_FAKECUDA_PCI's, else one made up from dev. */
 static void pci_of(int dev, char *out, size_t len)
 {
-	const char *list = getenv("FABRICLAB_FAKECUDA_PCI");
-	int i = 0;
+	const struct ft_gpus *g = fc_gpus();
 
-	snprintf(out, len, "0000:%02x:00.0", (0x3b + 0x23 * dev) & 0xff);
-	for (const char *p = list; p && *p; i++) {
-		const char *comma = strchr(p, ',');
-		size_t n = comma ? (size_t)(comma - p) : strlen(p);
-
-		if (i == dev) {
-			snprintf(out, len, "%.*s", (int)n, p);
-			return;
-		}
-		p = comma ? comma + 1 : p + n;
-	}
+	if (dev < g->npci)
+		snprintf(out, len, "%s", g->pci[dev]);
+	else
+		snprintf(out, len, "0000:%02x:00.0", (0x3b + 0x23 * dev) & 0xff);
 }
 
 API int cudaDeviceGetPCIBusId(char *id, int len, int dev)
@@ -368,9 +403,9 @@ static int attribute(int *value, int attr, int dev)
 	if (attr == 75 || attr == 76) /* cudaDevAttrComputeCapabilityMajor, Minor */
 		*value = attr == 75 ? compute_capability() / 10 : compute_capability() % 10;
 	else if (attr == 116)
-		*value = (int)env_long("FABRICLAB_FAKECUDA_GDR", 1);
+		*value = fc_gpus()->gdr;
 	else if (attr == 124)
-		*value = (int)env_long("FABRICLAB_FAKECUDA_DMABUF", 1);
+		*value = fc_gpus()->dmabuf;
 	else
 		return INVALID_VALUE;
 	return OK;
@@ -412,7 +447,7 @@ API int cuMemGetHandleForAddressRange(void *handle, unsigned long long dptr, siz
 	int fd = -1;
 
 	(void)flags;
-	if (type != 1 || !env_long("FABRICLAB_FAKECUDA_DMABUF", 1))
+	if (type != 1 || !fc_gpus()->dmabuf)
 		return INVALID_VALUE;
 	pthread_mutex_lock(&lock);
 	a = find((void *)(uintptr_t)dptr, size);

@@ -20,5 +20,7 @@ int cuMemGetHandleForAddressRange(void *handle, unsigned long long dptr, size_t 
 /* From the fake verbs (tests only): a NIC write into memory, and a NIC read that flushes. */
 void fakecudaNicWrote(const void *addr, unsigned long long ino, size_t off, size_t len);
 void fakecudaNicRead(const void *addr, unsigned long long ino, size_t off, size_t len);
+/* The GPU's reduction kernel, for the shim (no CUDA call does this): dst = mine + theirs. */
+int fakecudaKernelSum(float *dst, const float *mine, const float *theirs, size_t n);
 
 #endif

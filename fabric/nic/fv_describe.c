@@ -14,22 +14,14 @@
 #include "fabric/topo/topo_json.h"
 #include "fv_internal.h"
 
-/* This process's node: FABRICLAB_FABRIC_NODE, else the plugin's node name, else the first. */
+/* This process's node (ft_process_node: as the emulated GPU picks it), or -1 said on stderr. */
 static int pick_node(const struct ft_topo *t, const char *file)
 {
-	const char *name = getenv("FABRICLAB_FABRIC_NODE");
-	int n;
+	int n = ft_process_node(t);
 
-	if (!name || !*name)
-		name = getenv("FABRICLAB_NODE_NAME");
-	if (!name || !*name)
-		return 0;
-	n = ft_find_node(t, name);
-	if (n < 0 && getenv("FABRICLAB_FABRIC_NODE") && *getenv("FABRICLAB_FABRIC_NODE"))
-		fprintf(stderr, "fakeverbs: FABRICLAB_FABRIC_NODE=%s: %s has no such node\n", name,
-			file);
-	else if (n < 0) /* a node name the plugin uses for another purpose: the first node */
-		n = 0;
+	if (n < 0)
+		fprintf(stderr, "fakeverbs: FABRICLAB_FABRIC_NODE=%s: %s has no such node\n",
+			getenv("FABRICLAB_FABRIC_NODE"), file);
 	return n;
 }
 

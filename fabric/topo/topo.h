@@ -2,11 +2,11 @@
  * The emulated fabric's one typed description (fabric/README.md): nodes, the
  * NICs of each node, leaf and spine switches, which NIC hangs off which leaf
  * port, the leaf-spine cables, rates, latencies, oversubscription and the
- * hardware faults of any of them; and how the emulation runs it (its state
- * folder, its slowdown).
+ * hardware faults of any of them; each node's emulated GPUs and their copy
+ * engine; and how the emulation runs it (its state folder, its slowdown).
  *
  * The lab writes it (topology.json in the run folder), a user may write one,
- * the emulated NIC reads it in every process (FABRICLAB_FABRIC), and
+ * the emulated NIC and GPU read it in every process (FABRICLAB_FABRIC), and
  * `fabriclab report --topology` reads it to name the element slow hops share.
  * Everything here is plain computation on the struct: no I/O but topo_json.c.
  */
@@ -23,6 +23,8 @@
 #define FT_PATH_MAX 4      /* NIC out, leaf up, spine down, NIC in */
 #define FT_MAX_CABLES 64   /* parallel cables between one leaf and one spine */
 #define FT_VERSION 1
+#define FT_MAX_GPUS 16     /* emulated GPUs of one node */
+#define FT_PCI_LEN 20      /* a PCI bus id, "0000:3b:00.0" or "00000000:3b:00.0" */
 
 /* A hardware fault of one element, unknown to the plugin. */
 struct ft_fault {
@@ -46,9 +48,35 @@ struct ft_nic {
 	struct ft_fault fault;   /* its port, its cable and the leaf port behind it: one link */
 };
 
+/*
+ * A node's emulated GPUs (fabric/gpu/fakecuda.c): what the CUDA runtime and
+ * driver report of them, and their copy engine. One set for every node (the
+ * description's "gpus"), which a node's own "gpus" overrides field by field.
+ */
+struct ft_gpus {
+	int count;               /* GPUs visible (1); 0: none */
+	int npci;                /* bus ids given: GPU i's is pci[i] for i < npci, else made up */
+	char pci[FT_MAX_GPUS][FT_PCI_LEN];
+	bool gdr;                /* cudaDevAttrGPUDirectRDMASupported (true) */
+	bool dmabuf;             /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED (true) */
+	uint64_t memory_bytes;   /* what cudaMalloc may hand out in all; 0 unlimited */
+	bool protect;            /* device memory unreadable outside cudaMemcpy (false) */
+	int cc;                  /* compute capability, major * 10 + minor (80: 8.0) */
+	uint64_t copy_bytes_per_s; /* the copy engine: a host<->device cudaMemcpy of N bytes
+				    * takes at least N / this (PCIe); 0 unpaced */
+};
+
+/* Which fields of a node's "gpus" it gives itself (struct ft_node.gpus_set). */
+enum {
+	FT_GPU_COUNT = 1 << 0, FT_GPU_PCI = 1 << 1, FT_GPU_GDR = 1 << 2, FT_GPU_DMABUF = 1 << 3,
+	FT_GPU_MEMORY = 1 << 4, FT_GPU_PROTECT = 1 << 5, FT_GPU_CC = 1 << 6, FT_GPU_COPY = 1 << 7,
+};
+
 struct ft_node {
 	char name[FT_NAME_LEN];
 	int first_nic, nnics;    /* nics[first_nic .. first_nic + nnics) */
+	struct ft_gpus gpus;     /* its own GPU fields, those gpus_set names; the rest: ft_topo's */
+	unsigned gpus_set;
 };
 
 enum ft_role { FT_LEAF, FT_SPINE };
@@ -87,6 +115,7 @@ struct ft_topo {
 	uint64_t latency_ns;     /* one way, NIC to NIC */
 	uint64_t msg_cost_ns;    /* per message, on the NIC */
 	int rate_div;            /* every link moves its bytes this many times slower (1-1000) */
+	struct ft_gpus gpus;     /* every node's GPUs, unless the node says otherwise */
 	/* How the emulation runs: where its shared state lives, its NIC's knobs. */
 	char state_dir[200];     /* "" for the default */
 	bool dmabuf;             /* the NIC takes dma-buf registrations */
@@ -113,6 +142,26 @@ int ft_find_uplink(const struct ft_topo *t, int leaf, int spine);
 void ft_complete(struct ft_topo *t);
 /* Checks what readers rely on; 0, or -1 with the reason in why. */
 int ft_check(const struct ft_topo *t, char *why, size_t len);
+
+/* ---- GPUs (topo_gpu.c) ---- */
+
+/* A GPU set as a node gets it when the description says nothing: one GPU, as fakecuda's default. */
+void ft_gpus_default(struct ft_gpus *g);
+/* Node n's GPUs: the description's, with the fields the node gives itself over them. */
+void ft_node_gpus(const struct ft_topo *t, int n, struct ft_gpus *out);
+/* "0000:3b:00.0" (or an 8-digit domain): a PCI bus id as cudaDeviceGetPCIBusId writes one. */
+bool ft_pci_ok(const char *id);
+/* "8.0", "9.0", "10.0": major * 10 + minor; -1 malformed. */
+int ft_cc_parse(const char *text);
+
+/* ---- this process (topo_node.c) ---- */
+
+/*
+ * Which node of t this process is: FABRICLAB_FABRIC_NODE, else FABRICLAB_NODE_NAME
+ * (the plugin's and the shim's node name) where t has a node of that name, else the
+ * first. -1 when FABRICLAB_FABRIC_NODE names a node t lacks.
+ */
+int ft_process_node(const struct ft_topo *t);
 
 /* ---- layouts (topo_build.c) ---- */
 

@@ -158,6 +158,67 @@ static int read_switches(struct rd *r, json_t *a)
 	return 0;
 }
 
+static int flag(struct rd *r, json_t *o, const char *key, bool *out)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (v && !json_is_boolean(v))
+		return fail(r, "%s: expected true or false", key);
+	if (v)
+		*out = json_is_true(v);
+	return 0;
+}
+
+static int pci_list(struct rd *r, json_t *a, struct ft_gpus *g)
+{
+	size_t i;
+	json_t *v;
+
+	if (!json_is_array(a) || json_array_size(a) > FT_MAX_GPUS)
+		return fail(r, "pci: expected an array of at most %d bus ids", FT_MAX_GPUS);
+	json_array_foreach(a, i, v) {
+		if (!json_is_string(v) || !ft_pci_ok(json_string_value(v)))
+			return fail(r, "pci[%zu]: expected a PCI bus id like \"0000:3b:00.0\"", i);
+		snprintf(g->pci[i], sizeof(g->pci[i]), "%s", json_string_value(v));
+	}
+	g->npci = (int)json_array_size(a);
+	return 0;
+}
+
+/*
+ * A "gpus" object into g; set (a node's, else NULL) gets a bit for every field given, so a
+ * node overrides the description's GPUs field by field.
+ */
+static int read_gpus(struct rd *r, json_t *o, struct ft_gpus *g, unsigned *set)
+{
+	static const char *const keys[] = { "count", "pci", "gdr", "dmabuf", "memory_bytes",
+					    "protect", "compute_capability", "copy_bytes_per_s",
+					    NULL };
+	static const unsigned bits[] = { FT_GPU_COUNT, FT_GPU_PCI, FT_GPU_GDR, FT_GPU_DMABUF,
+					 FT_GPU_MEMORY, FT_GPU_PROTECT, FT_GPU_CC, FT_GPU_COPY };
+	json_t *ccv = json_object_get(o, "compute_capability");
+	char cc[8] = "";
+
+	if (!json_is_object(o))
+		return fail(r, "expected an object");
+	if (ccv && !json_is_string(ccv))
+		return fail(r, "compute_capability: expected a string like \"9.0\"");
+	if (known(r, o, keys) || int_field(r, o, "count", FT_MAX_GPUS, &g->count) ||
+	    (json_object_get(o, "pci") && pci_list(r, json_object_get(o, "pci"), g)) ||
+	    flag(r, o, "gdr", &g->gdr) || flag(r, o, "dmabuf", &g->dmabuf) ||
+	    u64(r, o, "memory_bytes", 1ull << 50, &g->memory_bytes) ||
+	    flag(r, o, "protect", &g->protect) ||
+	    str(r, o, "compute_capability", false, cc, sizeof(cc)) ||
+	    u64(r, o, "copy_bytes_per_s", 1ull << 40, &g->copy_bytes_per_s))
+		return -1;
+	if (cc[0] && (g->cc = ft_cc_parse(cc)) < 0)
+		return fail(r, "compute_capability: \"%s\": expected MAJOR.MINOR like \"9.0\"", cc);
+	for (size_t i = 0; set && keys[i]; i++)
+		if (json_object_get(o, keys[i]))
+			*set |= bits[i];
+	return 0;
+}
+
 static int read_nic(struct rd *r, json_t *o, int node)
 {
 	static const char *const keys[] = { "name", "port", "guid", "leaf", "leaf_port",
@@ -190,7 +251,7 @@ static int read_nic(struct rd *r, json_t *o, int node)
 
 static int read_nodes(struct rd *r, json_t *a)
 {
-	static const char *const keys[] = { "name", "nics", NULL };
+	static const char *const keys[] = { "name", "nics", "gpus", NULL };
 	size_t i, k;
 	json_t *o, *c;
 
@@ -210,6 +271,11 @@ static int read_nodes(struct rd *r, json_t *a)
 		n = ft_add_node(r->t, name);
 		if (n < 0)
 			return fail(r, "out of memory");
+		snprintf(r->where, sizeof(r->where), "nodes[%zu].gpus", i);
+		if (json_object_get(o, "gpus") &&
+		    read_gpus(r, json_object_get(o, "gpus"), &r->t->nodes[n].gpus,
+			      &r->t->nodes[n].gpus_set))
+			return -1;
 		json_array_foreach(json_object_get(o, "nics"), k, c) {
 			snprintf(r->where, sizeof(r->where), "nodes[%zu].nics[%zu]", i, k);
 			if (read_nic(r, c, n))
@@ -342,11 +408,17 @@ static int read_emulation(struct rd *r, json_t *o)
 	return 0;
 }
 
+static int read_top_gpus(struct rd *r, json_t *o)
+{
+	snprintf(r->where, sizeof(r->where), "gpus");
+	return o ? read_gpus(r, o, &r->t->gpus, NULL) : 0;
+}
+
 static int read_top(struct rd *r, json_t *root)
 {
 	static const char *const keys[] = { "fabriclab_fabric", "layout", "nodes", "switches",
 					    "uplinks", "oversubscription", "physics", "faults",
-					    "emulation", NULL };
+					    "emulation", "gpus", NULL };
 	json_t *v = json_object_get(root, "fabriclab_fabric");
 
 	if (!json_is_object(root))
@@ -358,6 +430,7 @@ static int read_top(struct rd *r, json_t *root)
 	    str(r, root, "layout", false, r->t->layout, sizeof(r->t->layout)) ||
 	    num(r, root, "oversubscription", 1, 64, &r->t->oversubscription) ||
 	    read_switches(r, json_object_get(root, "switches")) ||
+	    read_top_gpus(r, json_object_get(root, "gpus")) ||
 	    read_nodes(r, json_object_get(root, "nodes")) ||
 	    read_uplinks(r, json_object_get(root, "uplinks")) ||
 	    read_physics(r, json_object_get(root, "physics")) ||

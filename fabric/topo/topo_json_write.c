@@ -37,6 +37,53 @@ static json_t *nic_json(const struct ft_topo *t, const struct ft_nic *c)
 	return o;
 }
 
+/* The fields of g that set names, in the reader's order; NULL when none. */
+static json_t *gpus_json(const struct ft_gpus *g, unsigned set)
+{
+	json_t *o, *pci;
+	char cc[16];
+
+	if (!set)
+		return NULL;
+	o = json_object();
+	if (set & FT_GPU_COUNT)
+		json_object_set_new(o, "count", json_integer(g->count));
+	if (set & FT_GPU_PCI) {
+		pci = json_array();
+		for (int i = 0; i < g->npci; i++)
+			json_array_append_new(pci, json_string(g->pci[i]));
+		json_object_set_new(o, "pci", pci);
+	}
+	if (set & FT_GPU_GDR)
+		json_object_set_new(o, "gdr", json_boolean(g->gdr));
+	if (set & FT_GPU_DMABUF)
+		json_object_set_new(o, "dmabuf", json_boolean(g->dmabuf));
+	if (set & FT_GPU_MEMORY)
+		json_object_set_new(o, "memory_bytes", json_integer((json_int_t)g->memory_bytes));
+	if (set & FT_GPU_PROTECT)
+		json_object_set_new(o, "protect", json_boolean(g->protect));
+	if (set & FT_GPU_CC) {
+		snprintf(cc, sizeof(cc), "%d.%d", g->cc / 10, g->cc % 10);
+		json_object_set_new(o, "compute_capability", json_string(cc));
+	}
+	if (set & FT_GPU_COPY)
+		json_object_set_new(o, "copy_bytes_per_s",
+				    json_integer((json_int_t)g->copy_bytes_per_s));
+	return o;
+}
+
+/* The description's GPU fields that are not every node's default (none: no "gpus" at all). */
+static unsigned gpus_given(const struct ft_gpus *g)
+{
+	struct ft_gpus d;
+
+	ft_gpus_default(&d);
+	return (g->count != d.count ? FT_GPU_COUNT : 0) | (g->npci ? FT_GPU_PCI : 0) |
+	       (g->gdr != d.gdr ? FT_GPU_GDR : 0) | (g->dmabuf != d.dmabuf ? FT_GPU_DMABUF : 0) |
+	       (g->memory_bytes ? FT_GPU_MEMORY : 0) | (g->protect ? FT_GPU_PROTECT : 0) |
+	       (g->cc != d.cc ? FT_GPU_CC : 0) | (g->copy_bytes_per_s ? FT_GPU_COPY : 0);
+}
+
 static json_t *nodes_json(const struct ft_topo *t)
 {
 	json_t *a = json_array();
@@ -48,6 +95,9 @@ static json_t *nodes_json(const struct ft_topo *t)
 		for (int k = 0; k < t->nodes[n].nnics; k++)
 			json_array_append_new(nics, nic_json(t, &t->nics[t->nodes[n].first_nic + k]));
 		json_object_set_new(o, "nics", nics);
+		if (t->nodes[n].gpus_set)
+			json_object_set_new(o, "gpus", gpus_json(&t->nodes[n].gpus,
+								 t->nodes[n].gpus_set));
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -171,6 +221,8 @@ static json_t *topo_json(const struct ft_topo *t)
 	json_object_set_new(o, "physics", physics_json(t));
 	json_object_set_new(o, "faults", faults_json(t));
 	json_object_set_new(o, "emulation", emulation_json(t));
+	if (gpus_given(&t->gpus))
+		json_object_set_new(o, "gpus", gpus_json(&t->gpus, gpus_given(&t->gpus)));
 	return o;
 }
 

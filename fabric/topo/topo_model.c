@@ -11,6 +11,7 @@ void ft_init(struct ft_topo *t)
 	snprintf(t->layout, sizeof(t->layout), "flat");
 	t->oversubscription = 1.0;
 	t->rate_div = 1;
+	ft_gpus_default(&t->gpus);
 }
 
 void ft_free(struct ft_topo *t)

@@ -3,7 +3,8 @@
  * fabric's description (JSON) and ibnetdiscover's output each parse or are refused with a
  * reason, never crash, leak or hang; what parses is a topology whose references hold (every
  * NIC's leaf is a leaf, every uplink joins a leaf to a spine), that writes back and reads again
- * alike, and on which a ring of hops over its first NICs maps to shared elements.
+ * alike (every node's GPUs too), and on which a ring of hops over its first NICs maps to shared
+ * elements.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -59,6 +60,18 @@ static void ring(const struct ft_topo *t)
 	}
 }
 
+static bool same_gpus(const struct ft_gpus *a, const struct ft_gpus *b)
+{
+	if (a->npci != b->npci)
+		return false;
+	for (int i = 0; i < a->npci; i++)
+		if (strcmp(a->pci[i], b->pci[i]))
+			return false;
+	return a->count == b->count && a->gdr == b->gdr && a->dmabuf == b->dmabuf &&
+	       a->memory_bytes == b->memory_bytes && a->protect == b->protect && a->cc == b->cc &&
+	       a->copy_bytes_per_s == b->copy_bytes_per_s;
+}
+
 static void round_trip(const struct ft_topo *t)
 {
 	char path[] = "/tmp/fuzz_topology.XXXXXX", why[512];
@@ -72,6 +85,14 @@ static void round_trip(const struct ft_topo *t)
 	    back.nnodes != t->nnodes || back.nnics != t->nnics || back.nsw != t->nsw ||
 	    back.nup != t->nup)
 		abort();
+	for (int n = 0; n < t->nnodes; n++) {
+		struct ft_gpus was, now;
+
+		ft_node_gpus(t, n, &was);
+		ft_node_gpus(&back, n, &now);
+		if (!same_gpus(&was, &now))
+			abort();
+	}
 	ft_free(&back);
 	unlink(path);
 }

@@ -3,7 +3,9 @@
 # with the gradients in emulated GPU memory, so GPUDirect RDMA is real in the plugin's eyes:
 #  - healthy on roce: verdict none, every hop over ib with GPUDirect, the sums right;
 #  - gdr-off on ib: exactly the target's hops lose GPUDirect, the verdict is gdr on the target,
-#    and staging through host memory costs step time (copies at the emulated PCIe rate);
+#    and staging through host memory costs step time: the emulated GPU's copy engine moves
+#    host<->device copies at --copy-rate, which the lab writes into the run's description
+#    (topology.json: gpus.copy_bytes_per_s), no variable;
 #  - halve-cable on roce and on ib: the hops carry their link layer (Ethernet, InfiniBand) in the
 #    per-rank and merged reports, and the commands fit it: rdma link / ethtool -S pause counters
 #    on RoCE, ibstat / perfquery / ibdiagnet on IB, never the other's;
@@ -74,6 +76,10 @@ if lab gdroff --fabric ib "${common[@]}" --target node1 gdr-off; then
 		awk -v h="$h" -v g="$g" 'BEGIN { exit !(h > 0 && g > 2 * h) }' ||
 		not_ok "gdr-off median step $g ms is not above twice the healthy $h ms"
 	[ "$got" = "$want" ] && echo "ok - ib gdr-off: $got; median step $h -> $g ms"
+	rate=$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["gpus"]["copy_bytes_per_s"])' "$tmp"/runs-gdroff/*/topology.json 2>&1)
+	[ "$rate" = 12500000 ] && echo "ok - ib gdr-off: the description's copy engine: 12.5 MB/s" ||
+		not_ok "ib gdr-off: topology.json's gpus.copy_bytes_per_s: $rate, expected 12500000"
 fi
 
 # "kind node link-layers-of-merged-hops link-layers-of-rank-hops", then the commands, one a line.

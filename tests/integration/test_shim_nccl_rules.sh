@@ -44,7 +44,8 @@ unset RANK WORLD_SIZE MASTER_ADDR MASTER_PORT NCCL_NET_PLUGIN FABRICLAB_SHIM_STE
 	FABRICLAB_TAP_LIE FABRICLAB_TAP_FORCE_FLUSH FABRICLAB_SHIM_MEM FABRICLAB_SHIM_REG_PASSES \
 	FABRICLAB_MLX5_LIB FABRICLAB_FAKEVERBS_DATA_DIRECT FABRICLAB_FAKEVERBS_DMABUF NCCL_IB_DATA_DIRECT \
 	FABRICLAB_FABRIC FABRICLAB_FABRIC_NODE FABRICLAB_FAKEVERBS_DIR FABRICLAB_FAKEVERBS_DEVICES \
-	FABRICLAB_FAKEVERBS_NODE FABRICLAB_FAKEVERBS_INJECT
+	FABRICLAB_FAKEVERBS_NODE FABRICLAB_FAKEVERBS_INJECT FABRICLAB_FAKECUDA_CC \
+	FABRICLAB_FAKECUDA_GDR FABRICLAB_FAKECUDA_DMABUF FABRICLAB_FAKECUDA_DEVICES
 export FABRICLAB_SOCKET_IFNAME=lo FABRICLAB_REPORT=off
 failures=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fabriclab-rules.XXXXXX")
@@ -159,17 +160,21 @@ if ran $? events-null; then
 fi
 
 # ---- GPUDirect: flush only where NCCL flushes ----
-# The emulated NIC's fabric is described (fabric/README.md), never set by its overrides: the
-# fake's own two devices, with dma-buf or a DataDirect engine on both where a case says.
+# The emulated fabric is described (fabric/README.md), never set by its overrides: the fake's
+# own two devices, with dma-buf or a DataDirect engine on both where a case says, and GPUs of
+# the compute capability each case names ("gpus": {"compute_capability": ...}).
 . "$here/fabric_lib.sh"
 dd_nic() { printf '{"name": "%s", "port": "%s", "data_direct": true}' "$1" "$2"; }
 dd_node() { printf '{"name": "%s", "nics": [%s, %s]}' "$1" "$(dd_nic mlx5_0 ib:4x:hdr)" \
 	"$(dd_nic mlx5_1 eth:4x:25g)"; }
 dd_nodes="[$(dd_node node0), $(dd_node node1)]"
-plain=$tmp/fabric.json dd=$tmp/fabric-dd.json dd_nodmabuf=$tmp/fabric-dd-nodmabuf.json
-describe_fabric "$plain" "$tmp/fabric" &&
-	describe_fabric "$dd" "$tmp/fabric-dd" ', "dmabuf": true' "$dd_nodes" &&
-	describe_fabric "$dd_nodmabuf" "$tmp/fabric-dd-nodmabuf" "" "$dd_nodes" ||
+cc80='{"compute_capability": "8.0"}' cc90='{"compute_capability": "9.0"}'
+plain=$tmp/fabric.json plain90=$tmp/fabric-90.json dd=$tmp/fabric-dd.json
+dd_nodmabuf=$tmp/fabric-dd-nodmabuf.json
+describe_fabric "$plain" "$tmp/fabric" "" "" "$cc80" &&
+	describe_fabric "$plain90" "$tmp/fabric-90" "" "" "$cc90" &&
+	describe_fabric "$dd" "$tmp/fabric-dd" ', "dmabuf": true' "$dd_nodes" "$cc90" &&
+	describe_fabric "$dd_nodmabuf" "$tmp/fabric-dd-nodmabuf" "" "$dd_nodes" "$cc90" ||
 	{ echo "not ok - cannot describe the fabric in $tmp"; exit 1; }
 gdr=(FABRICLAB_TRANSPORT=ib FABRICLAB_IBVERBS_LIB="$build/libfabriclab-fakeverbs.so"
 	FABRICLAB_SYSFS_ROOT="$fixture" FABRICLAB_CUDART_LIB="$build/libfabriclab-fakecuda.so"
@@ -186,17 +191,16 @@ flush_case() { # name expect-flushes fabric env...
 		check "$name" "no iflush, and the data right without" "flushes == 0"
 	fi
 }
-flush_case flush-cc80 yes "$plain" FABRICLAB_FAKECUDA_CC=8.0
-flush_case flush-cc90 no "$plain" FABRICLAB_FAKECUDA_CC=9.0
-flush_case flush-cc90-force yes "$plain" FABRICLAB_FAKECUDA_CC=9.0 FABRICLAB_TAP_FORCE_FLUSH=1
-flush_case flush-cc90-env yes "$plain" FABRICLAB_FAKECUDA_CC=9.0 NCCL_NET_FORCE_FLUSH=1
+flush_case flush-cc80 yes "$plain"
+flush_case flush-cc90 no "$plain90"
+flush_case flush-cc90-force yes "$plain90" FABRICLAB_TAP_FORCE_FLUSH=1
+flush_case flush-cc90-env yes "$plain90" NCCL_NET_FORCE_FLUSH=1
 mlx5=FABRICLAB_MLX5_LIB="$build/libfabriclab-fakeverbs.so"
-flush_case flush-cc90-datadirect yes "$dd" FABRICLAB_FAKECUDA_CC=9.0 "$mlx5" &&
+flush_case flush-cc90-datadirect yes "$dd" "$mlx5" &&
 	check flush-cc90-datadirect "the DataDirect NIC's properties carry forceFlush" "force_flush == {1}"
-flush_case flush-cc90-datadirect-off no "$dd" FABRICLAB_FAKECUDA_CC=9.0 "$mlx5" \
-	NCCL_IB_DATA_DIRECT=0 &&
+flush_case flush-cc90-datadirect-off no "$dd" "$mlx5" NCCL_IB_DATA_DIRECT=0 &&
 	check flush-cc90-datadirect-off "NCCL_IB_DATA_DIRECT=0: no forceFlush" "force_flush == {0}"
-flush_case flush-cc90-datadirect-nodmabuf no "$dd_nodmabuf" FABRICLAB_FAKECUDA_CC=9.0 "$mlx5"
+flush_case flush-cc90-datadirect-nodmabuf no "$dd_nodmabuf" "$mlx5"
 
 # ---- registered user buffers: point-to-point straight into them, after the kernel ----
 tap reg "$v12" "$fabriclab" 2 sendrecv 1000 1000000 -f 10 "${gdr[@]}" FABRICLAB_FABRIC="$plain" \

@@ -182,7 +182,9 @@ static void test_lldp(void **state)
 	assert_int_equal(topo_nic_of(&t, "node1", "mlx5_0"), ft_find_nic(&t, "node1", "eth0"));
 	ft_free(&t);
 	fd = mkstemp(path);
-	assert_true(fd >= 0 && (f = fdopen(fd, "w")));
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
 	fputs("{\"lldp\": {\"interface\": {\"eth0\": {\"port\": {}}}}}", f);
 	fclose(f);
 	assert_int_equal(topo_read(path, &t, why, sizeof(why)), -1);

@@ -7,7 +7,8 @@
  * a node whose kernel offers GPUDirect RDMA (nvidia_peermem in the run's
  * sysfs). The plugin then registers CUDA memory everywhere except where nogdr
  * applies: there the shim stages through host memory, as NCCL does, and every
- * copy between host and GPU runs at the emulated PCIe rate, so GPUDirect
+ * copy between host and GPU runs at the rate of the emulated GPU's copy engine
+ * (the description's gpus.copy_bytes_per_s: --copy-rate), so GPUDirect
  * switched off costs step time as it does on a cluster.
  */
 #include <errno.h>
@@ -86,13 +87,15 @@ static int peermem_sysfs(const struct lab_opts *o, char *root, size_t len)
 	return write_file(path, "version", "2.0 (emulated by fabriclab lab)\n");
 }
 
-/* A FABRICLAB_FAKEVERBS_* variable from the shell overrides the description in every rank. */
+/* A FABRICLAB_FAKEVERBS_* or _FAKECUDA_* variable from the shell overrides the description in
+ * every rank. */
 static void note_overrides(void)
 {
 	extern char **environ;
 
 	for (char **e = environ; *e; e++)
-		if (!strncmp(*e, "FABRICLAB_FAKEVERBS_", 20))
+		if (!strncmp(*e, "FABRICLAB_FAKEVERBS_", 20) ||
+		    !strncmp(*e, "FABRICLAB_FAKECUDA_", 19))
 			fprintf(stderr, "fabriclab lab: note: %.*s from your environment overrides the "
 				"fabric's description (fabric/README.md)\n", (int)strcspn(*e, "="), *e);
 }
@@ -100,7 +103,7 @@ static void note_overrides(void)
 int lab_fabric_env(const struct lab_opts *o)
 {
 	char verbs[PATH_MAX + 64], cuda[PATH_MAX + 64], root[PATH_MAX + 16];
-	char description[PATH_MAX + 16], rate[32];
+	char description[PATH_MAX + 16];
 
 	if (o->fabric == LAB_TCP) {
 		setenv("FABRICLAB_TRANSPORT", "socket", 1);
@@ -111,10 +114,9 @@ int lab_fabric_env(const struct lab_opts *o)
 	    beside_tool(o, FAKE_CUDA, cuda, sizeof(cuda)) || peermem_sysfs(o, root, sizeof(root)) ||
 	    lab_topology_write((struct lab_opts *)o, description, sizeof(description)))
 		return -1;
-	snprintf(rate, sizeof(rate), "%.0f", o->copy_rate_bytes);
 	setenv("FABRICLAB_TRANSPORT", "ib", 1);
 	setenv("FABRICLAB_IBVERBS_LIB", verbs, 1);
-	/* the emulated fabric is its description: nodes, NICs, switches, physics, faults */
+	/* the emulated fabric is its description: nodes, NICs, GPUs, switches, physics, faults */
 	setenv("FABRICLAB_FABRIC", description, 1);
 	note_overrides();
 	lab_like_env(o);
@@ -122,7 +124,6 @@ int lab_fabric_env(const struct lab_opts *o)
 	setenv("FABRICLAB_SHIM_MEM", "cuda", 1);
 	setenv("FABRICLAB_CUDART_LIB", cuda, 1);
 	setenv("FABRICLAB_CUDA_DRIVER_LIB", cuda, 1);
-	setenv("FABRICLAB_SHIM_STAGE_RATE", rate, 1);
 	unsetenv("NCCL_IB_HCA");
 	unsetenv("FABRICLAB_IB_HCA");
 	return 0;

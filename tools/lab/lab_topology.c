@@ -1,8 +1,9 @@
 /*
  * The emulated fabric of a run, as one description (fabric/README.md): the
  * lab's nodes and their NICs, the switches --topology asks for (flat without
- * it: every NIC reaches every other alone), the preset's physics and the
- * --hw-fault. Written as <run>/topology.json, which every rank's emulated NIC
+ * it: every NIC reaches every other alone), the preset's physics, the
+ * --hw-fault and the GPUs' copy rate (--copy-rate). Written as
+ * <run>/topology.json, which every rank's emulated NIC and GPU
  * reads (FABRICLAB_FABRIC) and `fabriclab report --topology` takes back.
  */
 #include <stdio.h>
@@ -156,6 +157,8 @@ int lab_topology_write(struct lab_opts *o, char *path, size_t len)
 	}
 	memcpy(o->topo.state_dir, o->run_dir, n);
 	memcpy(o->topo.state_dir + n, "/fabric", sizeof("/fabric"));
+	/* every node's GPUs copy at --copy-rate (a --topology FILE's node may keep its own) */
+	o->topo.gpus.copy_bytes_per_s = (uint64_t)(o->copy_rate_bytes + 0.5);
 	snprintf(path, len, "%s/topology.json", o->run_dir);
 	if (ft_write_json(&o->topo, path, why, sizeof(why))) {
 		fprintf(stderr, "fabriclab lab: %s\n", why);
