@@ -169,18 +169,24 @@ def case(seed):
                 node, dev, sev1, other, dev, sev2)
             want = [_answer("device", "node%d/%s" % (node, dev)),
                     _answer("device", "node%d/%s" % (other, dev))]
+            parts = rule.split(";")
         else:
             factor = round(r.uniform(2.0, 3.0), 2)
             rule = "throttle:node=node%d,dev=%s,rate=%d%%;slow:node=node%d,factor=%s" % (
                 node, dev, sev1, other, factor)
             want = [_answer("device", "node%d/%s" % (node, dev)),
                     _answer("node", "node%d" % other)]
+            parts = rule.split(";")
         args += ["--fault", rule]
         severity = sev1
         accept = [sorted(want)]
-    return {"seed": seed, "kind": kind, "fabric": fabric, "like": like, "nodes": n,
-            "rails": rails, "severity": severity, "args": args,
-            "accept": [sorted(a) for a in accept], "single": kind != "two"}
+        faults = [{"answer": a, "rule": p} for a, p in zip(want, parts)]
+    out = {"seed": seed, "kind": kind, "fabric": fabric, "like": like, "nodes": n,
+           "rails": rails, "severity": severity, "args": args,
+           "accept": [sorted(a) for a in accept], "single": kind != "two"}
+    if kind == "two":
+        out["faults"] = faults
+    return out
 
 
 def healthy_twin(c):
@@ -194,6 +200,20 @@ def healthy_twin(c):
             skip = True
             continue
         args.append(a)
+    return args
+
+
+def without_fault(c, k):
+    """Two faults' case with fault k left out: what fixing that one alone would give."""
+    other = c["faults"][1 - k]["rule"]
+    args, i = [], 0
+    while i < len(c["args"]):
+        if c["args"][i] == "--fault":
+            args += ["--fault", other]
+            i += 2
+            continue
+        args.append(c["args"][i])
+        i += 1
     return args
 
 

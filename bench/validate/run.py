@@ -67,15 +67,43 @@ def lab(tool, args, where):
         return steps, json.load(f)
 
 
-def classify(c, got, verdict_kind, effect):
+def shows(effect):
+    """Whether a slowdown (ratio, low, high) is at least MIN_EFFECT with 95% confidence."""
+    return effect is None or effect[1] >= 1.0 + MIN_EFFECT
+
+
+def classify_two(c, got, verdict_kind, shown_both, shown):
+    """
+    Two faults, each held to the rule one fault is: it must be named where the
+    job shows it (the job with both is MIN_EFFECT slower than with it alone
+    fixed), and may be left out where it does not. Where the job shows the
+    two together (against the healthy twin) but neither alone (each hides
+    behind the other), one of them must be named. Naming anything but the
+    two is wrong.
+    """
+    want = [f["answer"] for f in c["faults"]]
+    must = [a for a, s in zip(want, shown) if s]
+    if got and all(g in want for g in got) and all(m in got for m in must):
+        return "right"
+    if not got and not must and not shown_both:
+        return "cannot-tell"
+    if verdict_kind == "not-enough-evidence":
+        return "unsure"
+    return "wrong"
+
+
+def classify(c, got, verdict_kind, effect, shown_each=None):
     """
     right / wrong / unsure / false-alarm / cannot-tell. A fault must be named
     only where the job shows it: its all-reduce at least MIN_EFFECT slower than
     its healthy twin's with 95% confidence. Where the twin cannot show that,
     none or not-enough-evidence is as right as the culprit (cannot-tell), and
-    naming another culprit is still wrong.
+    naming another culprit is still wrong. Two faults: classify_two, where
+    the runs with each fault alone fixed were made (shown_each).
     """
-    shown = effect is None or effect[1] >= 1.0 + MIN_EFFECT
+    shown = shows(effect)
+    if c["kind"] == "two" and shown_each is not None and "faults" in c:
+        return classify_two(c, got, verdict_kind, shown, [shows(e) for e in shown_each])
     if got in c["accept"]:
         return "right"
     if c["kind"] == "healthy":
@@ -97,6 +125,12 @@ def run_case(tool, c, tmp):
         t_healthy, _ = lab(tool, cases.healthy_twin(c), where + "-healthy")
     if t_healthy:
         effect = effect_interval(t_fault, t_healthy, c["seed"])
+    each = None
+    if c["kind"] == "two":  # what fixing each fault alone would give
+        each = []
+        for k in range(2):
+            t_one, _ = lab(tool, cases.without_fault(c, k), "%s-without%d" % (where, k))
+            each.append(effect_interval(t_fault, t_one, c["seed"]) if t_one else None)
     v = report["verdict"]
     got = sorted("%s %s" % (f["kind"], f["culprit"]) for f in report.get("findings", []))
     measured = effect[0] if effect else None
@@ -105,8 +139,9 @@ def run_case(tool, c, tmp):
             "args": c["args"], "accept": c["accept"], "got": got, "verdict": v["kind"],
             "confidence": v.get("confidence"), "runner_up": v.get("runner_up"),
             "predicted_speedup": v.get("speedup"), "measured_speedup": measured,
-            "measured_ci": effect[1:] if effect else None,
-            "outcome": classify(c, got, v["kind"], effect), "reason": v.get("reason")}
+            "measured_ci": effect[1:] if effect else None, "faults": c.get("faults"),
+            "effect_each": each,
+            "outcome": classify(c, got, v["kind"], effect, each), "reason": v.get("reason")}
 
 
 def rejudge(tool, r, kept, quiet):
@@ -136,7 +171,8 @@ def rejudge(tool, r, kept, quiet):
     effect = (r["measured_speedup"], ci[0], ci[1]) if ci else None
     out = dict(r, got=got, verdict=v["kind"], confidence=v.get("confidence"),
                runner_up=v.get("runner_up"), predicted_speedup=v.get("speedup"),
-               reason=v.get("reason"), outcome=classify(c, got, v["kind"], effect))
+               reason=v.get("reason"),
+               outcome=classify(c, got, v["kind"], effect, r.get("effect_each")))
     if not quiet:
         print("%-8d %-9s %-11s %s -> %s (%s, %s)" % (
             r["seed"], r["kind"], out["outcome"], r["accept"], got, v["kind"],
@@ -195,6 +231,7 @@ def main():
     ap.add_argument("--tool", default="build/fabriclab")
     ap.add_argument("--out", help="append every case's result here (JSON lines)")
     ap.add_argument("--from", dest="source", help="score results saved by --out, run nothing")
+    ap.add_argument("--fabrics", help="run only the cases on these fabrics (tcp,roce,ib)")
     ap.add_argument("--quiet", action="store_true", help="only the table")
     ap.add_argument("--keep", help="keep every run's folder (reports) under this folder")
     ap.add_argument("--rejudge", metavar="KEPT",
@@ -211,6 +248,8 @@ def main():
     results = []
     with tempfile.TemporaryDirectory(prefix="fabriclab-validate.") as tmp:
         for seed in cases.seeds(a.set, a.count, a.start):
+            if a.fabrics and cases.case(seed)["fabric"] not in a.fabrics.split(","):
+                continue
             r = run_case(a.tool, cases.case(seed), a.keep or tmp)
             results.append(r)
             if a.out:
