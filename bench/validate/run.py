@@ -7,7 +7,8 @@
 Each case runs `fabriclab lab` with its fault, and a faulty case also its
 healthy twin (the same settings, no fault), whose all-reduce time says whether
 the job showed the fault at all and gives the speedup that fixing a single
-fault measures. Prints one line per case and a
+fault measures; two faults at once also run with each left out, which says
+whether the job showed each. Prints one line per case and a
 table per kind: right, wrong, not enough evidence, false alarms; and how far
 the verdict's predicted speedup was from the measured one.
 """
