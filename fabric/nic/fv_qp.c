@@ -233,8 +233,7 @@ static void publish_port(struct fv_qp *qp)
 
 	/* its NIC before its link layer, which requesters take as "published" (fv_transmit.c) */
 	e->nic = fv_ctx(qp->qp.context)->dev->nic;
-	atomic_thread_fence(memory_order_release);
-	e->link_layer = port->link_layer;
+	__atomic_store_n(&e->link_layer, port->link_layer, __ATOMIC_RELEASE);
 	e->lid = port->lid;
 	e->ngids = (uint8_t)port->ngids;
 	memcpy(e->gid, port->gid, sizeof(e->gid));

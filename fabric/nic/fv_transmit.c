@@ -159,10 +159,10 @@ static bool held_by_physics(struct fv_qp *qp, struct fv_swr *w, uint64_t now)
 		e = &fv_registry()->e[qp->dest_qpn % FV_REG_SLOTS];
 		/* a responder not yet published (its QP short of INIT) has no NIC to schedule on:
 		 * the bytes leave on ours, and transmit_one decides when they are due */
-		if (atomic_load(&e->qpn) == qp->dest_qpn && e->link_layer) {
-			atomic_thread_fence(memory_order_acquire); /* its NIC was written first */
+		/* its link layer is stored after its NIC (release): set, the NIC is there */
+		if (atomic_load(&e->qpn) == qp->dest_qpn &&
+		    __atomic_load_n(&e->link_layer, __ATOMIC_ACQUIRE))
 			dst = e->nic;
-		}
 		/* one connection, one path: its hash is both ends' QP numbers, as a switch hashes
 		 * a flow by its header */
 		fv_physics_schedule(fv_port_of(qp->qp.context, qp->port_num), src, dst,

@@ -29,7 +29,7 @@
 static int init_common(void **ctx, int *mask, const struct fl_prof_comm_info *info,
 		       fl_abi_logger_fn logger, int wanted)
 {
-	int rc, next_bits;
+	int rc, next_bits, own;
 
 	if (ctx)
 		*ctx = NULL;
@@ -48,10 +48,12 @@ static int init_common(void **ctx, int *mask, const struct fl_prof_comm_info *in
 	 * is measured; else an empty mask would silence them all. Its own events
 	 * then come with a NULL context, which every entry point ignores.
 	 */
-	*mask = rc == 0 && (*ctx || fl_prof_live_contexts() > 0) ? wanted : 0;
+	own = rc == 0 && (*ctx || fl_prof_live_contexts() > 0) ? wanted : 0;
 	/* The next profiler's init, with NCCL's arguments; its mask joins ours. */
 	next_bits = rc == 0 ? fl_abi_next_init(info->abi_version, ctx, info, logger) : 0;
-	*mask |= next_bits;
+	/* one store: communicators may init at once on their threads, and NCCL reads it relaxed
+	 * (2.30.7 src/plugin/profiler.cc:280) */
+	__atomic_store_n(mask, own | next_bits, __ATOMIC_RELAXED);
 	return rc;
 }
 

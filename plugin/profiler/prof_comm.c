@@ -197,27 +197,29 @@ static void report_counts(const struct fl_prof_ctx *c)
 {
 	const struct fl_prof_counts *n = &c->counts;
 	const struct fl_report_prof_counts told = {
-		.ops = n->ops,
-		.relayed_ops = n->relayed_ops,
-		.dropped_ops = n->dropped_ops,
-		.dropped_links = n->dropped_links,
-		.dropped_steps = n->dropped_steps,
-		.abandoned_steps = n->abandoned_steps,
+		.ops = fl_prof_counted(&n->ops),
+		.relayed_ops = fl_prof_counted(&n->relayed_ops),
+		.dropped_ops = fl_prof_counted(&n->dropped_ops),
+		.dropped_links = fl_prof_counted(&n->dropped_links),
+		.dropped_steps = fl_prof_counted(&n->dropped_steps),
+		.abandoned_steps = fl_prof_counted(&n->abandoned_steps),
 	};
+
+	uint64_t restarted = fl_prof_counted(&n->restarted_steps);
 
 	if (c->comm_hash && c->rank >= 0)
 		fl_report_note_prof_counts(c->comm_hash, c->rank, &told);
-	if (n->dropped_ops || n->dropped_steps || n->abandoned_steps || n->relayed_ops ||
-	    n->restarted_steps)
+	if (told.dropped_ops || told.dropped_steps || told.abandoned_steps || told.relayed_ops ||
+	    restarted)
 		FL_INFO("profiler: comm %016llx rank %d: %llu ops, %llu relayed (PXN), %llu not "
 			"measured (%llu past the links cap), %llu steps not measured (no free "
 			"stats slot), %llu steps never stopped, %llu receive steps started again "
 			"before they were posted (NCCL's retries, not a loss)",
-			(unsigned long long)c->comm_hash, c->rank, (unsigned long long)n->ops,
-			(unsigned long long)n->relayed_ops, (unsigned long long)n->dropped_ops,
-			(unsigned long long)n->dropped_links, (unsigned long long)n->dropped_steps,
-			(unsigned long long)n->abandoned_steps,
-			(unsigned long long)n->restarted_steps);
+			(unsigned long long)c->comm_hash, c->rank, (unsigned long long)told.ops,
+			(unsigned long long)told.relayed_ops, (unsigned long long)told.dropped_ops,
+			(unsigned long long)told.dropped_links,
+			(unsigned long long)told.dropped_steps,
+			(unsigned long long)told.abandoned_steps, (unsigned long long)restarted);
 }
 
 /*

@@ -209,19 +209,19 @@ int fl_prof_op_start(void *ctx, void **handle, const struct fl_prof_op_descr *d)
 		fl_prof_note_unhomed();
 		return 0;
 	}
-	c->counts.ops++;
-	c->counts.relayed_ops += (uint64_t)relayed;
+	fl_prof_count(&c->counts.ops, 1);
+	fl_prof_count(&c->counts.relayed_ops, (uint64_t)relayed);
 	/* d->rank is the originating rank (2.30.7 enqueue.cc:647): ours only when not relayed. */
 	if (!relayed && __atomic_load_n(&c->rank, __ATOMIC_RELAXED) < 0)
 		fl_prof_learn_comm(c, 0, d->rank);
 	if (d->peer >= 0) {
 		l = fl_prof_link_get(c, d->rank, d->peer, d->is_send != 0, d->channel, relayed);
 		if (!l)
-			c->counts.dropped_links++;
+			fl_prof_count(&c->counts.dropped_links, 1);
 	}
 	op = l ? op_alloc(c) : NULL;
 	if (!op) {
-		c->counts.dropped_ops++;
+		fl_prof_count(&c->counts.dropped_ops, 1);
 		return 0;
 	}
 	op->kind = FL_PROF_KIND_OP;
@@ -241,7 +241,7 @@ static void abandon(struct fl_prof_step *s)
 {
 	fl_prof_slot_give(s->op->link, s->slot);
 	s->op->live_steps--;
-	s->op->ctx->counts.abandoned_steps++;
+	fl_prof_count(&s->op->ctx->counts.abandoned_steps, 1);
 	s->kind = FL_PROF_KIND_FREE;
 }
 
@@ -273,7 +273,7 @@ static inline __attribute__((always_inline)) int step_under(struct fl_prof_op *o
 
 	s = &op->steps[(unsigned)step % FL_PROF_STEP_SLOTS];
 	if (s->kind == FL_PROF_KIND_STEP && restarted(s, step)) {
-		op->ctx->counts.restarted_steps++;
+		fl_prof_count(&op->ctx->counts.restarted_steps, 1);
 		s->next = NULL; /* the next profiler gets this start again too, as NCCL gives it */
 		*handle = s;
 		return 0;
@@ -282,7 +282,7 @@ static inline __attribute__((always_inline)) int step_under(struct fl_prof_op *o
 		abandon(s);
 	slot = fl_prof_slot_take(op->link);
 	if (slot < 0) {
-		op->ctx->counts.dropped_steps++; /* this thread's own context: a plain add */
+		fl_prof_count(&op->ctx->counts.dropped_steps, 1); /* this thread's own context */
 		return 0;
 	}
 	memset(s, 0, sizeof(*s));
@@ -293,7 +293,7 @@ static inline __attribute__((always_inline)) int step_under(struct fl_prof_op *o
 	s->start_ns = fl_prof_now();
 	fl_stats_post(&op->link->stats, s->slot, s->start_ns);
 	op->live_steps++;
-	op->ctx->counts.steps++;
+	fl_prof_count(&op->ctx->counts.steps, 1);
 	*handle = s;
 	return 0;
 }

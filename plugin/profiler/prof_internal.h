@@ -94,6 +94,20 @@ struct fl_prof_counts {
 	uint64_t restarted_steps;
 };
 
+/*
+ * One writer adds (a plain add on x86, no locked instruction); a reader on another thread,
+ * a finalize that races the last events, reads a whole value: relaxed atomics, not a lock.
+ */
+static inline void fl_prof_count(uint64_t *n, uint64_t by)
+{
+	__atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + by, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t fl_prof_counted(const uint64_t *n)
+{
+	return __atomic_load_n(n, __ATOMIC_RELAXED);
+}
+
 /* The aligned block a pool grows by: a header, then its ops. */
 struct fl_prof_chunk {
 	uint32_t magic;

@@ -24,6 +24,11 @@ not_ok() { echo "not ok - $1"; failures=$((failures + 1)); }
 skip() { echo "skipped: $1"; exit 77; }
 
 command -v dpkg-query >/dev/null || skip "no dpkg: the package names are Debian's"
+# The image holds the plain build (-O2, make test runs this on it). A sanitizer build links
+# other things: its runtime, and at -O1 the LTTng provider keeps liblttng-ust-common, which
+# the inlined tracepoints of -O2 do not call, so its list is not the image's to answer for.
+[ -z "${FABRICLAB_SANITIZER:-}" ] ||
+	skip "a $FABRICLAB_SANITIZER build is not what the image holds (make test checks the plain one)"
 tool=$build/fabriclab plugin=$build/libnccl-net-fabriclab.so provider=$build/libfabriclab-lttng.so
 for f in "$tool" "$plugin" "$provider"; do
 	[ -f "$f" ] || { not_ok "$f was not built"; exit 1; }
@@ -104,8 +109,6 @@ needed() { # binary
 	for lib in $(readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
 		path=$(ldd "$1" | awk -v l="$lib" '$1 == l && $2 == "=>" { print $3 }')
 		[[ $lib == ld-linux* ]] && continue # the loader itself, never linked with -l
-		# A sanitizer build (make sanitize) adds its runtime; the image holds the plain build.
-		[ -n "${FABRICLAB_SANITIZER:-}" ] && [[ $lib =~ ^lib(a|ub|t)san\.so ]] && continue
 		echo "$lib ${path:-?}"
 	done
 }

@@ -50,7 +50,8 @@ static _Atomic int nctx, live;
 static _Atomic uint64_t starts[NTYPES], stops[NTYPES], records[NTYPES], states[NSTATES];
 static _Atomic uint64_t foreign_parents[NTYPES], null_handles, bad_ctx, bad_handles,
 	null_stops, inits, finalizes;
-static int mode_null, mode_fail, version_used;
+/* set by every init (each rank's thread), read by every event: atomics */
+static _Atomic int mode_null, mode_fail, version_used;
 
 static int own_slot(const void *p)
 {
@@ -115,7 +116,13 @@ static int init_common(void **context, int *mask, int version)
 	if (mode_fail)
 		return 3; /* ncclInternalError */
 	count(&inits);
-	*mask = bits ? (int)strtol(bits, NULL, 0) : (int)FL_PROF_EV_BITS(version);
+	/*
+	 * One int for every communicator, whose inits may run at once on their threads: NCCL
+	 * passes its global ncclProfilerEventMask and reads it relaxed (2.30.7
+	 * src/plugin/profiler.cc:250, 280), as fabriclab does its own for the next profiler.
+	 */
+	__atomic_store_n(mask, bits ? (int)strtol(bits, NULL, 0) : (int)FL_PROF_EV_BITS(version),
+			 __ATOMIC_RELAXED);
 	i = atomic_fetch_add(&nctx, 1);
 	atomic_fetch_add(&live, 1);
 	if (i >= MAX_CTX || mode_null)

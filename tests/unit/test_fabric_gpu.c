@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "fabric/topo/topo_json.h"
+#include "topo_refused.h"
 
 #define COPY_BYTES (2u << 20)
 #define RATE 40000000ull       /* bytes/s: 2 MiB takes 52 ms */
@@ -104,17 +105,9 @@ static void test_section_errors(void **state)
 		{ "{\"fabriclab_fabric\": 1, \"gpus\": [1], \"nodes\": []}",
 		  "gpus: expected an object" },
 	};
-	struct ft_topo t;
-	char why[256];
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(ft_parse_json(bad[i][0], strlen(bad[i][0]), "t.json", &t, why,
-					       sizeof(why)), -1);
-		print_message("%s\n", why);
-		assert_non_null(strstr(why, bad[i][1]));
-		ft_free(&t);
-	}
+	assert_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
 /* ---- fakecuda, loaded in a child as the shim loads it ---- */

@@ -31,7 +31,7 @@ static int slow_told[NODES];
 
 static void name(char *dst, size_t len, int node)
 {
-	snprintf(dst, len, "n%d", node);
+	assert_true(snprintf(dst, len, "n%d", node) < (int)len);
 }
 
 /* Hop i as the report and the sweep take it: one window's bytes at its rate. */

@@ -605,9 +605,49 @@ static bool wants_serve(int argc, char **argv)
 	return false;
 }
 
-int lab_main(int argc, char **argv)
+/* One run; what it builds in o (the fabric's description) the caller frees. */
+static int lab_run(int argc, char **argv, struct lab_opts *o)
 {
 	static char dir[PATH_MAX];
+	int rc;
+
+	rc = parse_args(argc, argv, o);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	if (!o->link_rate_bytes && lab_parse_rate(o->link_rate, &o->link_rate_bytes))
+		return EXIT_USAGE;
+	if (lab_scenario_prepare(o))
+		return EXIT_USAGE;
+	if (!tool_plugin_dir(dir, sizeof(dir)))
+		o->tool_dir = dir;
+	if (make_run_dir(o))
+		return EXIT_FAILED;
+	if (!o->copy_rate_bytes)
+		o->copy_rate_bytes = 4 * o->link_rate_bytes;
+	if (lab_fabric_env(o))
+		return EXIT_FAILED;
+	print_header(o, stdout);
+	rank_env(o);
+	catch_signals();
+	rc = run_ranks(o);
+	if (lab_stop) {
+		fprintf(stderr, "fabriclab lab: interrupted (signal %d); cleaned up\n",
+			(int)lab_stop);
+		return EXIT_INTERRUPTED;
+	}
+	if (!rc)
+		rc = lab_print_steps(o, stdout);
+	if (!rc)
+		lab_like_print_schedule(o, stdout);
+	if (!rc)
+		rc = lab_print_report(o, stdout);
+	if (!rc)
+		print_epilogue(o, stdout);
+	return rc ? EXIT_FAILED : 0;
+}
+
+int lab_main(int argc, char **argv)
+{
 	struct lab_opts o = { .ranks = 8, .rails = 1, .target_rail = -1, .steps = 8, .grad_bytes = 8 << 20, .compute_ms = 20,
 			      .link_rate = DEFAULT_LINK_RATE, .scenario = LAB_HEALTHY,
 			      .target = -1, .target_compute = 1.0, .dir = "fabriclab-lab" };
@@ -615,37 +655,7 @@ int lab_main(int argc, char **argv)
 
 	if (wants_serve(argc, argv))
 		return lab_serve_main(argc, argv);
-	rc = parse_args(argc, argv, &o);
-	if (rc)
-		return rc == 1 ? 0 : rc;
-	if (!o.link_rate_bytes && lab_parse_rate(o.link_rate, &o.link_rate_bytes))
-		return EXIT_USAGE;
-	if (lab_scenario_prepare(&o))
-		return EXIT_USAGE;
-	if (!tool_plugin_dir(dir, sizeof(dir)))
-		o.tool_dir = dir;
-	if (make_run_dir(&o))
-		return EXIT_FAILED;
-	if (!o.copy_rate_bytes)
-		o.copy_rate_bytes = 4 * o.link_rate_bytes;
-	if (lab_fabric_env(&o))
-		return EXIT_FAILED;
-	print_header(&o, stdout);
-	rank_env(&o);
-	catch_signals();
-	rc = run_ranks(&o);
-	if (lab_stop) {
-		fprintf(stderr, "fabriclab lab: interrupted (signal %d); cleaned up\n",
-			(int)lab_stop);
-		return EXIT_INTERRUPTED;
-	}
-	if (!rc)
-		rc = lab_print_steps(&o, stdout);
-	if (!rc)
-		lab_like_print_schedule(&o, stdout);
-	if (!rc)
-		rc = lab_print_report(&o, stdout);
-	if (!rc)
-		print_epilogue(&o, stdout);
-	return rc ? EXIT_FAILED : 0;
+	rc = lab_run(argc, argv, &o);
+	ft_free(&o.topo);
+	return rc;
 }

@@ -64,8 +64,13 @@ static void safe_name(int dev, struct fl_props *p)
 		p->name = "(unsafe name)";
 		return;
 	}
+	/*
+	 * Escaped once per device: a name handed out may be read while the report thread asks
+	 * again, so it is never rewritten (a device's name does not change).
+	 */
 	pthread_mutex_lock(&names_lock);
-	fl_text_escape(names[dev], sizeof(names[dev]), p->name);
+	if (!names[dev][0])
+		fl_text_escape(names[dev], sizeof(names[dev]), p->name);
 	pthread_mutex_unlock(&names_lock);
 	p->name = names[dev];
 }
