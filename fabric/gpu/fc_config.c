@@ -29,9 +29,21 @@ static const char *env(const char *name)
 	return v && *v ? v : NULL;
 }
 
+/* An integer override, or def where it is unset or not an integer (said on stderr). */
 static long env_long(const char *name, long def)
 {
-	return env(name) ? strtol(env(name), NULL, 0) : def;
+	const char *v = env(name);
+	char *end;
+	long n;
+
+	if (!v)
+		return def;
+	n = strtol(v, &end, 0);
+	if (*end) {
+		fprintf(stderr, "fakecuda: %s=%s: expected an integer; ignored\n", name, v);
+		return def;
+	}
+	return n;
 }
 
 /* GPUs as the description says; false (and why on stderr) when it is refused: no GPUs then. */

@@ -219,6 +219,8 @@ static void test_copy_engine_paces(void **state)
 	assert_int_equal(in_child("node1", NULL, NODE1_RATE), 0);
 	/* the variable over the description (node0's 40 MB/s) */
 	assert_int_equal(in_child("node0", "5000000", 5000000), 0);
+	/* a variable that is no integer is ignored (said on stderr), not read as 0: unpaced */
+	assert_int_equal(in_child("node0", "fast", RATE), 0);
 }
 
 /* dst = mine + theirs, where theirs took a NIC write: unflushed, then flushed. */
