@@ -101,8 +101,9 @@ int shim_cuda_load(struct shim_cuda *cu)
 		return rc;
 	}
 	load_driver(cu);
-	/* the emulated GPU's: NCCL reduces in a kernel, no copy to the host and back, and neither
-	 * does an emulated job, whose host<->device copies the emulated copy engine paces */
+	/* the emulated GPU's: NCCL reduces in its kernel, in device memory (2.30.7
+	 * src/device/prims_simple.h:246-262, reduceCopy), no copy to the host and back, and
+	 * neither does an emulated job, whose host<->device copies the emulated copy engine paces */
 	*(void **)&cu->kernel_sum = dlsym(cu->runtime, "fakecudaKernelSum");
 	return FL_OK;
 }

@@ -55,9 +55,10 @@ size_t shim_lines_pack(int proto, void *wire, const void *payload, size_t bytes,
 }
 
 /*
- * The GPU polls the flags, then reads the data (NCCL's readLL, recvLL128): each flag is read
- * with acquire, so the data beside it is read after it (an acquire fence after plain volatile
- * loads says the same, but ThreadSanitizer does not model fences).
+ * The GPU polls the flags, then reads the data (2.30.7 src/device/prims_ll.h:108-122 readLL,
+ * both flags of a line; prims_ll128.h:184-203 recvReduceSendCopy, each line's last word):
+ * each flag is read with acquire, so the data beside it is read after it (an acquire fence
+ * after plain volatile loads says the same, but ThreadSanitizer does not model fences).
  */
 int shim_lines_ready(int proto, const void *wire, size_t bytes, uint64_t flag)
 {

@@ -9,7 +9,7 @@
 
 #include "fabric/topo/topo_json.h"
 
-static void assert_refused(const char *const bad[][2], size_t n)
+static inline void assert_refused(const char *const bad[][2], size_t n)
 {
 	struct ft_topo t;
 	char why[256];
