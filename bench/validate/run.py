@@ -230,7 +230,8 @@ def main():
     ap.add_argument("--count", type=int, default=20)
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--tool", default="build/fabriclab")
-    ap.add_argument("--out", help="append every case's result here (JSON lines)")
+    ap.add_argument("--out", help="append every case's result here (JSON lines); with "
+                    "--rejudge, write the results judged again")
     ap.add_argument("--from", dest="source", help="score results saved by --out, run nothing")
     ap.add_argument("--fabrics", help="run only the cases on these fabrics (tcp,roce,ib)")
     ap.add_argument("--quiet", action="store_true", help="only the table")
@@ -244,6 +245,9 @@ def main():
             results = [json.loads(line) for line in f if line.strip()]
         if a.rejudge:
             results = [rejudge(a.tool, r, a.rejudge, a.quiet) for r in results]
+            if a.out:
+                with open(a.out, "w") as f:
+                    f.writelines(json.dumps(r) + "\n" for r in results)
         summary(results, a.source)
         return 0
     results = []

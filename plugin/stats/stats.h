@@ -52,7 +52,10 @@ struct fl_conn_stats {
 	 */
 	int active_is_wire;
 	struct fl_size_hist sizes;
+	/* each request's own wire time: from when the wire took it (fl_stats_wire) */
 	struct fl_time_hist wire_times;
+	/* the writer's alone: when the connection's latest request left the wire */
+	uint64_t wire_last_end_ns;
 	/*
 	 * One past the highest slot ever posted: the reader scans posted[] only that far. Pools
 	 * hand out their lowest free slots first, so a few lines are read, not all of posted[].
@@ -148,11 +151,20 @@ static inline __attribute__((always_inline)) void
 fl_stats_wire(struct fl_conn_stats *s, uint64_t post_ns, uint64_t bytes,
 	      const struct fl_xfer_times *t)
 {
-	uint64_t took = t->wire_end_ns - t->wire_start_ns;
+	uint64_t took = t->wire_end_ns - t->wire_start_ns, own = t->wire_start_ns;
 
+	/*
+	 * A request queued behind the connection's earlier ones is on the wire only from when
+	 * the one before it left (a FIFO's departures): its time before that is theirs. A
+	 * burst of requests posted at once would otherwise read as each request slow.
+	 */
+	if (s->wire_last_end_ns > own && s->wire_last_end_ns < t->wire_end_ns)
+		own = s->wire_last_end_ns;
+	if (t->wire_end_ns > s->wire_last_end_ns)
+		s->wire_last_end_ns = t->wire_end_ns;
 	/* A transport may time only part of a request: rate only what was timed (0: all of it). */
 	fl_stats_add(&s->wire_bytes, t->wire_bytes - 1 < bytes ? t->wire_bytes : bytes);
-	fl_time_hist_add(&s->wire_times, took);
+	fl_time_hist_add(&s->wire_times, t->wire_end_ns - own);
 	if (took > fl_stats_load(&s->wire_max_ns))
 		atomic_store_explicit(&s->wire_max_ns, took, memory_order_relaxed);
 	/* Nothing a request reports starts before it was posted: the watermark relies on it. */

@@ -287,6 +287,34 @@ static void test_a_member_with_its_own_wire_keeps_active_apart(void **state)
 	free(b);
 }
 
+/*
+ * Four requests posted at once on one connection, each 1 ms on the wire, leave one after the
+ * other (a FIFO): each request's own wire time is 1 ms, not 1, 2, 3 and 4 ms, so a burst does
+ * not read as slow requests. The longest whole request stays the max. One that ends before the
+ * latest end (done out of order) keeps its own start.
+ */
+static void test_queued_requests_time_only_their_own_wire(void **state)
+{
+	struct fl_conn_stats *a = new_conn();
+	uint64_t base = fl_clock_ns() - 100000000, ms = 1000000;
+	struct fl_hop_snapshot *h;
+
+	(void)state;
+	attach(a, FL_HOP_SEND, "d0", "peer", 0, 1);
+	for (unsigned i = 0; i < 4; i++)
+		request(a, i, 1 << 20, base, base, base + (i + 1) * ms);
+	request(a, 4, 1 << 20, base, base + 2 * ms, base + 3 * ms + ms / 2);
+	fl_hops_drain();
+	assert_int_equal(fl_hops_snapshot(&h), 1);
+	assert_int_equal(h[0].wire_ns, 4 * ms);
+	assert_in_range(fl_time_percentile(h[0].t.wire_times, 99), ms * 15 / 16, ms * 17 / 16 * 3 / 2);
+	assert_in_range(fl_time_percentile(h[0].t.wire_times, 50), ms * 15 / 16, ms * 17 / 16);
+	assert_int_equal(h[0].t.wire_max_ns, 4 * ms);
+	free(h);
+	fl_hop_detach(a);
+	free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +324,7 @@ int main(void)
 		cmocka_unit_test_setup(test_outstanding_request_holds_the_watermark, reset),
 		cmocka_unit_test_setup(test_whole_requests_keep_their_runs_once, reset),
 		cmocka_unit_test_setup(test_a_member_with_its_own_wire_keeps_active_apart, reset),
+		cmocka_unit_test_setup(test_queued_requests_time_only_their_own_wire, reset),
 	};
 
 	fl_clock_init();
