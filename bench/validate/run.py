@@ -105,10 +105,12 @@ def classify(c, got, verdict_kind, effect, shown_each=None):
     shown = shows(effect)
     if c["kind"] == "two" and shown_each is not None and "faults" in c:
         return classify_two(c, got, verdict_kind, shown, [shows(e) for e in shown_each])
+    if c["kind"] == "healthy":
+        if not got and verdict_kind == "none":
+            return "right"
+        return "unsure" if verdict_kind == "not-enough-evidence" else "false-alarm"
     if got in c["accept"]:
         return "right"
-    if c["kind"] == "healthy":
-        return "unsure" if verdict_kind == "not-enough-evidence" else "false-alarm"
     if not got and not shown:
         return "cannot-tell"
     if verdict_kind == "not-enough-evidence":
