@@ -224,7 +224,7 @@ static bool small_effect(const struct vm_state *s, const struct vm_fit *f, int c
 	const struct vm_candidate *k = &s->cands[f->cul[c]];
 
 	if (k->kind == VM_NODE)
-		return f->du[c][0] <= -s->dy_max + 1e-9;
+		return f->du[c][0] <= k->du_min + 1e-9;
 	for (int part = 0; part < k->parts; part++) {
 		if (f->dy[c][part] < s->dy_max - 1e-9)
 			return false;
@@ -333,14 +333,10 @@ int vm_diagnose(const struct fl_hop_figures *figs, size_t n,
 	bool full = n <= FULL_FIT_MAX_HOPS;
 	int err = -1;
 
-	if (!p || vm_observe(&s, figs, n)) {
+	if (!p || vm_observe(&s, figs, n, params)) {
 		free(p);
 		return -1;
 	}
-	s.min_effect = 1.0 - params->min_ratio;
-	s.dy_max = fl_ln(params->min_ratio);
-	s.line_odds = params->line_odds;
-	s.elements = params->elements;
 	if (vm_candidates(&s))
 		goto out;
 	vm_fit(&s, &p->none);

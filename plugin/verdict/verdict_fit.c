@@ -24,9 +24,9 @@
 /* Rate shifts a culprit may have: from the smallest effect down to 5 % of the others. */
 #define DY_MAX (s->dy_max) /* ln(1 - the smallest effect named) */
 #define DY_MIN (-2.995732273553991) /* ln 0.05 */
-/* A straggler makes the senders into it wait at least the smallest effect more. */
-#define DU_MIN (-DY_MAX)
-#define DU_RANGE 7.0 /* waits as ratios from the 1% floor: up to 10 requests waiting at a time */
+/* A straggler's floor, what the smallest effect named makes its hops wait (verdict_candidates.c). */
+#define DU_MIN(c) (s->cands[c].du_min)
+#define DU_RANGE (s->du_range) /* verdict_observe.c, wait_scale */
 /*
  * How a slowed wire's median request moves against its bytes, (1 + kappa):
  * from not at all (-1: a port paused now and then, whose median request misses
@@ -372,7 +372,7 @@ static double fit_shift(struct vm_state *s, const struct vm_fit *f, int c, int p
 	 * at most as much.
 	 */
 	if (k2->kind == VM_NODE) {
-		lo = part == 0 ? DU_MIN : part == 1 ? 0.0 : -f->du[c][0];
+		lo = part == 0 ? k2->du_min : part == 1 ? 0.0 : -f->du[c][0];
 		hi = part == 0 ? DU_RANGE : part == 1 ? f->du[c][0] : 0.0;
 	}
 	for (size_t i = 0; i < k2->count; i++) {
@@ -670,7 +670,7 @@ static void fit_part(struct vm_state *s, struct vm_fit *f, int c, int part, bool
 	f->du[c][part] = fit_shift(s, f, c, part, OBS_U, &info);
 	if (last && info > 0.0)
 		f->occam += part ? spike_or_slab(info, f->du[c][0], f->du[c][part])
-				 : occam(info, DU_RANGE - DU_MIN);
+				 : occam(info, DU_RANGE - DU_MIN(f->cul[c]));
 	apply_shifts(s, f, NULL, 0);
 }
 
@@ -753,7 +753,7 @@ static void start_shifts(const struct vm_state *s, struct vm_fit *f)
 			bool node = s->cands[f->cul[c]].kind == VM_NODE;
 
 			f->dy[c][part] = node ? 0.0 : DY_MAX;
-			f->du[c][part] = node && !part ? DU_MIN : 0.0;
+			f->du[c][part] = node && !part ? DU_MIN(f->cul[c]) : 0.0;
 		}
 	}
 }
@@ -963,7 +963,7 @@ double vm_fit_add(struct vm_state *s, const struct vm_fit *base, int cand, struc
 	f->cul[c] = cand;
 	for (int part = 0; part < VM_PARTS; part++) {
 		f->dy[c][part] = k2->kind == VM_NODE ? 0.0 : DY_MAX;
-		f->du[c][part] = k2->kind == VM_NODE && !part ? DU_MIN : 0.0;
+		f->du[c][part] = k2->kind == VM_NODE && !part ? k2->du_min : 0.0;
 	}
 	apply_shifts(s, base, mine, k2->count);
 	for (size_t i = 0; i < k2->count; i++)

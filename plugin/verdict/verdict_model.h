@@ -34,6 +34,7 @@ struct vm_hop {
 	bool has_u;
 	int ugroup;       /* hops whose waits were timed by the same ends */
 	double u;
+	double qs, qr;    /* the waits u is made of: senders' share, receivers' at a time */
 	double ln_line;   /* ln line rate; meaningful only where anchored */
 	bool anchored;    /* its requests were wire-bound: healthy runs near line */
 };
@@ -48,6 +49,7 @@ struct vm_candidate {
 	const char *dev;  /* device, rail */
 	size_t first, count; /* its hops: members[first .. first+count) */
 	int parts;        /* device 2 (out of it, into it), node 3 (into it, upstream, out), else 1 */
+	double du_min;    /* node: the smallest wait shift of an effect worth naming */
 	double score;     /* log evidence of {this culprit} against none */
 };
 
@@ -87,6 +89,7 @@ struct vm_state {
 	struct vm_hop *hops;
 	int ngroups, nugroups;
 	double *mu_y, *mu_m, *mu_u;        /* group levels of the fit last made */
+	double *wait_qs, *wait_qr;         /* per wait group: its hops' median qs and qr */
 	double *group_line;                /* ln line rate of an anchored group, else NaN */
 	double *group_info;                /* sum of 1 / variance of y over each group's hops */
 	double group_info_tau;             /* the tau_y group_info was summed at */
@@ -103,6 +106,8 @@ struct vm_state {
 	double kind_prior[VM_KINDS];       /* ln prior of one candidate of each kind */
 	double *scratch;                   /* 4 n doubles */
 	double min_effect;                 /* the smallest effect named (1 - min_ratio) */
+	double wait_floor;                 /* waits are resolved to it (verdict_observe.c) */
+	double du_range;                   /* the widest wait shift: ln((floor + 10) / floor) */
 	double dy_max;                     /* ln(1 - min_effect): a culprit is at least that slow */
 	double line_odds;                  /* fl_verdict_params.line_odds */
 	const struct fl_hop_elements *elements; /* fl_verdict_params.elements */
@@ -118,7 +123,9 @@ struct vm_state {
 /* How sure the model must be to name a culprit, or to call the fabric healthy. */
 #define FL_VERDICT_NAME_CONFIDENCE 0.9
 
-int vm_observe(struct vm_state *s, const struct fl_hop_figures *figs, size_t n);
+/* Observes the hops under params (the smallest effect, the line's odds, the elements). */
+int vm_observe(struct vm_state *s, const struct fl_hop_figures *figs, size_t n,
+	       const struct fl_verdict_params *params);
 int vm_candidates(struct vm_state *s);
 /* ln prior of the healthy explanation, and of one given pair of culprits. */
 double vm_prior_none(void);

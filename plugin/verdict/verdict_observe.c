@@ -10,12 +10,6 @@
 #include "verdict_internal.h"
 #include "verdict_model.h"
 
-/*
- * Waits are compared as ratios (a receiver that waits 0% where the others wait
- * 4% is as telling as 2.8 against 5.2 requests waiting); below 1% of the
- * requests' time a wait is not resolved, and ratios start from there.
- */
-#define WAIT_FLOOR 0.01
 
 /* z of the 99th percentile of a normal: turns (ln p99 - ln p50) into a spread. */
 #define Z99 2.326
@@ -45,6 +39,27 @@ static bool sender_reported(const struct fl_hop_figures *h)
 }
 
 /*
+ * Waits are compared as ratios (a receiver that waits 0% where the others wait
+ * 10% is as telling as 2.8 against 5.2 requests waiting), resolved to the
+ * smallest effect named: ratios start from it. A straggler that costs the job
+ * that share of its time makes the senders into it wait that much more, twice
+ * what they wait where they hardly do; a jitter of 0.3% to 3% between healthy
+ * hops is then a ratio of 1.5, not of 10 (waits from a floor of 1% named a
+ * healthy 8-rank verbs lab run's node a straggler, tuning seed 676).
+ */
+static void wait_scale(struct vm_state *s)
+{
+	/* a shift's widest: from none waiting to 10 requests waiting at a time */
+	s->du_range = fl_ln((s->wait_floor + 10.0) / s->wait_floor);
+	for (size_t i = 0; i < s->n; i++) {
+		struct vm_hop *o = &s->hops[i];
+
+		if (o->has_u)
+			o->u = fl_ln(s->wait_floor + o->qs) - fl_ln(s->wait_floor + o->qr);
+	}
+}
+
+/*
  * Receivers' waits: receives waiting on their sender at a time (their wait
  * over their busy time); senders': the share of their requests' time spent
  * waiting for the receiver to post, where the transport has the receiver say
@@ -62,7 +77,8 @@ static void observe_waits(const struct fl_hop_figures *h, struct vm_hop *o)
 		qr = h->peer_wait_seconds / h->active_seconds;
 	if (sender_reported(h))
 		qs = h->send_wait_seconds / h->send_outstanding_seconds;
-	o->u = fl_ln(WAIT_FLOOR + (qs > 0.0 ? qs : 0.0)) - fl_ln(WAIT_FLOOR + (qr > 0.0 ? qr : 0.0));
+	o->qs = qs > 0.0 ? qs : 0.0;
+	o->qr = qr > 0.0 ? qr : 0.0;
 }
 
 static void observe(const struct fl_hop_figures *h, struct vm_hop *o)
@@ -140,20 +156,50 @@ static void group_waits(struct vm_state *s)
 	s->nugroups = n;
 }
 
-int vm_observe(struct vm_state *s, const struct fl_hop_figures *figs, size_t n)
+/*
+ * Each wait group's typical waits, the medians of its hops' qs and qr: what a
+ * straggler's effect is measured from (verdict_candidates.c, straggler_floor).
+ */
+static void wait_levels(struct vm_state *s)
+{
+	double *qs = s->scratch, *qr = s->scratch + s->n;
+
+	for (int g = 0; g < s->nugroups; g++) {
+		size_t k = 0;
+
+		for (size_t i = 0; i < s->n; i++) {
+			if (!s->hops[i].has_u || s->hops[i].ugroup != g)
+				continue;
+			qs[k] = s->hops[i].qs;
+			qr[k++] = s->hops[i].qr;
+		}
+		s->wait_qs[g] = verdict_median(qs, k);
+		s->wait_qr[g] = verdict_median(qr, k);
+	}
+}
+
+int vm_observe(struct vm_state *s, const struct fl_hop_figures *figs, size_t n,
+	       const struct fl_verdict_params *params)
 {
 	size_t room = n ? n : 1;
 
 	memset(s, 0, sizeof(*s));
 	s->figs = figs;
 	s->n = n;
+	s->min_effect = 1.0 - params->min_ratio;
+	s->dy_max = fl_ln(params->min_ratio);
+	s->wait_floor = s->min_effect;
+	s->line_odds = params->line_odds;
+	s->elements = params->elements;
 	s->hops = calloc(room, sizeof(*s->hops));
 	s->scratch = calloc(4 * room, sizeof(*s->scratch));
 	s->mu_y = calloc(7 * room, sizeof(*s->mu_y));
 	s->list = calloc(room, sizeof(*s->list));
 	s->group_info = calloc(room, sizeof(*s->group_info));
 	s->mark = calloc(room, 1);
-	if (!s->hops || !s->scratch || !s->mu_y || !s->list || !s->mark || !s->group_info) {
+	s->wait_qs = calloc(2 * room, sizeof(*s->wait_qs));
+	if (!s->hops || !s->scratch || !s->mu_y || !s->list || !s->mark || !s->group_info ||
+	    !s->wait_qs) {
 		vm_free(s);
 		return -1;
 	}
@@ -161,10 +207,13 @@ int vm_observe(struct vm_state *s, const struct fl_hop_figures *figs, size_t n)
 	s->mu_u = s->mu_m + room;
 	s->group_line = s->mu_u + room;
 	s->off = s->group_line + room;
+	s->wait_qr = s->wait_qs + room;
 	for (size_t i = 0; i < n; i++)
 		observe(&figs[i], &s->hops[i]);
 	group_rates(s);
+	wait_scale(s);
 	group_waits(s);
+	wait_levels(s);
 	return 0;
 }
 
@@ -176,6 +225,7 @@ void vm_free(struct vm_state *s)
 	free(s->list);
 	free(s->mark);
 	free(s->group_info);
+	free(s->wait_qs);
 	free(s->cands);
 	free(s->members);
 	free(s->member_part);
