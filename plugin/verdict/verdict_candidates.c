@@ -492,6 +492,12 @@ double vm_prior_pair(const struct vm_state *s)
 static void switches(struct vm_state *s)
 {
 	const struct fl_hop_elements *e = s->elements;
+	bool ecmp = false;
+
+	/* several paths between leaves: a hop may cross a spine or not, a cable of several */
+	for (size_t i = 0; e && i < e->nel; i++)
+		ecmp |= !e->el[i].certain || e->el[i].kind == FL_ELEMENT_SPINES ||
+			(e->el[i].kind == FL_ELEMENT_UPLINK && e->el[i].cables > 1);
 
 	for (size_t i = 0; e && i < e->nel; i++) {
 		const struct fl_shared_element *el = &e->el[i];
@@ -501,12 +507,19 @@ static void switches(struct vm_state *s)
 			continue;
 		c = add(s, VM_SWITCH);
 		c->node = el->name;
+		/*
+		 * Where connections hash over several paths, a fault on one of
+		 * them (a spine, a cable) slows each hop by the share of its
+		 * connections that took it; a leaf carries all of its hops' paths.
+		 */
+		c->partial = ecmp && el->kind != FL_ELEMENT_LEAF && el->count <= VM_PARTS;
 		for (size_t k = 0; k < el->count; k++) {
 			size_t h = e->hops[el->first + k];
 
 			if (h < s->n && s->hops[h].group >= 0)
-				add_member(s, c, h, 0);
+				add_member(s, c, h, c->partial ? (int)c->count : 0);
 		}
+		c->parts = c->partial ? (int)c->count : 1;
 		if (c->count < 2) { /* fewer than two judged hops: a link, or nothing */
 			s->nmembers -= c->count;
 			s->ncands--;

@@ -173,10 +173,26 @@ static int slowest_member(const struct vm_state *s, const struct vm_fit *f, int 
 	return best;
 }
 
-/* The part of culprit c its fit slows most (a device's worse direction). */
+/* The part of culprit c its fit slows most (a device's worse direction, a switch's worst hop). */
 static int worst_part(const struct vm_state *s, const struct vm_fit *f, int c)
 {
-	return s->cands[f->cul[c]].parts > 1 && f->dy[c][1] < f->dy[c][0] ? 1 : 0;
+	int worst = 0;
+
+	for (int part = 1; part < s->cands[f->cul[c]].parts; part++) {
+		if (f->dy[c][part] < f->dy[c][worst])
+			worst = part;
+	}
+	return worst;
+}
+
+/* How many parts of culprit c its fit slows by at least the smallest effect named. */
+static int slow_parts(const struct vm_state *s, const struct vm_fit *f, int c)
+{
+	int n = 0;
+
+	for (int part = 0; part < s->cands[f->cul[c]].parts; part++)
+		n += f->dy[c][part] <= s->dy_max;
+	return n;
 }
 
 /* Whether any hop of candidate c has a median request time (the m observation). */
@@ -203,7 +219,12 @@ static void rate_reason(const struct vm_state *s, const struct vm_fit *f, int c,
 	char name[FL_CULPRIT_LEN];
 
 	name_candidate(s, f->cul[c], name, sizeof(name));
-	verdict_say(out, "%s: %s at %.2fx the rate of the other hops", name, what, out->ratio);
+	if (k->partial)
+		verdict_say(out, "%s: %d of its %d hops slow (by their ECMP paths), the slowest at "
+			    "%.2fx the others", name, slow_parts(s, f, c), k->parts, out->ratio);
+	else
+		verdict_say(out, "%s: %s at %.2fx the rate of the other hops", name, what,
+			    out->ratio);
 	if (k->kind == VM_DEVICE)
 		verdict_say_more(out, " (out %.2fx, in %.2fx)", fl_exp(f->dy[c][0]),
 				 fl_exp(f->dy[c][1]));
@@ -220,7 +241,7 @@ static void rate_reason(const struct vm_state *s, const struct vm_fit *f, int c,
 	else if (k->kind == VM_RAIL)
 		verdict_say_more(out, ": suspect the leaf switch of that rail");
 	else if (k->kind == VM_SWITCH)
-		verdict_say_more(out, ": suspect that switch (the topology's element)");
+		verdict_say_more(out, ": suspect that switch");
 }
 
 static void node_reason(const struct vm_state *s, const struct vm_fit *f, int c,

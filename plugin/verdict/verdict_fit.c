@@ -423,7 +423,7 @@ static double fit_rate_shift(struct vm_state *s, const struct vm_fit *f, int c, 
 	*info = 0.0;
 	if (!k)
 		return cur;
-	return t_location(x, v, k, cur, DY_MIN, DY_MAX, 0.0, 0.0, info);
+	return t_location(x, v, k, cur, DY_MIN, k2->partial ? 0.0 : DY_MAX, 0.0, 0.0, info);
 }
 
 /*
@@ -652,7 +652,9 @@ static void fit_part(struct vm_state *s, struct vm_fit *f, int c, int part, bool
 	 */
 	if (rate) {
 		f->dy[c][part] = fit_rate_shift(s, f, c, part, &info);
-		if (last)
+		if (last && s->cands[f->cul[c]].partial)
+			f->occam += spike_or_slab(info, -DY_MIN, f->dy[c][part]);
+		else if (last)
 			f->occam += part ? spike_or_slab(info, DY_MAX - DY_MIN,
 							 f->dy[c][1] - f->dy[c][0])
 					 : occam(info, DY_MAX - DY_MIN);

@@ -50,6 +50,12 @@ struct vm_candidate {
 	size_t first, count; /* its hops: members[first .. first+count) */
 	int parts;        /* device 2 (out of it, into it), node 3 (into it, upstream, out), else 1 */
 	double du_min;    /* node: the smallest wait shift of an effect worth naming */
+	/*
+	 * switch, where connections pick their path by a hash (ECMP): each hop
+	 * through it is its own part, slowed by the share of its connections
+	 * that took the slow path: none (a spike at 0) or any (a slab).
+	 */
+	bool partial;
 	double score;     /* log evidence of {this culprit} against none */
 };
 
@@ -63,7 +69,7 @@ struct vm_candidate {
  * three: the hops into it, the hops into its senders (held up behind it) and
  * the hops out of it (starved by it).
  */
-#define VM_PARTS 3
+#define VM_PARTS 16 /* device 2, node 3; a partial switch one per hop, at most this many */
 struct vm_fit {
 	int ncul;
 	int cul[VM_MAX_CULPRITS];            /* candidate indices */
