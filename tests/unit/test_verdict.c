@@ -381,15 +381,23 @@ static void test_straggler_by_its_senders(void **state)
  * 0.72 into node1, 0.85 into node2, 0.0001 into node3, 0.04-0.08 elsewhere.
  * The straggler is node2, not the node before it, nor healthy for the spread.
  */
+/* An 8-rank verbs ring whose hop i's senders wait share[i] of their time. */
+static size_t verbs_ring_waiting(const double share[8])
+{
+	size_t n = verbs_ring(8, "none", 0.0, 0.0);
+
+	for (size_t i = 0; i < n; i++)
+		hops[i].send_wait_seconds = hops[i].send_outstanding_seconds * share[i];
+	return n;
+}
+
 static void test_straggler_held_up_behind(void **state)
 {
 	static const double share[8] = { 0.72, 0.85, 0.0001, 0.039, 0.078, 0.081, 0.061, 0.067 };
-	size_t n = verbs_ring(8, "none", 0.0, 0.0);
+	size_t n = verbs_ring_waiting(share);
 	struct fl_verdict v;
 
 	(void)state;
-	for (size_t i = 0; i < n; i++)
-		hops[i].send_wait_seconds = hops[i].send_outstanding_seconds * share[i];
 	judge(n, &v);
 	assert_int_equal(v.kind, FL_VERDICT_NODE);
 	assert_string_equal(v.node, "n3"); /* hop 1 enters n3: the lab's node2 */
@@ -408,12 +416,10 @@ static void test_straggler_held_up_behind(void **state)
 static void test_straggler_is_the_time_its_senders_lose(void **state)
 {
 	static const double healthy[8] = { 0.003, 0.003, 0.003, 0.033, 0.021, 0.022, 0.004, 0.005 };
-	size_t n = verbs_ring(8, "none", 0.0, 0.0);
+	size_t n = verbs_ring_waiting(healthy);
 	struct fl_verdict v;
 
 	(void)state;
-	for (size_t i = 0; i < n; i++)
-		hops[i].send_wait_seconds = hops[i].send_outstanding_seconds * healthy[i];
 	judge(n, &v);
 	assert_int_equal(v.kind, FL_VERDICT_NONE);
 	assert_true(v.confidence >= 0.9);
