@@ -290,16 +290,16 @@ static void node_sides(struct vm_state *s, struct vm_candidate *c, const struct 
 	}
 }
 
-/* Stragglers: the nodes hops enter, judged by those hops' waits and their side effects. */
 /*
  * The smallest straggler worth naming costs the job the smallest effect of its
  * time: the hops into it spend that share e more of their time waiting. In u
  * (ln of waits from their floor) the shift that takes depends on how long the
- * hops wait anyway: from 0% it is ln 2, from 40% 0.11. The time shows as senders waiting e
- * more (a verbs send waits on its receiver's clear-to-send), receivers
- * waiting b less (a socket receive finds its data there), or split: the floor
- * is the smallest shift of any split, and u is monotone in the split, so one
- * of its two ends. Never below the smallest effect as a ratio of waits.
+ * hops wait anyway: from 0% it is ln 2, from 40% 0.11. The time shows as
+ * senders waiting e more (a verbs send waits on its receiver's clear-to-send),
+ * receivers waiting b less (a socket receive finds its data there), or split:
+ * the floor is the smallest shift of any split, and u is monotone in the
+ * split, so one of its two ends. Never below the smallest effect as a ratio
+ * of waits.
  */
 static double wait_shift(double from, double qs, double qr, double e, double b)
 {
@@ -335,6 +335,7 @@ static void straggler_min_shift(struct vm_state *s, struct vm_candidate *c)
 		c->du_min = -s->dy_max;
 }
 
+/* Stragglers: the nodes hops enter, judged by those hops' waits and their side effects. */
 static int nodes(struct vm_state *s, struct endpoint *e)
 {
 	struct endpoint *out = malloc((s->n ? s->n : 1) * sizeof(*out));

@@ -10,7 +10,6 @@
 #include "verdict_internal.h"
 #include "verdict_model.h"
 
-
 /* z of the 99th percentile of a normal: turns (ln p99 - ln p50) into a spread. */
 #define Z99 2.326
 /* A median's sampling error over a mean's, for normal samples: sqrt(pi / 2). */
@@ -40,7 +39,7 @@ static bool sender_reported(const struct fl_hop_figures *h)
 
 /*
  * Waits are compared as ratios (a receiver that waits 0% where the others wait
- * 10% is as telling as 2.8 against 5.2 requests waiting), resolved to the
+ * 10% is as telling as 1.8 against 5.5 requests waiting), resolved to the
  * smallest effect named: ratios start from it. A straggler that costs the job
  * that share of its time makes the senders into it wait that much more, twice
  * what they wait where they hardly do; a jitter of 0.3% to 3% between healthy
