@@ -290,33 +290,6 @@ static void node_sides(struct vm_state *s, struct vm_candidate *c, const struct 
 	}
 }
 
-/*
- * The smallest straggler worth naming costs the job the smallest effect of its
- * time: the hops into it spend that share e more of their time waiting. In u
- * (ln of waits from their floor) the shift that takes depends on how long the
- * hops wait anyway: from 0% it is ln 2, from 40% 0.11. The time shows as
- * senders waiting e more (a verbs send waits on its receiver's clear-to-send),
- * receivers waiting b less (a socket receive finds its data there), or split:
- * the floor is the smallest shift of any split, and u is monotone in the
- * split, so one of its two ends. Never below the smallest effect as a ratio
- * of waits.
- */
-static double wait_shift(double from, double qs, double qr, double e, double b)
-{
-	return fl_ln((from + qs + e - b) / (from + qs)) + fl_ln((from + qr) / (from + qr - b));
-}
-
-static double straggler_floor(const struct vm_state *s, int g)
-{
-	double qs = s->wait_qs[g], qr = s->wait_qr[g], e = s->min_effect;
-	double most = qr < e ? qr : e;
-	double all_sent = wait_shift(s->wait_floor, qs, qr, e, 0.0);
-	double all_received = wait_shift(s->wait_floor, qs, qr, e, most);
-	double d = all_sent < all_received ? all_sent : all_received;
-
-	return d > -s->dy_max ? d : -s->dy_max;
-}
-
 /* The floor of the hops into the node: the least of their wait groups'. */
 static void straggler_min_shift(struct vm_state *s, struct vm_candidate *c)
 {
@@ -327,7 +300,7 @@ static void straggler_min_shift(struct vm_state *s, struct vm_candidate *c)
 
 		if (s->member_part[c->first + i] || s->hops[h].ugroup < 0)
 			continue;
-		d = straggler_floor(s, s->hops[h].ugroup);
+		d = s->du_floor[s->hops[h].ugroup];
 		if (d < c->du_min)
 			c->du_min = d;
 	}

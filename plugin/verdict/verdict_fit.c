@@ -24,8 +24,6 @@
 /* Rate shifts a culprit may have: from the smallest effect down to 5 % of the others. */
 #define DY_MAX (s->dy_max) /* ln(1 - the smallest effect named) */
 #define DY_MIN (-2.995732273553991) /* ln 0.05 */
-/* A straggler's floor, what the smallest effect named makes its hops wait (verdict_candidates.c). */
-#define DU_MIN(c) (s->cands[c].du_min)
 #define DU_RANGE (s->du_range) /* verdict_observe.c, wait_scale */
 /*
  * How a slowed wire's median request moves against its bytes, (1 + kappa):
@@ -672,7 +670,7 @@ static void fit_part(struct vm_state *s, struct vm_fit *f, int c, int part, bool
 	f->du[c][part] = fit_shift(s, f, c, part, OBS_U, &info);
 	if (last && info > 0.0)
 		f->occam += part ? spike_or_slab(info, f->du[c][0], f->du[c][part])
-				 : occam(info, DU_RANGE - DU_MIN(f->cul[c]));
+				 : occam(info, DU_RANGE - s->cands[f->cul[c]].du_min);
 	apply_shifts(s, f, NULL, 0);
 }
 
@@ -755,7 +753,7 @@ static void start_shifts(const struct vm_state *s, struct vm_fit *f)
 			bool node = s->cands[f->cul[c]].kind == VM_NODE;
 
 			f->dy[c][part] = node ? 0.0 : DY_MAX;
-			f->du[c][part] = node && !part ? DU_MIN(f->cul[c]) : 0.0;
+			f->du[c][part] = node && !part ? s->cands[f->cul[c]].du_min : 0.0;
 		}
 	}
 }

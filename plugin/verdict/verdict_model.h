@@ -95,7 +95,7 @@ struct vm_state {
 	struct vm_hop *hops;
 	int ngroups, nugroups;
 	double *mu_y, *mu_m, *mu_u;        /* group levels of the fit last made */
-	double *wait_qs, *wait_qr;         /* per wait group: its hops' median qs and qr */
+	double *du_floor;                  /* per wait group: a straggler's smallest shift */
 	double *group_line;                /* ln line rate of an anchored group, else NaN */
 	double *group_info;                /* sum of 1 / variance of y over each group's hops */
 	double group_info_tau;             /* the tau_y group_info was summed at */

@@ -43,7 +43,7 @@ static bool sender_reported(const struct fl_hop_figures *h)
  * smallest effect named: ratios start from it. A straggler that costs the job
  * that share of its time makes the senders into it wait that much more, twice
  * what they wait where they hardly do; a jitter of 0.3% to 3% between healthy
- * hops is then a ratio of 1.5, not of 10 (waits from a floor of 1% named a
+ * hops is then a ratio of 1.5, not of 3.1 from a floor of 1% (which named a
  * healthy 8-rank verbs lab run's node a straggler, tuning seed 676).
  */
 static void wait_scale(struct vm_state *s)
@@ -156,9 +156,33 @@ static void group_waits(struct vm_state *s)
 }
 
 /*
- * Each wait group's typical waits, the medians of its hops' qs and qr: what a
- * straggler's effect is measured from (verdict_candidates.c, straggler_floor).
+ * The smallest straggler worth naming costs the job the smallest effect of its
+ * time: the hops into it spend that share e more of their time waiting. In u
+ * (ln of waits from their floor) the shift that takes depends on how long the
+ * hops wait anyway: from 0% it is ln 2, from 40% 0.11. The time shows as
+ * senders waiting e more (a verbs send waits on its receiver's clear-to-send),
+ * receivers waiting b less (a socket receive finds its data there), or split:
+ * the floor is the smallest shift of any split, and u is monotone in the
+ * split, so one of its two ends. Never below the smallest effect as a ratio
+ * of waits.
  */
+static double wait_shift(double from, double qs, double qr, double e, double b)
+{
+	return fl_ln((from + qs + e - b) / (from + qs)) + fl_ln((from + qr) / (from + qr - b));
+}
+
+static double straggler_floor(const struct vm_state *s, double qs, double qr)
+{
+	double e = s->min_effect;
+	double most = qr < e ? qr : e;
+	double all_sent = wait_shift(s->wait_floor, qs, qr, e, 0.0);
+	double all_received = wait_shift(s->wait_floor, qs, qr, e, most);
+	double d = all_sent < all_received ? all_sent : all_received;
+
+	return d > -s->dy_max ? d : -s->dy_max;
+}
+
+/* Each wait group's floor, from its typical waits: the medians of its hops' qs and qr. */
 static void wait_levels(struct vm_state *s)
 {
 	double *qs = s->scratch, *qr = s->scratch + s->n;
@@ -172,8 +196,7 @@ static void wait_levels(struct vm_state *s)
 			qs[k] = s->hops[i].qs;
 			qr[k++] = s->hops[i].qr;
 		}
-		s->wait_qs[g] = verdict_median(qs, k);
-		s->wait_qr[g] = verdict_median(qr, k);
+		s->du_floor[g] = straggler_floor(s, verdict_median(qs, k), verdict_median(qr, k));
 	}
 }
 
@@ -196,9 +219,9 @@ int vm_observe(struct vm_state *s, const struct fl_hop_figures *figs, size_t n,
 	s->list = calloc(room, sizeof(*s->list));
 	s->group_info = calloc(room, sizeof(*s->group_info));
 	s->mark = calloc(room, 1);
-	s->wait_qs = calloc(2 * room, sizeof(*s->wait_qs));
+	s->du_floor = calloc(room, sizeof(*s->du_floor));
 	if (!s->hops || !s->scratch || !s->mu_y || !s->list || !s->mark || !s->group_info ||
-	    !s->wait_qs) {
+	    !s->du_floor) {
 		vm_free(s);
 		return -1;
 	}
@@ -206,7 +229,6 @@ int vm_observe(struct vm_state *s, const struct fl_hop_figures *figs, size_t n,
 	s->mu_u = s->mu_m + room;
 	s->group_line = s->mu_u + room;
 	s->off = s->group_line + room;
-	s->wait_qr = s->wait_qs + room;
 	for (size_t i = 0; i < n; i++)
 		observe(&figs[i], &s->hops[i]);
 	group_rates(s);
@@ -224,7 +246,7 @@ void vm_free(struct vm_state *s)
 	free(s->list);
 	free(s->mark);
 	free(s->group_info);
-	free(s->wait_qs);
+	free(s->du_floor);
 	free(s->cands);
 	free(s->members);
 	free(s->member_part);
