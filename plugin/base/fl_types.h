@@ -107,6 +107,11 @@ struct fl_xfer_times {
 	 * early, under NCCL's optional-completion hint): the request is counted, not timed.
 	 */
 	int untimed;
+	/*
+	 * The wire interval ends when the peer acknowledged the last byte (a verbs write's
+	 * completion): a request that found its connection's wire idle pays that round trip.
+	 */
+	int acked;
 };
 
 #endif

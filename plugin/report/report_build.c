@@ -70,6 +70,19 @@ static void rdma_port_of(const struct fl_report *r, struct fl_hop_figures *f)
  * wait and active time from the receiver (as struct fl_hop_figures defines
  * them); the other end's figures stay in the report but are not judged here.
  */
+void fl_report_split_figures(const uint64_t all[FL_TIME_BUCKETS],
+			     const uint64_t alone[FL_TIME_BUCKETS], int acked,
+			     struct fl_hop_figures *f)
+{
+	struct fl_wire_split split;
+
+	fl_wire_split(all, alone, acked, &split);
+	f->wire_alone = split.alone;
+	f->wire_queued = split.queued;
+	f->alone_p50_us = split.alone_p50_us;
+	f->queued_p50_us = split.queued_p50_us;
+}
+
 static void figures_of(const struct fl_report *r, const struct fl_hop_snapshot *h,
 		       int wire_view, struct fl_hop_figures *f)
 {
@@ -93,6 +106,7 @@ static void figures_of(const struct fl_report *r, const struct fl_hop_snapshot *
 		f->wire_gbs = fl_report_wire_gbs(h);
 		f->wire_p50_us = (double)fl_time_percentile(h->t.wire_times, 50) / 1e3;
 		f->wire_p99_us = (double)fl_time_percentile(h->t.wire_times, 99) / 1e3;
+		fl_report_split_figures(h->t.wire_times, h->t.wire_times_alone, h->t.acked, f);
 	}
 	if (h->key.view == FL_HOP_RECV) {
 		f->peer_wait_seconds = (double)h->t.peer_wait_ns / 1e9;

@@ -72,10 +72,17 @@ static void rdma_ports(struct fl_json *j, const struct fl_report *r)
 
 static void wire_times(struct fl_json *j, const struct fl_hop_snapshot *h)
 {
+	struct fl_wire_split split;
+
 	fl_json_object_inline(j, "wire_time_us");
 	fl_json_double(j, "p50", (double)fl_time_percentile(h->t.wire_times, 50) / 1e3);
 	fl_json_double(j, "p99", (double)fl_time_percentile(h->t.wire_times, 99) / 1e3);
 	fl_json_double(j, "max", (double)h->t.wire_max_ns / 1e3);
+	fl_wire_split(h->t.wire_times, h->t.wire_times_alone, h->t.acked, &split);
+	fl_json_uint(j, "alone", split.alone);
+	fl_json_uint(j, "queued", split.queued);
+	fl_json_double(j, "alone_p50", split.alone_p50_us);
+	fl_json_double(j, "queued_p50", split.queued_p50_us);
 	fl_json_end(j);
 }
 

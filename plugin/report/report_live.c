@@ -154,7 +154,8 @@ static int transition(struct live_hop *s, bool slow, double ratio, const struct 
 static void window_figures(const struct live_hop *s, const struct fl_hop_snapshot *h,
 			   const char *transport, double line, struct fl_hop_figures *out)
 {
-	uint64_t sizes[FL_SIZE_BUCKETS], times[FL_TIME_BUCKETS], ns = h->wire_ns - s->wire_ns;
+	uint64_t sizes[FL_SIZE_BUCKETS], times[FL_TIME_BUCKETS], alone[FL_TIME_BUCKETS];
+	uint64_t ns = h->wire_ns - s->wire_ns;
 	double outstanding = (double)(h->t.outstanding_ns - s->outstanding_ns) / 1e9;
 	double wait = (double)(h->t.peer_wait_ns - s->wait_ns) / 1e9;
 	const struct fl_hop_key *k = &h->key;
@@ -167,11 +168,14 @@ static void window_figures(const struct live_hop *s, const struct fl_hop_snapsho
 	snprintf(out->transport, sizeof(out->transport), "%s", transport);
 	for (unsigned i = 0; i < FL_SIZE_BUCKETS; i++)
 		sizes[i] = h->t.sizes[i] - s->sizes[i];
-	for (unsigned i = 0; i < FL_TIME_BUCKETS; i++)
+	for (unsigned i = 0; i < FL_TIME_BUCKETS; i++) {
 		times[i] = h->t.wire_times[i] - s->wire_times[i];
+		alone[i] = h->t.wire_times_alone[i] - s->wire_times_alone[i];
+	}
 	/* the window's own request times: how sure its rate is, and its median request */
 	out->wire_p50_us = (double)fl_time_percentile(times, 50) / 1e3;
 	out->wire_p99_us = (double)fl_time_percentile(times, 99) / 1e3;
+	fl_report_split_figures(times, alone, h->t.acked, out);
 	out->line_rate_gbs = line;
 	out->bytes = h->t.wire_bytes - s->wire_bytes;
 	out->messages = h->t.messages - s->messages;
@@ -200,6 +204,7 @@ static void remember(struct live_hop *s, const struct fl_hop_snapshot *h)
 	s->active_ns = h->active_ns;
 	memcpy(s->sizes, h->t.sizes, sizeof(s->sizes));
 	memcpy(s->wire_times, h->t.wire_times, sizeof(s->wire_times));
+	memcpy(s->wire_times_alone, h->t.wire_times_alone, sizeof(s->wire_times_alone));
 }
 
 /* A window with enough traffic to judge, for the diagnosis (else its totals just move on). */

@@ -16,6 +16,7 @@ struct live_hop {
 	uint64_t outstanding_ns, wait_ns, active_ns; /* likewise: requests in flight */
 	uint64_t sizes[FL_SIZE_BUCKETS]; /* its size histogram then */
 	uint64_t wire_times[FL_TIME_BUCKETS]; /* and its wire-time histogram */
+	uint64_t wire_times_alone[FL_TIME_BUCKETS]; /* ... of requests alone on their wire */
 	/*
 	 * Judged from the transport's better end: its transitions are findings.
 	 * A hop seen from the other end (a socket sender) is judged the same way

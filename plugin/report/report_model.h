@@ -70,6 +70,10 @@ double fl_report_line_rate(int speed_mbps);
 /* The device entry for an index, NULL when the transport did not list it. */
 const struct fl_report_device *fl_report_device(const struct fl_report *r, int dev);
 double fl_report_wire_gbs(const struct fl_hop_snapshot *h);
+/* A hop's requests alone on their connection's wire and queued (fl_wire_split) into f. */
+void fl_report_split_figures(const uint64_t all[FL_TIME_BUCKETS],
+			     const uint64_t alone[FL_TIME_BUCKETS], int acked,
+			     struct fl_hop_figures *f);
 /* FL_HOP_SEND or FL_HOP_RECV: the end whose wire timing the transport makes reliable. */
 int fl_report_best_view(const char *transport);
 /* The transport a hop's figures name: the process's own, or NCCL's for profiler hops. */

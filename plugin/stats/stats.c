@@ -98,6 +98,8 @@ void fl_stats_sum(const struct fl_conn_stats *s, struct fl_conn_totals *acc)
 	for (unsigned i = 0; i < FL_SIZE_BUCKETS; i++)
 		acc->sizes[i] += sizes[i];
 	fl_time_hist_sum(&s->wire_times, acc->wire_times);
+	fl_time_hist_sum(&s->wire_times_alone, acc->wire_times_alone);
+	acc->acked |= atomic_load_explicit(&s->acked, memory_order_relaxed);
 	sum_impossible(s, acc);
 	acc->unsized += fl_stats_load(&s->unsized);
 }
@@ -107,4 +109,22 @@ uint64_t fl_stats_messages(const struct fl_conn_stats *s)
 	uint64_t sizes[FL_SIZE_BUCKETS] = { 0 };
 
 	return read_sizes(s, sizes);
+}
+
+void fl_wire_split(const uint64_t all[FL_TIME_BUCKETS], const uint64_t alone[FL_TIME_BUCKETS],
+		   int acked, struct fl_wire_split *out)
+{
+	uint64_t queued[FL_TIME_BUCKETS];
+
+	memset(out, 0, sizeof(*out));
+	if (!acked)
+		return;
+	for (unsigned i = 0; i < FL_TIME_BUCKETS; i++) {
+		/* a snapshot reads the two apart: never fewer in all than alone */
+		queued[i] = all[i] > alone[i] ? all[i] - alone[i] : 0;
+		out->alone += alone[i];
+		out->queued += queued[i];
+	}
+	out->alone_p50_us = (double)fl_time_percentile(alone, 50) / 1e3;
+	out->queued_p50_us = (double)fl_time_percentile(queued, 50) / 1e3;
 }

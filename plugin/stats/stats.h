@@ -8,6 +8,7 @@
 #define FL_STATS_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/fl_types.h"
@@ -54,6 +55,13 @@ struct fl_conn_stats {
 	struct fl_size_hist sizes;
 	/* each request's own wire time: from when the wire took it (fl_stats_wire) */
 	struct fl_time_hist wire_times;
+	/*
+	 * ... of the requests that found their connection's wire idle: they pay the round trip
+	 * (a verbs write completes when its acknowledgement is back), where a request queued
+	 * behind the one before pays only its bytes' time.
+	 */
+	struct fl_time_hist wire_times_alone;
+	_Atomic int acked; /* its transport's requests wait for the round trip (fl_xfer_times) */
 	/* the writer's alone: when the connection's latest request left the wire */
 	uint64_t wire_last_end_ns;
 	/*
@@ -77,6 +85,8 @@ struct fl_conn_totals {
 	uint64_t union_bridges;  /* the hop's reader bridged gaps (or had no memory for runs) */
 	uint64_t sizes[FL_SIZE_BUCKETS];
 	uint64_t wire_times[FL_TIME_BUCKETS];
+	uint64_t wire_times_alone[FL_TIME_BUCKETS];
+	int acked; /* some connection's requests wait for the round trip: the split means something */
 	/* Completions left out for sizes that cannot be true, and the first one's claim. */
 	uint64_t impossible, impossible_posted;
 	int64_t impossible_claimed;
@@ -90,6 +100,19 @@ struct fl_conn_totals {
 };
 
 void fl_stats_init(struct fl_conn_stats *s);
+
+/*
+ * A hop's requests by whether they found their connection's wire idle (alone: they pay the
+ * round trip) or queued behind the one before (only their bytes' time): how many of each,
+ * and each kind's median wire time in microseconds (0 where none). All 0 where its
+ * transport's requests do not wait for a round trip (!acked): nothing to tell apart.
+ */
+struct fl_wire_split {
+	uint64_t alone, queued;
+	double alone_p50_us, queued_p50_us;
+};
+void fl_wire_split(const uint64_t all[FL_TIME_BUCKETS], const uint64_t alone[FL_TIME_BUCKETS],
+		   int acked, struct fl_wire_split *out);
 
 static inline uint64_t fl_stats_load(const _Atomic uint64_t *c)
 {
@@ -152,19 +175,24 @@ fl_stats_wire(struct fl_conn_stats *s, uint64_t post_ns, uint64_t bytes,
 	      const struct fl_xfer_times *t)
 {
 	uint64_t took = t->wire_end_ns - t->wire_start_ns, own = t->wire_start_ns;
+	bool queued = s->wire_last_end_ns > own;
 
 	/*
 	 * A request queued behind the connection's earlier ones is on the wire only from when
 	 * the one before it left (a FIFO's departures): its time before that is theirs. A
 	 * burst of requests posted at once would otherwise read as each request slow.
 	 */
-	if (s->wire_last_end_ns > own && s->wire_last_end_ns < t->wire_end_ns)
+	if (queued && s->wire_last_end_ns < t->wire_end_ns)
 		own = s->wire_last_end_ns;
 	if (t->wire_end_ns > s->wire_last_end_ns)
 		s->wire_last_end_ns = t->wire_end_ns;
 	/* A transport may time only part of a request: rate only what was timed (0: all of it). */
 	fl_stats_add(&s->wire_bytes, t->wire_bytes - 1 < bytes ? t->wire_bytes : bytes);
 	fl_time_hist_add(&s->wire_times, t->wire_end_ns - own);
+	if (t->acked && !queued)
+		fl_time_hist_add(&s->wire_times_alone, took);
+	if (t->acked && !atomic_load_explicit(&s->acked, memory_order_relaxed))
+		atomic_store_explicit(&s->acked, 1, memory_order_relaxed);
 	if (took > fl_stats_load(&s->wire_max_ns))
 		atomic_store_explicit(&s->wire_max_ns, took, memory_order_relaxed);
 	/* Nothing a request reports starts before it was posted: the watermark relies on it. */

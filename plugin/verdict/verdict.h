@@ -57,6 +57,13 @@ struct fl_hop_figures {
 	uint64_t wire_runs;       /* disjoint busy stretches of those seconds; 0 unknown */
 	double wire_p50_us;       /* median wire time of one message (same view); 0 unknown */
 	double wire_p99_us;       /* its 99th percentile; 0 unknown */
+	/*
+	 * The same messages split (fl_wire_split): those that found their connection's wire
+	 * idle pay the round trip, those queued behind the one before only their bytes' time.
+	 * Counts and medians (us); all 0 unknown.
+	 */
+	uint64_t wire_alone, wire_queued;
+	double alone_p50_us, queued_p50_us;
 	double peer_wait_seconds; /* posted -> ready, summed over requests, receiver side */
 	double outstanding_seconds; /* posted -> done, summed likewise; 0 unknown */
 	double active_seconds;    /* union of posted -> done, receiver side */

@@ -74,7 +74,25 @@ static void name_candidate(const struct vm_state *s, int c, char *buf, size_t le
 		snprintf(buf, len, "%s", k->node ? k->node : "?");
 }
 
-/* The fitted ln rate of hop h with the culprits of f except `skip` (-1: all). */
+/*
+ * What a rate culprit costs hop h, ln: its slowdown of bytes over busy time
+ * (dy), or where the hop's requests wait for a round trip (its group's was
+ * measured, verdict_observe.c), the larger of that and its median request's
+ * ((1 + kappa) dy), which is then timed without the round trip. Busy time
+ * holds the round trip every hop pays once a slow hop spaces out its
+ * requests, so the healthy hops' rate drops with the culprit's and dy hides
+ * part of the cost; a median request misses pauses, so it is never the
+ * smaller. Without a round trip (sockets) a median request stretches past
+ * the rate where requests queue behind a throttled port: dy alone.
+ */
+static double cost_shift(const struct vm_state *s, const struct vm_fit *f, size_t h, double dy)
+{
+	if (s->group_rtt[s->hops[h].group] > 0.0 && f->kappa > 0.0)
+		return dy * (1.0 + f->kappa);
+	return dy;
+}
+
+/* The ln rate of hop h as it costs the ring, with the culprits of f except `skip` (-1: all). */
 static double predicted_rate(const struct vm_state *s, const struct vm_fit *f, size_t h, int skip)
 {
 	double r = s->mu_y[s->hops[h].group];
@@ -83,7 +101,7 @@ static double predicted_rate(const struct vm_state *s, const struct vm_fit *f, s
 		int part = vm_member_part(s, (size_t)f->cul[c], h);
 
 		if (c != skip && s->cands[f->cul[c]].kind != VM_NODE && part >= 0)
-			r += f->dy[c][part];
+			r += cost_shift(s, f, h, f->dy[c][part]);
 	}
 	return r;
 }

@@ -8,7 +8,8 @@
  * (same transport, line rate and view):
  *   y  ln of its byte rate over busy wire time, with a sampling error from its
  *      own requests (the spread of their wire times over sqrt(requests));
- *   m  ln of its typical request over its median wire time, with the
+ *   m  ln of its typical request over its own request time (its median
+ *      wire time without the round trip: verdict_observe.c), with the
  *      sampling error of a median of its requests: a slow wire stretches
  *      every request, a rank starved of CPU stretches a few;
  *   u  ln(0.01 + senders' waits) - ln(0.01 + receivers' waits): where receivers are
@@ -30,7 +31,7 @@ struct vm_hop {
 	int group;        /* comparable hops share a group; -1 no rate observed */
 	double y, sy;     /* ln rate (GB/s) and its sampling error */
 	bool has_m;
-	double m, sm;     /* ln(typical request / median wire time), its sampling error */
+	double m, sm;     /* ln(typical request / its own request time), its sampling error */
 	bool has_u;
 	int ugroup;       /* hops whose waits were timed by the same ends */
 	double u;
@@ -97,6 +98,7 @@ struct vm_state {
 	double *mu_y, *mu_m, *mu_u;        /* group levels of the fit last made */
 	double *du_floor;                  /* per wait group: a straggler's smallest shift */
 	double *group_line;                /* ln line rate of an anchored group, else NaN */
+	double *group_rtt;                 /* a group's round trip, us (verdict_observe.c); < 0 unknown */
 	double *group_info;                /* sum of 1 / variance of y over each group's hops */
 	double group_info_tau;             /* the tau_y group_info was summed at */
 	double *off;                       /* 3 n: each hop's shifts in y, (unused), u */

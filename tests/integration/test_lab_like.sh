@@ -68,6 +68,21 @@ assert t["physics"] == {"on": True, "latency_ns": 3840000, "msg_cost_ns": 960000
 assert t["emulation"]["state_dir"] == sys.argv[1] + "/fabric"
 PY
 		not_ok "ndr: topology.json is not the run's description"
+	# every request a verbs sender timed is either alone on its connection's wire (it pays
+	# the round trip) or queued behind the one before (docs/report-format.md, hops[])
+	split=$("$py" - "$tmp/ndr.json" <<'PY' 2>&1
+import json, sys
+hops = json.load(open(sys.argv[1]))["hops"]
+def wrong(w, messages):
+    both = w["alone"] and w["queued"]
+    return (w["alone"] + w["queued"] != messages or
+            (both and not 0 < w["queued_p50"] <= w["alone_p50"]))
+bad = [h for h in hops if wrong(h["send"]["wire_time_us"], h["send"]["messages"])]
+print("%d of %d hops" % (len(bad), len(hops)) if bad or not hops else "ok")
+PY
+)
+	[ "$split" = ok ] && ok "ndr: every sender's requests split into alone and queued" ||
+		not_ok "ndr: requests alone + queued != messages, or queued slower: $split"
 fi
 
 if lab down --like xdr -n 4 -s 6 -c 5 -g 4M --hw-fault 'downgrade:node=node2,rate=50%'; then

@@ -32,6 +32,7 @@
 
 #include "plugin/base/log.h"
 #include "plugin/profiler/prof_internal.h"
+#include "plugin/stats/stats.h"
 #include "tests/player/player_internal.h"
 #include "tests/skip.h"
 
@@ -279,9 +280,12 @@ static void test_memory_per_communicator_is_bounded(void **state)
 #if !SANITIZED
 	/*
 	 * The caps, and a hop per link's rank pair where the process's hop table had
-	 * none yet (that table is bounded by FL_MAX_HOPS; a hop is about 5.5 KB).
+	 * none yet (that table is bounded by FL_MAX_HOPS): a hop is its totals (two
+	 * wire-time histograms, all requests and those alone on their wire: 10 KB)
+	 * and under 3 KB of name, unions and their first runs.
 	 */
-	if (first_bytes > FL_PROF_MAX_LINKS * (sizeof(struct fl_prof_link) + 8192) +
+	if (first_bytes > FL_PROF_MAX_LINKS * (sizeof(struct fl_prof_link) +
+					       sizeof(struct fl_conn_totals) + 3072) +
 				  (size_t)FL_PROF_MAX_OPS * sizeof(struct fl_prof_op))
 		fail_msg("v%d: %llu bytes for one context", version,
 			 (unsigned long long)first_bytes);

@@ -58,14 +58,21 @@ static void attach(struct fl_conn_stats *s, enum fl_hop_view view, const char *s
 		      view == FL_HOP_SEND ? peer_rank : self_rank);
 }
 
-/* One request: posted at post, done now, with a wire interval. */
-static void request(struct fl_conn_stats *s, unsigned slot, uint64_t bytes, uint64_t post,
-		    uint64_t ws, uint64_t we)
+/* One request: posted at post, done now, with a wire interval, acknowledged (a verbs write's) or not. */
+static void timed_request(struct fl_conn_stats *s, unsigned slot, uint64_t bytes, uint64_t post,
+			  uint64_t ws, uint64_t we, int acked)
 {
-	struct fl_xfer_times t = { .wire_start_ns = ws, .wire_end_ns = we };
+	struct fl_xfer_times t = { .wire_start_ns = ws, .wire_end_ns = we, .acked = acked };
 
 	fl_stats_post(s, slot, post);
 	fl_stats_complete(s, slot, bytes, we + 1, &t);
+}
+
+/* ... as a socket's: done when the kernel has its bytes, no round trip waited for. */
+static void request(struct fl_conn_stats *s, unsigned slot, uint64_t bytes, uint64_t post,
+		    uint64_t ws, uint64_t we)
+{
+	timed_request(s, slot, bytes, post, ws, we, 0);
 }
 
 static const struct fl_hop_snapshot *find(const struct fl_hop_snapshot *h, int n, const char *src,
@@ -298,6 +305,7 @@ static void test_queued_requests_time_only_their_own_wire(void **state)
 	struct fl_conn_stats *a = new_conn();
 	uint64_t base = fl_clock_ns() - 100000000, ms = 1000000;
 	struct fl_hop_snapshot *h;
+	struct fl_wire_split split;
 
 	(void)state;
 	attach(a, FL_HOP_SEND, "d0", "peer", 0, 1);
@@ -310,6 +318,41 @@ static void test_queued_requests_time_only_their_own_wire(void **state)
 	assert_in_range(fl_time_percentile(h[0].t.wire_times, 99), ms * 15 / 16, ms * 17 / 16 * 3 / 2);
 	assert_in_range(fl_time_percentile(h[0].t.wire_times, 50), ms * 15 / 16, ms * 17 / 16);
 	assert_int_equal(h[0].t.wire_max_ns, 4 * ms);
+	/* a transport whose requests do not wait for a round trip (a socket's) has no split */
+	fl_wire_split(h[0].t.wire_times, h[0].t.wire_times_alone, h[0].t.acked, &split);
+	assert_true(!split.alone && !split.queued && split.queued_p50_us == 0.0);
+	free(h);
+	fl_hop_detach(a);
+	free(a);
+}
+
+/*
+ * Requests that find their connection's wire idle pay the round trip (a verbs write is done
+ * when its acknowledgement is back); those queued behind the one before pay only their bytes'
+ * time: the two kinds are counted and their medians kept apart (fl_wire_split).
+ */
+static void test_requests_alone_and_queued_are_told_apart(void **state)
+{
+	struct fl_conn_stats *a = new_conn();
+	uint64_t base = fl_clock_ns() - 100000000, ms = 1000000;
+	struct fl_hop_snapshot *h;
+	struct fl_wire_split split;
+
+	(void)state;
+	attach(a, FL_HOP_SEND, "d0", "peer", 0, 1);
+	for (unsigned i = 0; i < 3; i++) /* 1 ms of bytes and 2 ms of round trip, each alone */
+		timed_request(a, i, 1 << 20, base + i * 10 * ms, base + i * 10 * ms,
+			      base + i * 10 * ms + 3 * ms, 1);
+	for (unsigned i = 0; i < 3; i++) /* a burst: the first alone, two queued behind it */
+		timed_request(a, 3 + i, 1 << 20, base + 30 * ms, base + 30 * ms,
+			      base + (33 + i) * ms, 1);
+	fl_hops_drain();
+	assert_int_equal(fl_hops_snapshot(&h), 1);
+	fl_wire_split(h[0].t.wire_times, h[0].t.wire_times_alone, h[0].t.acked, &split);
+	assert_int_equal(split.alone, 4);
+	assert_int_equal(split.queued, 2);
+	assert_in_range(split.alone_p50_us, 3e3 * 15 / 16, 3e3 * 17 / 16);
+	assert_in_range(split.queued_p50_us, 1e3 * 15 / 16, 1e3 * 17 / 16);
 	free(h);
 	fl_hop_detach(a);
 	free(a);
@@ -325,6 +368,7 @@ int main(void)
 		cmocka_unit_test_setup(test_whole_requests_keep_their_runs_once, reset),
 		cmocka_unit_test_setup(test_a_member_with_its_own_wire_keeps_active_apart, reset),
 		cmocka_unit_test_setup(test_queued_requests_time_only_their_own_wire, reset),
+		cmocka_unit_test_setup(test_requests_alone_and_queued_are_told_apart, reset),
 	};
 
 	fl_clock_init();

@@ -117,7 +117,8 @@ static void test_every_field_is_read(void **state)
 	write_report("hops", NULL, NULL,
 		     ", \"src_rank\": 3, \"dst_rank\": 4, \"connections\": 2, \"wire_bytes\": 900, "
 		     "\"wire_runs\": 5, \"\\u006futstanding_seconds\": 0.25, "
-		     "\"wire_time_us\": {\"p50\": 1.5, \"p99\": 2.5, \"max\": 9}, "
+		     "\"wire_time_us\": {\"p50\": 1.5, \"p99\": 2.5, \"max\": 9, \"alone\": 4, "
+		     "\"queued\": 6, \"alone_p50\": 3.5, \"queued_p50\": 1.25}, "
 		     "\"size_histogram\": [[1024, 3], [1048576, 7]], \"memory\": [\"host\", \"cuda\"], "
 		     "\"gdr\": true, \"link_layer\": \"InfiniBand\", \"mode\": \"profiler\", "
 		     "\"comm_hash\": \"00000000000000ff\", \"gpu_wait_seconds\": 0.125, "
@@ -135,6 +136,8 @@ static void test_every_field_is_read(void **state)
 	assert_true(v->wire_gbs == 2.0e-6 && v->line_rate_gbs == 50.0 && v->wire_seconds == 0.5);
 	assert_true(v->outstanding_seconds == 0.25 && v->gpu_wait_seconds == 0.125);
 	assert_true(v->p50_us == 1.5 && v->p99_us == 2.5 && v->max_us == 9.0);
+	assert_true(v->alone == 4 && v->queued == 6 && v->alone_p50_us == 3.5 &&
+		    v->queued_p50_us == 1.25);
 	report_sizes_get(v, sizes);
 	assert_int_equal(sizes[10], 3);
 	assert_int_equal(sizes[20], 7);

@@ -90,7 +90,7 @@ static int no_props(int dev, struct fl_props *props)
 static int hooks_stay_off(void)
 {
 	struct fake_conn f;
-	struct fl_xfer_times t = { 10, 20, 30, 0, 0, 0 };
+	struct fl_xfer_times t = { .ready_ns = 10, .wire_start_ns = 20, .wire_end_ns = 30 };
 	size_t sizes[1] = { 4096 };
 	int tags[1] = { 3 };
 

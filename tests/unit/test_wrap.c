@@ -502,7 +502,8 @@ static void send_timed(struct fl_wcomm *c, int bytes, uint64_t ready, uint64_t s
 {
 	void *req = NULL;
 
-	fake.next_times = (struct fl_xfer_times){ ready, start, end, 0, 0, 0 };
+	fake.next_times = (struct fl_xfer_times){ .ready_ns = ready, .wire_start_ns = start,
+						  .wire_end_ns = end };
 	assert_int_equal(fl_wrap_isend(c, NULL, (size_t)bytes, 0, NULL, NULL, &req), FL_OK);
 	wait_done(req, NULL);
 }
@@ -563,7 +564,8 @@ static void test_partly_timed_requests_rate_only_the_timed_bytes(void **state)
 	void *req = NULL;
 
 	(void)state;
-	fake.next_times = (struct fl_xfer_times){ T, T, T + 100, 250, 0, 0 };
+	fake.next_times = (struct fl_xfer_times){ .ready_ns = T, .wire_start_ns = T,
+						  .wire_end_ns = T + 100, .wire_bytes = 250 };
 	assert_int_equal(fl_wrap_isend(a, NULL, 1000, 0, NULL, NULL, &req), FL_OK);
 	wait_done(req, NULL);
 	send_timed(a, 1000, T + 200, T + 200, T + 300); /* 0 = every byte timed */

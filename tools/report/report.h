@@ -55,6 +55,9 @@ struct report_view {
 	double gpu_wait_seconds; /* profiler mode: the GPU filling or draining steps */
 	double outstanding_seconds; /* posted -> done summed over requests; 0 in older reports */
 	double p50_us, p99_us, max_us;
+	/* of the timed messages, those alone on their connection's wire and those queued
+	 * behind the one before, with each kind's median (us); 0 unknown (older reports) */
+	double alone, queued, alone_p50_us, queued_p50_us;
 	/*
 	 * Message size counts, bucket b holding [2^b, 2^(b+1)), 1 B .. 128 TiB: bit b of
 	 * size_mask says bucket b has some, size_counts their counts in bucket order

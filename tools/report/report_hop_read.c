@@ -100,6 +100,10 @@ static int get_wire_time(const struct report_reader *r, const struct report_json
 	snprintf(sub.where, sizeof(sub.where), "%.40s.wire_time_us", r->where);
 	err = get_number(&sub, j, t, "p50", false, &v->p50_us);
 	err = err ? err : get_number(&sub, j, t, "p99", false, &v->p99_us);
+	err = err ? err : get_number(&sub, j, t, "alone", false, &v->alone);
+	err = err ? err : get_number(&sub, j, t, "queued", false, &v->queued);
+	err = err ? err : get_number(&sub, j, t, "alone_p50", false, &v->alone_p50_us);
+	err = err ? err : get_number(&sub, j, t, "queued_p50", false, &v->queued_p50_us);
 	return err ? err : get_number(&sub, j, t, "max", false, &v->max_us);
 }
 

@@ -83,6 +83,10 @@ static void view_json(struct tool_json_stream *s, const char *key, const struct 
 	tool_json_stream_real(s, "p50", v->p50_us);
 	tool_json_stream_real(s, "p99", v->p99_us);
 	tool_json_stream_real(s, "max", v->max_us);
+	tool_json_stream_int(s, "alone", (long long)v->alone);
+	tool_json_stream_int(s, "queued", (long long)v->queued);
+	tool_json_stream_real(s, "alone_p50", v->alone_p50_us);
+	tool_json_stream_real(s, "queued_p50", v->queued_p50_us);
 	tool_json_stream_close(s);
 	size_histogram(s, v);
 	memory_names(s, v->mem_types);

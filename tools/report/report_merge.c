@@ -153,6 +153,10 @@ static int combine(struct report_arena *sizes, struct report_view *into,
 	into->p50_us = max_of(into->p50_us, v->p50_us);
 	into->p99_us = max_of(into->p99_us, v->p99_us);
 	into->max_us = max_of(into->max_us, v->max_us);
+	into->alone += v->alone;
+	into->queued += v->queued;
+	into->alone_p50_us = max_of(into->alone_p50_us, v->alone_p50_us);
+	into->queued_p50_us = max_of(into->queued_p50_us, v->queued_p50_us);
 	into->mem_types |= v->mem_types;
 	into->gdr |= v->gdr;
 	into->dev_gdr_capable |= v->dev_gdr_capable;
@@ -511,6 +515,10 @@ static void to_figures(const struct report_hop *h, struct fl_hop_figures *f)
 	f->wire_runs = wire->wire_runs;
 	f->wire_p50_us = wire->p50_us;
 	f->wire_p99_us = wire->p99_us;
+	f->wire_alone = (uint64_t)wire->alone;
+	f->wire_queued = (uint64_t)wire->queued;
+	f->alone_p50_us = wire->alone_p50_us;
+	f->queued_p50_us = wire->queued_p50_us;
 	f->peer_wait_seconds = waits->peer_wait_seconds;
 	f->outstanding_seconds = waits->outstanding_seconds;
 	f->active_seconds = waits->active_seconds;

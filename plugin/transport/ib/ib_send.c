@@ -357,6 +357,9 @@ static void wire_interval(const struct ib_send_comm *c, const struct ib_send_req
 {
 	times->wire_start_ns = r->wire_start_ns;
 	times->wire_end_ns = r->wire_end_ns;
+	/* dated at its completion, which the peer's acknowledgement brings; not where the pacer
+	 * is the cable and the message ends when its last piece left it */
+	times->acked = !(r->cable_free_ns && c->link.pace_is_cable);
 	if (!r->cable_free_ns)
 		return;
 	if (c->link.pace_is_cable) {
