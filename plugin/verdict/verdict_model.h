@@ -12,7 +12,8 @@
  *      wire time without the round trip: verdict_observe.c), with the
  *      sampling error of a median of its requests: a slow wire stretches
  *      every request, a rank starved of CPU stretches a few;
- *   u  ln(0.01 + senders' waits) - ln(0.01 + receivers' waits): where receivers are
+ *   u  ln(e + senders' waits) - ln(e + receivers' waits), e the smallest
+ *      effect named (verdict_observe.c, wait_scale): where receivers are
  *      late to post (a straggler) the senders into them wait more and the
  *      receiver itself finds its data already there.
  * The noise between healthy hops is fitted per run (one scale per

@@ -169,7 +169,6 @@ static void request_times(struct vm_state *s)
 		double rtt = round_trip_us(s, g);
 
 		s->group_rtt[g] = rtt;
-
 		for (size_t i = 0; i < s->n; i++)
 			if (s->hops[i].group == g && s->hops[i].has_m)
 				own_request_time(&s->figs[i], rtt, &s->hops[i]);
@@ -283,13 +282,11 @@ int vm_observe(struct vm_state *s, const struct fl_hop_figures *figs, size_t n,
 	s->elements = params->elements;
 	s->hops = calloc(room, sizeof(*s->hops));
 	s->scratch = calloc(4 * room, sizeof(*s->scratch));
-	s->mu_y = calloc(8 * room, sizeof(*s->mu_y));
+	s->mu_y = calloc(9 * room, sizeof(*s->mu_y));
 	s->list = calloc(room, sizeof(*s->list));
 	s->group_info = calloc(room, sizeof(*s->group_info));
 	s->mark = calloc(room, 1);
-	s->du_floor = calloc(room, sizeof(*s->du_floor));
-	if (!s->hops || !s->scratch || !s->mu_y || !s->list || !s->mark || !s->group_info ||
-	    !s->du_floor) {
+	if (!s->hops || !s->scratch || !s->mu_y || !s->list || !s->mark || !s->group_info) {
 		vm_free(s);
 		return -1;
 	}
@@ -298,6 +295,7 @@ int vm_observe(struct vm_state *s, const struct fl_hop_figures *figs, size_t n,
 	s->group_line = s->mu_u + room;
 	s->off = s->group_line + room;
 	s->group_rtt = s->off + 3 * room;
+	s->du_floor = s->group_rtt + room;
 	for (size_t i = 0; i < n; i++)
 		observe(&figs[i], &s->hops[i]);
 	group_rates(s);
@@ -316,7 +314,6 @@ void vm_free(struct vm_state *s)
 	free(s->list);
 	free(s->mark);
 	free(s->group_info);
-	free(s->du_floor);
 	free(s->cands);
 	free(s->members);
 	free(s->member_part);
